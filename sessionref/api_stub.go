@@ -1,0 +1,183 @@
+package sessionref
+
+// This file holds the exported surface other packages build against while
+// the implementation lands; every function here is replaced by a real one.
+
+import (
+	"context"
+	"errors"
+)
+
+var errNotYet = errors.New("not implemented yet")
+
+// Encoding says how a log file is stored.
+type Encoding string
+
+// The two physical encodings of §1.2.
+const (
+	EncodingRaw  Encoding = "jsonl"
+	EncodingZstd Encoding = "zstd"
+)
+
+// Entry is what the title index knows about one session. It never holds
+// message bodies.
+type Entry struct {
+	ID              string
+	Cwd             string
+	HasCwd          bool
+	CreatedAt       int64
+	ParentSession   string
+	Origin          string
+	DelegationDepth int
+	FormatVersion   int
+	// Title is the latest session/title; HasTitle is false when there is none.
+	Title    string
+	HasTitle bool
+	// DescriptorLabel is the label of the last version-2 subagent descriptor.
+	DescriptorLabel string
+	Path            string
+	Encoding        Encoding
+	Generation      int
+	// Offset is how far the log has been read: a byte offset for raw logs,
+	// the compressed byte offset of the next unread frame for zstd logs.
+	Offset int64
+	// LastSeq is the seq of the last event seen, -1 when there is none.
+	LastSeq int64
+	// Corrupt records why the log cannot be prepared, when it cannot.
+	Corrupt string
+}
+
+// Label is the latest title or, without one, the id.
+func (e Entry) Label() string {
+	if e.HasTitle {
+		return e.Title
+	}
+	return e.ID
+}
+
+// DisplayTitle is the descriptor label or, without one, Label.
+func (e Entry) DisplayTitle() string {
+	if e.DescriptorLabel != "" {
+		return e.DescriptorLabel
+	}
+	return e.Label()
+}
+
+// Skipped is a session or file the index left out, with the reason.
+type Skipped struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// Candidate is one session offered for reference (§2.2).
+type Candidate struct {
+	SessionID     string  `json:"sessionId"`
+	Label         string  `json:"label"`
+	DisplayTitle  string  `json:"displayTitle"`
+	Cwd           *string `json:"cwd,omitempty"`
+	SameWorkspace bool    `json:"sameWorkspace"`
+	CreatedAt     int64   `json:"createdAt"`
+	Mention       string  `json:"mention"`
+}
+
+// CandidateQuery selects candidates.
+type CandidateQuery struct {
+	Query string
+	// TargetID is the session the message is written in; it is never offered.
+	TargetID string
+	// TargetCwd is the workspace the target runs in; the target's own cwd
+	// wins when the target is indexed.
+	TargetCwd string
+	// Limit caps the result; 0 means the default of 50; negative is invalid.
+	Limit int
+}
+
+// Reference names one session to recall, as a message or host gives it.
+type Reference struct {
+	SessionID string `json:"sessionId"`
+	Label     string `json:"label,omitempty"`
+}
+
+// Stats are the recall facts of one source (§2.3.7).
+type Stats struct {
+	Compacted        bool  `json:"compacted"`
+	OriginalMessages int   `json:"originalMessages"`
+	RetainedMessages int   `json:"retainedMessages"`
+	OmittedMessages  int   `json:"omittedMessages"`
+	OmittedBytes     int64 `json:"omittedBytes"`
+	Truncated        bool  `json:"truncated"`
+}
+
+// Limits are the preparation settings of §2.3 and §4.1.
+type Limits struct {
+	// MaxReferences caps distinct references; 0 means 3. Values above 3 are invalid.
+	MaxReferences int
+	// MaxReferenceBytes, when > 0, is the budget per source.
+	MaxReferenceBytes int
+	// ContextWindow, when > 0, is the client's context window in tokens.
+	ContextWindow int
+	// ReferenceContextFraction is the share of the context window; 0 means 0.2.
+	ReferenceContextFraction float64
+	// SpillDir is where full snapshots of truncated sources go; "" disables spilling.
+	SpillDir string
+}
+
+// Mode says how mentions in the text are treated by PrepareText.
+type Mode string
+
+// The two modes of dsh/prepare.
+const (
+	ModeReplace  Mode = "replace"
+	ModePreserve Mode = "preserve"
+)
+
+// Locator finds the log of a session by id at the moment of a request.
+type Locator interface {
+	Locate(id string) (Entry, bool)
+}
+
+// Preparation is the result of preparing references (§2.3).
+type Preparation struct {
+	// References are the normalised references, in mention order.
+	References []Reference
+	// Context is the context message, nil when there were no references.
+	Context *ContextMessage
+}
+
+// ContextMessage is the user message that carries the snapshot (§2.3.10).
+type ContextMessage struct {
+	Source  ContextSource  `json:"source"`
+	Content []ContentBlock `json:"content"`
+	Role    string         `json:"role"`
+	ID      string         `json:"id"`
+}
+
+// ContextSource is the session-reference source of the context message.
+type ContextSource struct {
+	Kind       string           `json:"kind"`
+	Form       string           `json:"form"`
+	Version    int              `json:"version"`
+	References []ReferenceFacts `json:"references"`
+}
+
+// ReferenceFacts are the per-source facts carried in the context message.
+type ReferenceFacts struct {
+	SessionID             string `json:"sessionId"`
+	Label                 string `json:"label"`
+	CapturedFormatVersion *int   `json:"capturedFormatVersion,omitempty"`
+	CapturedThroughSeq    *int64 `json:"capturedThroughSeq"`
+	Stats
+	InputIndex int `json:"inputIndex"`
+}
+
+// ContentBlock is one block of message content. Only text blocks are
+// produced here; others pass through PrepareContent untouched.
+type ContentBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// Prepare reads every referenced session and builds the context message.
+func Prepare(ctx context.Context, loc Locator, targetID string, refs []Reference, lim Limits) (*Preparation, error) {
+	return nil, errNotYet
+}
