@@ -1,14 +1,5 @@
 package sessionref
 
-// This file holds the exported surface other packages build against while
-// the implementation lands; every function here is replaced by a real one.
-
-import (
-	"context"
-	"errors"
-)
-
-var errNotYet = errors.New("not implemented yet")
 
 // Encoding says how a log file is stored.
 type Encoding string
@@ -175,9 +166,4 @@ type ReferenceFacts struct {
 type ContentBlock struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
-}
-
-// Prepare reads every referenced session and builds the context message.
-func Prepare(ctx context.Context, loc Locator, targetID string, refs []Reference, lim Limits) (*Preparation, error) {
-	return nil, errNotYet
 }

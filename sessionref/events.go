@@ -1,0 +1,343 @@
+package sessionref
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Event types that matter to reading (§1.4, §1.5).
+const (
+	typeUserMessage      = "user/message"
+	typeAssistantMessage = "assistant/message"
+	typeToolResult       = "tool/result"
+	typeSystemMessage    = "system/message"
+	typeSteeringMessage  = "steering/message"
+	typeTurnEnd          = "turn/end"
+	typeTitle            = "session/title"
+	typeDescriptor       = "subagent/descriptor"
+	typeTextChunks       = "text-chunks"
+	typeReasoningChunks  = "reasoning-chunks"
+	typeToolCallChunks   = "tool-call-chunks"
+)
+
+// Source kinds of user messages (§1.4).
+const (
+	sourceUser              = "user"
+	sourcePlugin            = "plugin"
+	pluginCompact           = "compact"
+	sourceCompactCheckpoint = "compact-checkpoint"
+)
+
+// Roles in a projected conversation.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// cancelCheckLines is how many lines are read between checks of the
+// request context: often enough to stop promptly, rarely enough to cost
+// nothing measurable.
+const cancelCheckLines = 1024
+
+// envelope is the part of every event line the readers look at.
+type envelope struct {
+	Type      string          `json:"type"`
+	Seq       *int64          `json:"seq"`
+	Seq0      *int64          `json:"seq0"`
+	Data      json.RawMessage `json:"data"`
+	SurfaceOp json.RawMessage `json:"surfaceOp"`
+}
+
+// lastSeq returns the seq of the last event the line stands for: its own
+// seq, or for a packed row seq0 plus the number of members minus one.
+// ok is false when the line carries no seq.
+func (e *envelope) lastSeq() (int64, bool) {
+	if e.Seq != nil {
+		return *e.Seq, true
+	}
+	if e.Seq0 == nil {
+		return 0, false
+	}
+	var members struct {
+		Texts []json.RawMessage `json:"texts"`
+		Args  []json.RawMessage `json:"args"`
+	}
+	if err := json.Unmarshal(e.Data, &members); err != nil {
+		return 0, false
+	}
+	n := int64(len(members.Texts))
+	if e.Type == typeToolCallChunks {
+		n = int64(len(members.Args))
+	}
+	if n == 0 {
+		// An empty packed row stands for no events; the previous seq stays.
+		return 0, false
+	}
+	return *e.Seq0 + n - 1, true
+}
+
+func isSurfaceType(t string) bool {
+	switch t {
+	case typeUserMessage, typeAssistantMessage, typeToolResult, typeSystemMessage, typeSteeringMessage:
+		return true
+	}
+	return false
+}
+
+// surfaceItem is one surface event, already projected (§2.3.3).
+type surfaceItem struct {
+	seq        int64
+	role       string
+	text       string
+	keep       bool
+	checkpoint bool
+}
+
+type surfaceOp struct {
+	replace    bool
+	start, end int64
+}
+
+func parseSurfaceOp(raw json.RawMessage) (surfaceOp, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return surfaceOp{}, nil // legacy events without surfaceOp append
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		if s == "append" {
+			return surfaceOp{}, nil
+		}
+		return surfaceOp{}, fmt.Errorf("unknown surfaceOp %q", s)
+	}
+	var o struct {
+		Op       string `json:"op"`
+		Start    *int64 `json:"start"`
+		End      *int64 `json:"end"`
+		StartSeq *int64 `json:"startSeq"`
+		EndSeq   *int64 `json:"endSeq"`
+	}
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return surfaceOp{}, fmt.Errorf("surfaceOp: %w", err)
+	}
+	switch o.Op {
+	case "append":
+		return surfaceOp{}, nil
+	case "replace":
+	default:
+		return surfaceOp{}, fmt.Errorf("unknown surfaceOp op %q", o.Op)
+	}
+	start, end := o.Start, o.End
+	if o.StartSeq != nil || o.EndSeq != nil { // v3+ spelling
+		start, end = o.StartSeq, o.EndSeq
+	}
+	if start == nil || end == nil {
+		return surfaceOp{}, errors.New("replace surfaceOp without start and end")
+	}
+	return surfaceOp{replace: true, start: *start, end: *end}, nil
+}
+
+type messageSource struct {
+	Kind   string `json:"kind"`
+	Plugin string `json:"plugin"`
+}
+
+type messageBody struct {
+	Content json.RawMessage `json:"content"`
+	Source  *messageSource  `json:"source"`
+}
+
+type messageData struct {
+	messageBody
+	Message *messageBody `json:"message"`
+}
+
+// projectEvent turns one surface event into a surface item (§2.3.3).
+func projectEvent(e *envelope, seq int64) (surfaceItem, error) {
+	item := surfaceItem{seq: seq}
+	switch e.Type {
+	case typeToolResult, typeSystemMessage:
+		return item, nil
+	}
+	var d messageData
+	if err := json.Unmarshal(e.Data, &d); err != nil {
+		return item, fmt.Errorf("%s data: %w", e.Type, err)
+	}
+	body := d.messageBody
+	if d.Message != nil { // the v0 wrapper, and steering's {turn, message}
+		body = *d.Message
+	}
+	text, err := joinTextBlocks(body.Content)
+	if err != nil {
+		return item, fmt.Errorf("%s content: %w", e.Type, err)
+	}
+	item.text = text
+	if e.Type == typeAssistantMessage {
+		item.role, item.keep = RoleAssistant, true
+		return item, nil
+	}
+	item.role = RoleUser
+	kind, plugin := sourceUser, ""
+	if body.Source != nil {
+		kind, plugin = body.Source.Kind, body.Source.Plugin
+	}
+	switch {
+	case kind == sourceUser:
+		item.keep = true
+	case kind == sourcePlugin && plugin == pluginCompact, kind == sourceCompactCheckpoint:
+		item.keep, item.checkpoint = true, true
+	}
+	return item, nil
+}
+
+// joinTextBlocks joins the text blocks of message content with "\n".
+func joinTextBlocks(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, nil
+	}
+	var blocks []struct {
+		Type string  `json:"type"`
+		Text *string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	first := true
+	for _, blk := range blocks {
+		if blk.Type != "text" || blk.Text == nil {
+			continue
+		}
+		if !first {
+			b.WriteByte('\n')
+		}
+		b.WriteString(*blk.Text)
+		first = false
+	}
+	return b.String(), nil
+}
+
+// surface is the folded surface of a log (§1.6).
+type surface struct {
+	items []surfaceItem
+}
+
+func (s *surface) apply(item surfaceItem, op surfaceOp) error {
+	if !op.replace {
+		s.items = append(s.items, item)
+		return nil
+	}
+	i, j := s.position(op.start), s.position(op.end)
+	if i < 0 || j < 0 {
+		return fmt.Errorf("replace of seq %d..%d names an event not in the surface", op.start, op.end)
+	}
+	if j < i {
+		return fmt.Errorf("replace of seq %d..%d runs backwards in the surface", op.start, op.end)
+	}
+	s.items[i] = item
+	s.items = append(s.items[:i+1], s.items[j+1:]...)
+	return nil
+}
+
+func (s *surface) position(seq int64) int {
+	for i := len(s.items) - 1; i >= 0; i-- {
+		if s.items[i].seq == seq {
+			return i
+		}
+	}
+	return -1
+}
+
+// sessionLog is what preparation needs from one log.
+type sessionLog struct {
+	header  Header
+	surface surface
+	// lastSeq is the seq of the last event, -1 for a log without events.
+	lastSeq int64
+	// skippedLines counts unparsable lines not followed by a turn/end.
+	skippedLines int
+}
+
+// readSessionLog reads a whole log for preparation.
+func readSessionLog(ctx context.Context, path string, enc Encoding, frames *frameDecoder) (*sessionLog, error) {
+	log := &sessionLog{lastSeq: -1}
+	lineNo := 0
+	badLine := 0 // first unparsable line not yet followed by a turn/end
+	var badReason string
+	r := lineReader{path: path, encoding: enc, frames: frames}
+	_, err := r.read(0, func(line []byte) error {
+		lineNo++
+		if lineNo%cancelCheckLines == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if lineNo == 1 {
+			h, err := parseHeader(line)
+			if err != nil {
+				return &CorruptError{Path: path, Reason: err.Error()}
+			}
+			if h.Version > MaxReadableVersion {
+				return &newerVersionError{version: h.Version}
+			}
+			log.header = h
+			return nil
+		}
+		var e envelope
+		if err := json.Unmarshal(line, &e); err != nil || e.Type == "" {
+			if badLine == 0 {
+				badLine = lineNo
+				badReason = "not an event object"
+				if err != nil {
+					badReason = err.Error()
+				}
+			}
+			return nil
+		}
+		if e.Type == typeTurnEnd && badLine != 0 {
+			return &CorruptError{Path: path, Reason: fmt.Sprintf("line %d is unparsable (%s) and a later turn/end follows it", badLine, badReason)}
+		}
+		seq, hasSeq := e.lastSeq()
+		if hasSeq {
+			log.lastSeq = seq
+		}
+		if !isSurfaceType(e.Type) {
+			return nil
+		}
+		item, err := projectEvent(&e, seq)
+		if err != nil {
+			return &CorruptError{Path: path, Reason: fmt.Sprintf("line %d: %v", lineNo, err)}
+		}
+		op, err := parseSurfaceOp(e.SurfaceOp)
+		if err == nil {
+			err = log.surface.apply(item, op)
+		}
+		if err != nil {
+			return &CorruptError{Path: path, Reason: fmt.Sprintf("line %d: %v", lineNo, err)}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if lineNo == 0 {
+		return nil, &CorruptError{Path: path, Reason: "log has no complete header line"}
+	}
+	if badLine != 0 {
+		log.skippedLines++
+	}
+	return log, nil
+}
+
+// newerVersionError reports a log written by a newer dsh.
+type newerVersionError struct{ version int }
+
+func (e *newerVersionError) Error() string {
+	return fmt.Sprintf("log format version %d was written by a newer dsh; this dsh-refls reads versions 0 to %d", e.version, MaxReadableVersion)
+}

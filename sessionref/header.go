@@ -1,0 +1,109 @@
+package sessionref
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// MaxReadableVersion is the newest log format version this package reads
+// for preparation. Newer logs are listed from their header and title only.
+const MaxReadableVersion = 3
+
+// Header is line 1 of a session log (§1.3).
+type Header struct {
+	Version         int
+	ID              string
+	CreatedAt       int64
+	Cwd             string
+	HasCwd          bool
+	ParentSession   string
+	Origin          string
+	DelegationDepth int
+	AgentPreset     string
+}
+
+type rawHeader struct {
+	Type            *string          `json:"type"`
+	Version         *json.Number     `json:"version"`
+	ID              *string          `json:"id"`
+	CreatedAt       *json.Number     `json:"createdAt"`
+	Cwd             *string          `json:"cwd"`
+	ParentSession   *string          `json:"parentSession"`
+	Origin          *string          `json:"origin"`
+	DelegationDepth *json.Number     `json:"delegationDepth"`
+	AgentPreset     *string          `json:"agentPreset"`
+	SeedLength      *json.RawMessage `json:"seedLength"`
+}
+
+// parseHeader decodes and validates a header line.
+func parseHeader(line []byte) (Header, error) {
+	var raw rawHeader
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return Header{}, fmt.Errorf("header is not a JSON object: %w", err)
+	}
+	if raw.Type == nil || *raw.Type != "session" {
+		return Header{}, errors.New(`header type is not "session"`)
+	}
+	var h Header
+	var err error
+	if raw.Version == nil {
+		return Header{}, errors.New("header has no version")
+	}
+	if h.Version, err = nonNegativeInt(*raw.Version, "version"); err != nil {
+		return Header{}, err
+	}
+	if raw.ID == nil || *raw.ID == "" {
+		return Header{}, errors.New("header has no id")
+	}
+	h.ID = *raw.ID
+	if raw.CreatedAt == nil {
+		return Header{}, errors.New("header has no createdAt")
+	}
+	created, err := nonNegativeInt(*raw.CreatedAt, "createdAt")
+	if err != nil {
+		return Header{}, err
+	}
+	h.CreatedAt = int64(created)
+	// Recorded logs sometimes lack delegationDepth; it reads as 0.
+	if raw.DelegationDepth != nil {
+		if h.DelegationDepth, err = nonNegativeInt(*raw.DelegationDepth, "delegationDepth"); err != nil {
+			return Header{}, err
+		}
+	}
+	if raw.Cwd != nil {
+		h.Cwd, h.HasCwd = *raw.Cwd, true
+	}
+	if raw.ParentSession != nil {
+		h.ParentSession = *raw.ParentSession
+	}
+	if raw.Origin != nil {
+		h.Origin = *raw.Origin
+	}
+	if raw.AgentPreset != nil {
+		h.AgentPreset = *raw.AgentPreset
+	}
+	return h, nil
+}
+
+func nonNegativeInt(n json.Number, field string) (int, error) {
+	v, err := n.Int64()
+	if err != nil {
+		f, ferr := n.Float64()
+		if ferr != nil || f != math.Trunc(f) {
+			return 0, fmt.Errorf("header %s %s is not an integer", field, n)
+		}
+		v = int64(f)
+	}
+	if v < 0 {
+		return 0, fmt.Errorf("header %s %d is negative", field, v)
+	}
+	if v > math.MaxInt64/2 {
+		return 0, fmt.Errorf("header %s %d is out of range", field, v)
+	}
+	return int(v), nil
+}

@@ -1,0 +1,332 @@
+package sessionref
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"go.uber.org/zap"
+)
+
+// IndexOptions configure a title index.
+type IndexOptions struct {
+	// Logger receives skip reasons and read failures; nil logs nothing.
+	Logger *zap.Logger
+	// Parallelism bounds how many logs are read at once; 0 means GOMAXPROCS.
+	Parallelism int
+}
+
+// Index is the session title index of §1.5. It has one writer at a time
+// (Build and Refresh serialise on writeMu) and any number of readers, which
+// take immutable snapshots.
+type Index struct {
+	root   string
+	opts   IndexOptions
+	log    *zap.Logger
+	frames frameDecoder
+
+	// writeMu serialises Build and Refresh; it guards tracked and skipped.
+	writeMu sync.Mutex
+	tracked map[string]*tracked // by session directory path
+	skipped map[string]Skipped  // by path
+
+	snap      atomic.Pointer[Snapshot]
+	bytesRead atomic.Int64
+	logsRead  atomic.Int64
+}
+
+// tracked is the writer's state for one session directory.
+type tracked struct {
+	dir   sessionDir
+	entry Entry
+	file  fileIdentity
+	// skip is set when the session is known but must not be listed.
+	skip string
+	// started reports that the header has been read.
+	started bool
+	// identityErr says why the header does not belong where the log lies.
+	identityErr string
+	scanner titleScanner
+	key     string // lowercased search text of the entry
+}
+
+// fileIdentity is what tells that a log is the same file grown, not a new one.
+type fileIdentity struct {
+	Size    int64
+	ModTime int64
+	Inode   uint64
+	Device  uint64
+}
+
+func identify(info os.FileInfo) fileIdentity {
+	id := fileIdentity{Size: info.Size(), ModTime: info.ModTime().UnixNano()}
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		id.Inode, id.Device = st.Ino, uint64(st.Dev)
+	}
+	return id
+}
+
+// NewIndex returns an empty index over root; call Build to fill it.
+func NewIndex(root string, opts IndexOptions) *Index {
+	if opts.Parallelism <= 0 {
+		opts.Parallelism = runtime.GOMAXPROCS(0)
+	}
+	lg := opts.Logger
+	if lg == nil {
+		lg = zap.NewNop()
+	}
+	ix := &Index{root: root, opts: opts, log: lg, tracked: map[string]*tracked{}, skipped: map[string]Skipped{}}
+	ix.frames.concurrency = opts.Parallelism
+	ix.snap.Store(&Snapshot{Root: root, Building: true, byID: map[string]int{}})
+	return ix
+}
+
+// Root returns the sessions root the index reads.
+func (ix *Index) Root() string { return ix.root }
+
+// Snapshot returns the current immutable view of the index.
+func (ix *Index) Snapshot() *Snapshot { return ix.snap.Load() }
+
+// BytesRead returns how many log bytes the index has read from disk so far.
+func (ix *Index) BytesRead() int64 { return ix.bytesRead.Load() }
+
+// LogsRead returns how many log reads (whole or incremental) the index has made.
+func (ix *Index) LogsRead() int64 { return ix.logsRead.Load() }
+
+// Build scans the whole root: new sessions are read, grown logs are read
+// from where the last read stopped, replaced logs are reread and vanished
+// sessions are dropped. progress, when not nil, is called as logs are done.
+func (ix *Index) Build(ctx context.Context, progress func(done, total int)) error {
+	ix.writeMu.Lock()
+	defer ix.writeMu.Unlock()
+	return ix.buildLocked(ctx, progress)
+}
+
+func (ix *Index) buildLocked(ctx context.Context, progress func(done, total int)) error {
+	dirs, skipped, err := discover(ix.root)
+	if err != nil {
+		ix.publishLocked(false)
+		return err
+	}
+	seen := make(map[string]bool, len(dirs))
+	for _, d := range dirs {
+		seen[ix.dirPath(d)] = true
+	}
+	for path := range ix.tracked {
+		if !seen[path] {
+			delete(ix.tracked, path)
+		}
+	}
+	ix.skipped = map[string]Skipped{}
+	for _, s := range skipped {
+		ix.skipped[s.Path] = s
+	}
+	err = ix.updateLocked(ctx, dirs, progress)
+	ix.publishLocked(false)
+	return err
+}
+
+// Refresh re-examines the given paths, as a watcher reports them: a path in
+// a session directory updates that session, reading only what its log
+// appended; a project directory or the root is listed again.
+func (ix *Index) Refresh(ctx context.Context, paths []string) error {
+	ix.writeMu.Lock()
+	defer ix.writeMu.Unlock()
+	sessions := map[string]bool{} // "project/dir"
+	projects := map[string]bool{}
+	for _, p := range paths {
+		rel, err := filepath.Rel(ix.root, p)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue
+		}
+		parts := strings.Split(filepath.ToSlash(rel), "/")
+		switch {
+		case rel == ".":
+			return ix.buildLocked(ctx, nil)
+		case len(parts) == 1:
+			projects[parts[0]] = true
+		default:
+			sessions[parts[0]+"/"+parts[1]] = true
+		}
+	}
+	var dirs []sessionDir
+	for project := range projects {
+		pPath := filepath.Join(ix.root, project)
+		if info, err := os.Stat(pPath); err != nil || !info.IsDir() || !isProjectDirName(project) {
+			ix.dropProjectLocked(pPath)
+			continue
+		}
+		found, skipped := discoverProject(pPath, project)
+		ix.dropProjectLocked(pPath)
+		for _, s := range skipped {
+			ix.skipped[s.Path] = s
+		}
+		dirs = append(dirs, found...)
+	}
+	for key := range sessions {
+		project, dirName, _ := strings.Cut(key, "/")
+		if projects[project] || !isProjectDirName(project) {
+			continue
+		}
+		pPath := filepath.Join(ix.root, project)
+		sPath := filepath.Join(pPath, dirName)
+		d, skip, ok := discoverSession(pPath, project, dirName)
+		delete(ix.skipped, sPath)
+		if !ok {
+			delete(ix.tracked, sPath)
+			if skip != nil && !errors.Is(statErr(sPath), os.ErrNotExist) {
+				ix.skipped[sPath] = *skip
+			}
+			continue
+		}
+		dirs = append(dirs, d)
+	}
+	err := ix.updateLocked(ctx, dirs, nil)
+	ix.publishLocked(false)
+	return err
+}
+
+func statErr(path string) error {
+	_, err := os.Stat(path)
+	return err
+}
+
+// dropProjectLocked forgets the skip reasons of a project directory and the
+// sessions whose directories vanished; the discovery that follows lists the
+// rest again, and their read state is kept so only growth is read.
+func (ix *Index) dropProjectLocked(pPath string) {
+	prefix := pPath + string(filepath.Separator)
+	for path := range ix.skipped {
+		if strings.HasPrefix(path, prefix) {
+			delete(ix.skipped, path)
+		}
+	}
+	// Sessions whose directory vanished are removed here.
+	for path := range ix.tracked {
+		if strings.HasPrefix(path, prefix) {
+			if _, err := os.Stat(path); err != nil {
+				delete(ix.tracked, path)
+			}
+		}
+	}
+}
+
+func (ix *Index) dirPath(d sessionDir) string {
+	return filepath.Join(ix.root, d.projectName, d.dirName)
+}
+
+// updateLocked brings the given session directories up to date, reading
+// their logs in parallel.
+func (ix *Index) updateLocked(ctx context.Context, dirs []sessionDir, progress func(done, total int)) error {
+	work := make(chan *tracked)
+	var wg sync.WaitGroup
+	var done atomic.Int64
+	var progressMu sync.Mutex
+	for i := 0; i < ix.opts.Parallelism; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range work {
+				ix.readTracked(t)
+				n := int(done.Add(1))
+				if progress != nil {
+					progressMu.Lock()
+					progress(n, len(dirs))
+					progressMu.Unlock()
+				}
+			}
+		}()
+	}
+	var err error
+	for _, d := range dirs {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		path := ix.dirPath(d)
+		t := ix.tracked[path]
+		if t == nil || t.dir.log.path != d.log.path {
+			t = &tracked{dir: d}
+			ix.tracked[path] = t
+		}
+		work <- t
+	}
+	close(work)
+	wg.Wait()
+	if err != nil {
+		return fmt.Errorf("indexing %s: %w", ix.root, err)
+	}
+	return nil
+}
+
+// readTracked reads what is new in one log.
+func (ix *Index) readTracked(t *tracked) {
+	info, err := os.Stat(t.dir.log.path)
+	if err != nil {
+		t.skip = fmt.Sprintf("log unreadable: %v", err)
+		return
+	}
+	id := identify(info)
+	if t.started && (id.Inode != t.file.Inode || id.Device != t.file.Device || id.Size < t.entry.Offset) {
+		// Replaced or truncated: read it again from the start.
+		*t = tracked{dir: t.dir}
+	}
+	if t.started && t.skip == "" && id == t.file {
+		return
+	}
+	if !t.started {
+		t.entry = Entry{Path: t.dir.log.path, Encoding: t.dir.log.encoding, Generation: t.dir.log.generation, LastSeq: -1}
+		t.scanner = titleScanner{}
+		t.identityErr = ""
+	}
+	t.scanner.entry = &t.entry
+	r := lineReader{path: t.dir.log.path, encoding: t.dir.log.encoding, frames: &ix.frames}
+	var headerErr error
+	res, err := r.read(t.entry.Offset, func(line []byte) error {
+		if t.started {
+			t.scanner.line(line)
+			return nil
+		}
+		h, herr := parseHeader(line)
+		if herr != nil {
+			headerErr = herr
+			return herr
+		}
+		t.started = true
+		t.entry.ID, t.entry.Cwd, t.entry.HasCwd = h.ID, h.Cwd, h.HasCwd
+		t.entry.CreatedAt, t.entry.ParentSession, t.entry.Origin = h.CreatedAt, h.ParentSession, h.Origin
+		t.entry.FormatVersion, t.entry.DelegationDepth = h.Version, h.DelegationDepth
+		if ierr := checkIdentity(t.dir, h); ierr != nil {
+			t.identityErr = ierr.Error()
+		}
+		return nil
+	})
+	t.scanner.finish()
+	ix.bytesRead.Add(res.BytesRead)
+	ix.logsRead.Add(1)
+	t.entry.Offset = res.Offset
+	t.file = id
+	t.skip = t.identityErr
+	var corrupt *CorruptError
+	switch {
+	case headerErr != nil:
+		t.skip = fmt.Sprintf("header unreadable: %v", headerErr)
+		t.entry.Offset = 0
+	case errors.As(err, &corrupt):
+		t.entry.Corrupt = corrupt.Reason
+	case err != nil:
+		t.skip = err.Error()
+		t.file = fileIdentity{} // read again next time
+	case !t.started:
+		t.skip = "log has no complete header line yet"
+	}
+	if t.skip == "" {
+		t.key = searchKey(&t.entry)
+	}
+}

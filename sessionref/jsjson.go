@@ -1,0 +1,372 @@
+package sessionref
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// JavaScript-compatible JSON.
+//
+// dsh is written in JavaScript, and the bytes it hashes, sizes and embeds
+// are those of JSON.stringify. That function escapes only '"', '\', the
+// short forms \b \f \n \r \t, other code points below U+0020 as \u00xx with
+// lowercase hex, and lone surrogates. Go's encoding/json also escapes '<',
+// '>', '&' (unless told not to), U+2028 and U+2029, and writes invalid UTF-8
+// as \ufffd; the functions here undo those differences.
+//
+// A Go string may hold bytes that are not UTF-8, and a JavaScript string
+// cannot. Each such byte is read as U+FFFD (what encoding/json's decoder,
+// a range loop and EncodeSegment do) and written as the character U+FFFD
+// itself, which JSON.stringify does not escape. Escaped lone surrogates in
+// JSON that reaches MarshalJS through a json.Marshaler are read as U+FFFD
+// too, as encoding/json reads them.
+
+const (
+	// hexLower are the digits of a \u escape; JSON.stringify writes them
+	// lowercase.
+	hexLower = "0123456789abcdef"
+	// tagSafeLess is how a tag-safe serialisation writes '<', so that no
+	// "</tag>" inside a string can close the element that embeds the JSON.
+	tagSafeLess = `\u003c`
+	// unicodeEscapeLen is the length of a \uXXXX escape.
+	unicodeEscapeLen = 6
+	// indentUnit is the indentation of MarshalJSIndent, as in
+	// JSON.stringify(v, null, 2).
+	indentUnit = "  "
+)
+
+// jsNeedsAttention marks the ASCII bytes that a JavaScript string
+// serialisation cannot copy as they are: '"', '\' and the control
+// characters.
+var jsNeedsAttention = func() (t [utf8.RuneSelf]bool) {
+	for c := 0; c < 0x20; c++ {
+		t[c] = true
+	}
+	t['"'] = true
+	t['\\'] = true
+	return t
+}()
+
+// AppendJSString appends s as JavaScript's JSON.stringify(s) writes it,
+// quotes included, and returns the extended buffer. Invalid UTF-8 bytes are
+// written as U+FFFD.
+func AppendJSString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	dst = appendJSStringBody(dst, s)
+	return append(dst, '"')
+}
+
+// appendJSStringBody appends the escaped contents of s without quotes.
+func appendJSStringBody(dst []byte, s string) []byte {
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if !jsNeedsAttention[c] {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			dst = appendJSRune(dst, rune(c), false)
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = utf8.AppendRune(dst, utf8.RuneError)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(dst, s[start:]...)
+}
+
+// appendJSRune appends one code point as JSON.stringify writes it.
+func appendJSRune(dst []byte, r rune, tagSafe bool) []byte {
+	switch r {
+	case '"':
+		return append(dst, '\\', '"')
+	case '\\':
+		return append(dst, '\\', '\\')
+	case '\b':
+		return append(dst, '\\', 'b')
+	case '\f':
+		return append(dst, '\\', 'f')
+	case '\n':
+		return append(dst, '\\', 'n')
+	case '\r':
+		return append(dst, '\\', 'r')
+	case '\t':
+		return append(dst, '\\', 't')
+	case '<':
+		if tagSafe {
+			return append(dst, tagSafeLess...)
+		}
+		return append(dst, '<')
+	}
+	if r < 0x20 {
+		return append(dst, '\\', 'u', '0', '0', hexLower[r>>4], hexLower[r&0xF])
+	}
+	return utf8.AppendRune(dst, r)
+}
+
+// jsRuneLen is len(appendJSRune(nil, r, tagSafe)).
+func jsRuneLen(r rune, tagSafe bool) int {
+	switch r {
+	case '"', '\\', '\b', '\f', '\n', '\r', '\t':
+		return 2
+	case '<':
+		if tagSafe {
+			return len(tagSafeLess)
+		}
+		return 1
+	}
+	if r < 0x20 {
+		return unicodeEscapeLen
+	}
+	return utf8.RuneLen(r)
+}
+
+// MarshalJS returns the JSON encoding of v as encoding/json produces it
+// (object keys in struct field order, map keys sorted, no HTML escaping),
+// with every string rewritten the way JSON.stringify writes it.
+func MarshalJS(v any) ([]byte, error) {
+	raw, err := marshalNoHTML(v)
+	if err != nil {
+		return nil, err
+	}
+	return rewriteJSON(make([]byte, 0, len(raw)+len(raw)/64), raw, false), nil
+}
+
+// MarshalTagSafe is MarshalJS with every '<' written as \u003c (six bytes),
+// the tag-safe serialisation of SPEC §2.3.4: the result can sit between
+// "<referenced-sessions>" tags without any string closing them.
+func MarshalTagSafe(v any) ([]byte, error) {
+	raw, err := marshalNoHTML(v)
+	if err != nil {
+		return nil, err
+	}
+	return rewriteJSON(make([]byte, 0, len(raw)+len(raw)/32), raw, true), nil
+}
+
+// MarshalJSIndent is MarshalJS laid out like JSON.stringify(v, null, 2):
+// two spaces per level, "key": value, empty arrays and objects kept as []
+// and {}.
+func MarshalJSIndent(v any) ([]byte, error) {
+	compact, err := MarshalJS(v)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	out.Grow(len(compact) * 2)
+	if err := json.Indent(&out, compact, "", indentUnit); err != nil {
+		return nil, fmt.Errorf("indenting JSON: %w", err)
+	}
+	return out.Bytes(), nil
+}
+
+// TagSafeSize returns len(MarshalTagSafe(v)) without building the tag-safe
+// bytes: only encoding/json's own output is held while counting.
+func TagSafeSize(v any) (int, error) {
+	raw, err := marshalNoHTML(v)
+	if err != nil {
+		return 0, err
+	}
+	return tagSafeLen(raw), nil
+}
+
+// marshalNoHTML runs encoding/json without HTML escaping and without the
+// newline json.Encoder appends.
+func marshalNoHTML(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("encoding JSON: %w", err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
+}
+
+// rewriteJSON copies the valid, compact JSON src to dst and rewrites every
+// string token as JSON.stringify would write the string it denotes.
+func rewriteJSON(dst, src []byte, tagSafe bool) []byte {
+	for i := 0; i < len(src); {
+		q := bytes.IndexByte(src[i:], '"')
+		if q < 0 {
+			return append(dst, src[i:]...)
+		}
+		dst = append(dst, src[i:i+q+1]...)
+		var n int
+		dst, n = rewriteStringBody(dst, src[i+q+1:], tagSafe)
+		i += q + 1 + n
+	}
+	return dst
+}
+
+// tagSafeLen is len(rewriteJSON(nil, src, true)) without building it.
+func tagSafeLen(src []byte) int {
+	total := 0
+	for i := 0; i < len(src); {
+		q := bytes.IndexByte(src[i:], '"')
+		if q < 0 {
+			return total + len(src) - i
+		}
+		total += q + 1
+		n, size := stringBodyLen(src[i+q+1:])
+		total += size
+		i += q + 1 + n
+	}
+	return total
+}
+
+// rewriteStringBody rewrites the body of one JSON string token that starts
+// at src[0] (after its opening quote). It appends the JavaScript form of the
+// body and the closing quote to dst, and returns how many bytes of src it
+// consumed, closing quote included.
+func rewriteStringBody(dst, src []byte, tagSafe bool) ([]byte, int) {
+	start := 0
+	i := 0
+	for i < len(src) {
+		c := src[i]
+		switch {
+		case c == '"':
+			dst = append(dst, src[start:i]...)
+			return append(dst, '"'), i + 1
+		case c == '\\':
+			dst = append(dst, src[start:i]...)
+			r, n := decodeEscape(src[i:])
+			dst = appendJSRune(dst, r, tagSafe)
+			i += n
+			start = i
+		case c == '<' && tagSafe:
+			dst = append(dst, src[start:i]...)
+			dst = append(dst, tagSafeLess...)
+			i++
+			start = i
+		case c < 0x20:
+			// Not valid inside a JSON string; encoding/json never emits it,
+			// but escaping it keeps the output valid whatever happens.
+			dst = append(dst, src[start:i]...)
+			dst = appendJSRune(dst, rune(c), tagSafe)
+			i++
+			start = i
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, size := utf8.DecodeRune(src[i:])
+			if r == utf8.RuneError && size == 1 {
+				dst = append(dst, src[start:i]...)
+				dst = utf8.AppendRune(dst, utf8.RuneError)
+				i++
+				start = i
+				continue
+			}
+			i += size
+		}
+	}
+	// An unterminated string cannot come from encoding/json; copy it as is.
+	return append(dst, src[start:]...), len(src)
+}
+
+// stringBodyLen is the counting twin of rewriteStringBody with tagSafe set:
+// it returns the bytes consumed and the length of what would be written.
+func stringBodyLen(src []byte) (consumed, size int) {
+	for i := 0; i < len(src); {
+		c := src[i]
+		switch {
+		case c == '"':
+			return i + 1, size + 1
+		case c == '\\':
+			r, n := decodeEscape(src[i:])
+			size += jsRuneLen(r, true)
+			i += n
+		case c == '<':
+			size += len(tagSafeLess)
+			i++
+		case c < 0x20:
+			size += jsRuneLen(rune(c), true)
+			i++
+		case c < utf8.RuneSelf:
+			size++
+			i++
+		default:
+			r, n := utf8.DecodeRune(src[i:])
+			if r == utf8.RuneError && n == 1 {
+				size += utf8.RuneLen(utf8.RuneError)
+			} else {
+				size += n
+			}
+			i += n
+		}
+	}
+	return len(src), size
+}
+
+// decodeEscape reads the escape at src[0] ('\') of a valid JSON string and
+// returns the code point it denotes and its length. A surrogate pair
+// written as two \u escapes is one code point; a lone surrogate is U+FFFD,
+// as encoding/json reads it.
+func decodeEscape(src []byte) (rune, int) {
+	if len(src) < 2 {
+		return utf8.RuneError, len(src)
+	}
+	switch src[1] {
+	case '"', '\\', '/':
+		return rune(src[1]), 2
+	case 'b':
+		return '\b', 2
+	case 'f':
+		return '\f', 2
+	case 'n':
+		return '\n', 2
+	case 'r':
+		return '\r', 2
+	case 't':
+		return '\t', 2
+	case 'u':
+		r, ok := parseHex4(src[2:])
+		if !ok {
+			return utf8.RuneError, 2
+		}
+		if !utf16.IsSurrogate(r) {
+			return r, unicodeEscapeLen
+		}
+		if r < 0xDC00 && len(src) >= 2*unicodeEscapeLen && src[6] == '\\' && src[7] == 'u' {
+			if lo, ok := parseHex4(src[8:]); ok {
+				if pair := utf16.DecodeRune(r, lo); pair != utf8.RuneError {
+					return pair, 2 * unicodeEscapeLen
+				}
+			}
+		}
+		return utf8.RuneError, unicodeEscapeLen
+	}
+	return utf8.RuneError, 2
+}
+
+// parseHex4 reads four hex digits of either case.
+func parseHex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}

@@ -1,0 +1,213 @@
+package sessionref
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+)
+
+// TextResult is the dsh/prepare result {content, references, additionalContext?}.
+type TextResult struct {
+	// Content is the message as it should be sent: a JSON string for text
+	// input, the JSON array of blocks for content input.
+	Content json.RawMessage `json:"content"`
+	// References are the normalised references, in mention order.
+	References []Reference `json:"references"`
+	// AdditionalContext is the context message, absent without references.
+	AdditionalContext *ContextMessage `json:"additionalContext,omitempty"`
+}
+
+// PrepareText prepares a plain-text message. Without explicit references,
+// mentions are parsed from the text; ModeReplace (the default) rewrites them
+// to "@label" and ModePreserve keeps the text as written. Explicit
+// references skip parsing, and the text is then returned as written.
+func PrepareText(ctx context.Context, loc Locator, targetID, text string, mode Mode, explicit []Reference, lim Limits) (*TextResult, error) {
+	if err := checkMode(mode); err != nil {
+		return nil, err
+	}
+	content, refs := text, explicit
+	if explicit == nil {
+		rewritten, parsed, err := ParseText(text)
+		if err != nil {
+			return nil, err
+		}
+		refs = parsed
+		if mode != ModePreserve {
+			content = rewritten
+		}
+	}
+	prep, err := Prepare(ctx, loc, targetID, refs, lim)
+	if err != nil {
+		return nil, err
+	}
+	if prep.Context == nil {
+		content = text // no references: the content comes back unchanged
+	}
+	raw, err := MarshalJS(content)
+	if err != nil {
+		return nil, fmt.Errorf("serialising content: %w", err)
+	}
+	return &TextResult{Content: raw, References: prep.References, AdditionalContext: prep.Context}, nil
+}
+
+// PrepareContent prepares a message given as content blocks: mentions in
+// text blocks are parsed (and rewritten in ModeReplace); other blocks pass
+// through untouched.
+func PrepareContent(ctx context.Context, loc Locator, targetID string, blocks []json.RawMessage, mode Mode, explicit []Reference, lim Limits) (*TextResult, error) {
+	if err := checkMode(mode); err != nil {
+		return nil, err
+	}
+	out := make([]json.RawMessage, len(blocks))
+	copy(out, blocks)
+	refs := explicit
+	if explicit == nil {
+		refs = []Reference{}
+		for i, blk := range blocks {
+			var fields map[string]json.RawMessage
+			if err := json.Unmarshal(blk, &fields); err != nil || fields == nil {
+				return nil, Errorf(CodeInvalidReference, "content block %d is not an object", i)
+			}
+			var typ, text string
+			if json.Unmarshal(fields["type"], &typ) != nil || typ != "text" {
+				continue
+			}
+			if err := json.Unmarshal(fields["text"], &text); err != nil {
+				return nil, Errorf(CodeInvalidReference, "text block %d has no string text", i)
+			}
+			rewritten, parsed, err := ParseText(text)
+			if err != nil {
+				return nil, err
+			}
+			refs = append(refs, parsed...)
+			if mode != ModePreserve && rewritten != text {
+				if fields["text"], err = MarshalJS(rewritten); err != nil {
+					return nil, fmt.Errorf("serialising block %d: %w", i, err)
+				}
+				if out[i], err = MarshalJS(fields); err != nil {
+					return nil, fmt.Errorf("serialising block %d: %w", i, err)
+				}
+			}
+		}
+	}
+	prep, err := Prepare(ctx, loc, targetID, refs, lim)
+	if err != nil {
+		return nil, err
+	}
+	if prep.Context == nil {
+		out = blocks
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("serialising content: %w", err)
+	}
+	return &TextResult{Content: raw, References: prep.References, AdditionalContext: prep.Context}, nil
+}
+
+func checkMode(mode Mode) error {
+	switch mode {
+	case "", ModeReplace, ModePreserve:
+		return nil
+	}
+	return Errorf(CodeInvalidConfig, "mode must be %q or %q, got %q", ModeReplace, ModePreserve, mode)
+}
+
+// Preview is what hover and completion resolve show for one session: the
+// recall facts dsh/prepare would produce now for that one reference, then an
+// excerpt of the newest retained messages.
+type Preview struct {
+	Entry                 Entry
+	Stats                 Stats
+	CapturedThroughSeq    *int64
+	CapturedFormatVersion *int
+	Budget                int
+	// Excerpt holds the last few retained messages, shortened.
+	Excerpt []Turn
+	// Err says why the session cannot be recalled now (a *Error), if it cannot.
+	Err error
+}
+
+// Excerpt bounds for previews: enough to recognise a conversation, small
+// enough for a hover.
+const (
+	previewTurns     = 3
+	previewTurnRunes = 240
+)
+
+// PreviewSession computes the Preview of one session. It fails only for an
+// unknown session or cancellation; other problems land in Preview.Err.
+func PreviewSession(ctx context.Context, loc Locator, id string, lim Limits) (*Preview, error) {
+	entry, ok := loc.Locate(id)
+	if !ok {
+		return nil, &Error{Code: CodeReadFailed, SessionID: id, Message: fmt.Sprintf("session %s is not in the sessions store", id)}
+	}
+	p := &Preview{Entry: entry, Budget: Budget(lim)}
+	frames := &frameDecoder{concurrency: 1}
+	ref := Reference{SessionID: id, Label: id}
+	data, version, msgs, err := readSource(ctx, loc, ref, frames)
+	if ctx.Err() != nil {
+		return nil, cancelled(ctx)
+	}
+	if err != nil {
+		p.Err = err
+		return p, nil
+	}
+	if version != 0 {
+		p.CapturedFormatVersion = &version
+	}
+	p.CapturedThroughSeq = data.CapturedThroughSeq
+	bounded, err := retain(data, msgs, p.Budget)
+	if err != nil {
+		p.Err = err
+		return p, nil
+	}
+	p.Stats = bounded.stats
+	conv := bounded.data.Conversation
+	for _, t := range conv[max(0, len(conv)-previewTurns):] {
+		p.Excerpt = append(p.Excerpt, Turn{Role: t.Role, Text: shorten(t.Text, previewTurnRunes)})
+	}
+	return p, nil
+}
+
+// shorten cuts s to at most n code points, marking the cut with "…".
+func shorten(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	count := 0
+	for i := range s {
+		if count == n-1 {
+			return s[:i] + "…"
+		}
+		count++
+	}
+	return s
+}
+
+// BoundedSnapshot is one source as preparation bounds it: the data object
+// that goes into the prompt and its stats.
+type BoundedSnapshot struct {
+	Data  json.RawMessage `json:"data"`
+	Stats Stats           `json:"stats"`
+}
+
+// SnapshotOf reads one session and bounds it to budget bytes, exactly as
+// preparation does for that reference. Its data is the JS serialisation.
+func SnapshotOf(ctx context.Context, loc Locator, ref Reference, budget int) (*BoundedSnapshot, error) {
+	if ref.Label == "" {
+		ref.Label = ref.SessionID
+	}
+	data, _, msgs, err := readSource(ctx, loc, ref, &frameDecoder{concurrency: 1})
+	if err != nil {
+		return nil, err
+	}
+	bounded, err := retain(data, msgs, budget)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := MarshalJS(bounded.data)
+	if err != nil {
+		return nil, fmt.Errorf("serialising snapshot: %w", err)
+	}
+	return &BoundedSnapshot{Data: raw, Stats: bounded.stats}, nil
+}
