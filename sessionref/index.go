@@ -53,8 +53,8 @@ type tracked struct {
 	started bool
 	// identityErr says why the header does not belong where the log lies.
 	identityErr string
-	scanner titleScanner
-	key     string // lowercased search text of the entry
+	scanner     titleScanner
+	key         string // lowercased search text of the entry
 }
 
 // fileIdentity is what tells that a log is the same file grown, not a new one.
@@ -277,8 +277,8 @@ func (ix *Index) readTracked(t *tracked) {
 		// Replaced or truncated: read it again from the start.
 		*t = tracked{dir: t.dir}
 	}
-	if t.started && t.skip == "" && id == t.file {
-		return
+	if t.file != (fileIdentity{}) && id == t.file {
+		return // unchanged since the last read
 	}
 	if !t.started {
 		t.entry = Entry{Path: t.dir.log.path, Encoding: t.dir.log.encoding, Generation: t.dir.log.generation, LastSeq: -1}
