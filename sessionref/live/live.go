@@ -1,0 +1,242 @@
+// Package live keeps a session title index fresh: it restores the index from
+// its cache, builds it, and then applies what a watcher reports, reading only
+// what each log appended. It is the one place where the sessionref index and
+// the watch package meet.
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/watch"
+)
+
+// cacheSaveInterval bounds how often the cache is rewritten while logs
+// change: often enough that a restart rarely rereads much, rarely enough
+// that a busy store does not turn into constant cache writes.
+const cacheSaveInterval = 5 * time.Second
+
+// Options configure a Store.
+type Options struct {
+	// Root is the sessions root; it may not exist yet.
+	Root string
+	// Watch selects how changes are observed (watch.ModeAuto when empty).
+	Watch watch.Mode
+	// CachePath is the index cache file; "" means the default location
+	// under the user cache dir, and NoCache disables caching.
+	CachePath string
+	// Logger receives diagnostics; nil discards them.
+	Logger *zap.Logger
+	// OnDegraded is called once when watching falls back to polling.
+	OnDegraded func(reason string)
+	// Progress is called while the first build reads logs.
+	Progress func(done, total int)
+	// PollInterval, Debounce and MaxWait tune the watcher (zero: its defaults).
+	PollInterval, Debounce, MaxWait time.Duration
+}
+
+// NoCache as Options.CachePath disables the index cache.
+const NoCache = "-"
+
+// Store owns a title index and the watcher that keeps it fresh.
+type Store struct {
+	opts    Options
+	log     *zap.Logger
+	index   *sessionref.Index
+	watcher *watch.Watcher
+	ready   chan struct{}
+
+	// statusMu guards the fields below it.
+	statusMu    sync.Mutex
+	cachePath   string
+	cacheLoaded bool
+	cacheErr    string
+	buildTime   time.Duration
+	lastRefresh time.Time
+	refreshErr  string
+}
+
+// Status describes the store for dsh/status and `dsh-refls index`.
+type Status struct {
+	Root         string        `json:"root"`
+	Sessions     int           `json:"sessionsIndexed"`
+	Skipped      int           `json:"sessionsSkipped"`
+	Building     bool          `json:"building"`
+	WatchMode    watch.Mode    `json:"watchMode"`
+	Degraded     string        `json:"degraded,omitempty"`
+	WatchedDirs  int           `json:"watchedDirectories"`
+	CachePath    string        `json:"cachePath,omitempty"`
+	CacheLoaded  bool          `json:"cacheLoaded"`
+	CacheProblem string        `json:"cacheProblem,omitempty"`
+	BuildTime    time.Duration `json:"buildTimeNanos"`
+	BytesRead    int64         `json:"bytesRead"`
+	LastUpdate   time.Time     `json:"lastUpdate"`
+	RefreshError string        `json:"refreshError,omitempty"`
+}
+
+// Open prepares a Store; Run starts it.
+func Open(opts Options) (*Store, error) {
+	lg := opts.Logger
+	if lg == nil {
+		lg = zap.NewNop()
+	}
+	w, err := watch.New(watch.Options{Root: opts.Root, Mode: opts.Watch, Logger: lg,
+		OnDegraded: opts.OnDegraded, PollInterval: opts.PollInterval, Debounce: opts.Debounce, MaxWait: opts.MaxWait})
+	if err != nil {
+		return nil, fmt.Errorf("watching sessions root %s: %w", opts.Root, err)
+	}
+	s := &Store{opts: opts, log: lg, watcher: w, ready: make(chan struct{}),
+		index: sessionref.NewIndex(opts.Root, sessionref.IndexOptions{Logger: lg})}
+	switch opts.CachePath {
+	case NoCache:
+	case "":
+		if path, err := sessionref.DefaultCachePath(opts.Root); err == nil {
+			s.cachePath = path
+		} else {
+			s.cacheErr = err.Error()
+		}
+	default:
+		s.cachePath = opts.CachePath
+	}
+	return s, nil
+}
+
+// Index returns the index; its snapshots are safe to use at any time.
+func (s *Store) Index() *sessionref.Index { return s.index }
+
+// Ready is closed when the first build has finished.
+func (s *Store) Ready() <-chan struct{} { return s.ready }
+
+// Run restores the cache, builds the index, and keeps it fresh until ctx is
+// done; then it saves the cache and returns.
+func (s *Store) Run(ctx context.Context) error {
+	batches := make(chan watch.Batch, 1)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		// deliver may block while a batch is applied: the watcher folds
+		// what happens meanwhile into its next batch, so nothing is lost.
+		err := s.watcher.Run(ctx, func(b watch.Batch) {
+			select {
+			case batches <- b:
+			case <-ctx.Done():
+			}
+		})
+		if err != nil {
+			s.log.Error("session watcher stopped", zap.Error(err))
+		}
+	}()
+	defer wg.Wait()
+	// Watch first, then build: a change made during the build arrives as a
+	// batch afterwards instead of being missed.
+	select {
+	case <-s.watcher.Ready():
+	case <-ctx.Done():
+		close(s.ready)
+		return nil
+	}
+	s.build(ctx)
+	close(s.ready)
+	dirty := false
+	save := time.NewTicker(cacheSaveInterval)
+	defer save.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			if dirty {
+				s.saveCache()
+			}
+			return nil
+		case b := <-batches:
+			s.apply(ctx, b)
+			dirty = true
+		case <-save.C:
+			if dirty {
+				s.saveCache()
+				dirty = false
+			}
+		}
+	}
+}
+
+// build restores the cache and scans the root.
+func (s *Store) build(ctx context.Context) {
+	start := time.Now()
+	if s.cachePath != "" {
+		err := s.index.LoadCache(s.cachePath)
+		s.statusMu.Lock()
+		s.cacheLoaded = err == nil
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.cacheErr = err.Error()
+			s.log.Warn("index cache discarded; rebuilding from the logs", zap.Error(err))
+		}
+		s.statusMu.Unlock()
+	}
+	err := s.index.Build(ctx, s.opts.Progress)
+	s.statusMu.Lock()
+	s.buildTime = time.Since(start)
+	s.lastRefresh = time.Now()
+	if err != nil {
+		s.refreshErr = err.Error()
+	}
+	s.statusMu.Unlock()
+	if err != nil {
+		s.log.Warn("building the session index", zap.Error(err))
+		return
+	}
+	s.saveCache()
+}
+
+// apply brings the index up to date with one batch.
+func (s *Store) apply(ctx context.Context, b watch.Batch) {
+	var err error
+	if b.Rescan {
+		err = s.index.Build(ctx, nil)
+	} else {
+		err = s.index.Refresh(ctx, b.Paths)
+	}
+	s.statusMu.Lock()
+	s.lastRefresh = time.Now()
+	s.refreshErr = ""
+	if err != nil && ctx.Err() == nil {
+		s.refreshErr = err.Error()
+	}
+	s.statusMu.Unlock()
+	if err != nil && ctx.Err() == nil {
+		s.log.Warn("refreshing the session index", zap.Error(err))
+	}
+}
+
+func (s *Store) saveCache() {
+	if s.cachePath == "" {
+		return
+	}
+	if err := s.index.SaveCache(s.cachePath); err != nil {
+		s.log.Warn("saving the index cache", zap.Error(err))
+		s.statusMu.Lock()
+		s.cacheErr = err.Error()
+		s.statusMu.Unlock()
+	}
+}
+
+// Status reports the store's state.
+func (s *Store) Status() Status {
+	snap := s.index.Snapshot()
+	ws := s.watcher.Status()
+	s.statusMu.Lock()
+	defer s.statusMu.Unlock()
+	return Status{
+		Root: s.opts.Root, Sessions: len(snap.Sessions), Skipped: len(snap.Skipped), Building: snap.Building,
+		WatchMode: ws.Mode, Degraded: ws.Degraded, WatchedDirs: ws.WatchedDirs,
+		CachePath: s.cachePath, CacheLoaded: s.cacheLoaded, CacheProblem: s.cacheErr,
+		BuildTime: s.buildTime, BytesRead: s.index.BytesRead(), LastUpdate: s.lastRefresh, RefreshError: s.refreshErr,
+	}
+}
