@@ -17,7 +17,7 @@ import (
 // trusted.
 const (
 	cacheMagic  = "dsh-refls title index\n"
-	cacheFormat = 1
+	cacheFormat = 2
 )
 
 // cachedSession is one tracked session as the cache stores it.
@@ -27,6 +27,7 @@ type cachedSession struct {
 	LogPath     string
 	Encoding    Encoding
 	Generation  int
+	DirModTime  int64
 	Entry       Entry
 	File        fileIdentity
 	Skip        string
@@ -60,7 +61,7 @@ func (ix *Index) SaveCache(path string) error {
 	for _, t := range ix.tracked {
 		cf.Sessions = append(cf.Sessions, cachedSession{
 			ProjectName: t.dir.projectName, DirName: t.dir.dirName, LogPath: t.dir.log.path,
-			Encoding: t.dir.log.encoding, Generation: t.dir.log.generation,
+			Encoding: t.dir.log.encoding, Generation: t.dir.log.generation, DirModTime: t.dir.dirModTime,
 			Entry: t.entry, File: t.file, Skip: t.skip, IdentityErr: t.identityErr, Started: t.started,
 		})
 	}
@@ -127,7 +128,8 @@ func (ix *Index) LoadCache(path string) error {
 	loaded := make(map[string]*tracked, len(cf.Sessions))
 	for _, s := range cf.Sessions {
 		d := sessionDir{projectName: s.ProjectName, dirName: s.DirName,
-			log: logFile{path: s.LogPath, encoding: s.Encoding, generation: s.Generation}}
+			path: filepath.Join(ix.root, s.ProjectName, s.DirName),
+			log:  logFile{path: s.LogPath, encoding: s.Encoding, generation: s.Generation}, dirModTime: s.DirModTime}
 		if filepath.Dir(filepath.Dir(filepath.Dir(s.LogPath))) != ix.root {
 			return fmt.Errorf("%w: %s lists a log outside the root: %s", ErrCacheUnusable, path, s.LogPath)
 		}
@@ -135,7 +137,7 @@ func (ix *Index) LoadCache(path string) error {
 		if t.skip == "" {
 			t.key = searchKey(&t.entry)
 		}
-		loaded[ix.dirPath(d)] = t
+		loaded[d.path] = t
 	}
 	ix.writeMu.Lock()
 	ix.tracked = loaded

@@ -110,14 +110,14 @@ func (ix *Index) Build(ctx context.Context, progress func(done, total int)) erro
 }
 
 func (ix *Index) buildLocked(ctx context.Context, progress func(done, total int)) error {
-	dirs, skipped, err := discover(ix.root)
+	refs, skipped, err := discover(ix.root)
 	if err != nil {
 		ix.publishLocked(false)
 		return err
 	}
-	seen := make(map[string]bool, len(dirs))
-	for _, d := range dirs {
-		seen[ix.dirPath(d)] = true
+	seen := make(map[string]bool, len(refs))
+	for _, r := range refs {
+		seen[r.path] = true
 	}
 	for path := range ix.tracked {
 		if !seen[path] {
@@ -128,7 +128,7 @@ func (ix *Index) buildLocked(ctx context.Context, progress func(done, total int)
 	for _, s := range skipped {
 		ix.skipped[s.Path] = s
 	}
-	err = ix.updateLocked(ctx, dirs, progress)
+	err = ix.updateLocked(ctx, refs, progress)
 	ix.publishLocked(false)
 	return err
 }
@@ -139,130 +139,157 @@ func (ix *Index) buildLocked(ctx context.Context, progress func(done, total int)
 func (ix *Index) Refresh(ctx context.Context, paths []string) error {
 	ix.writeMu.Lock()
 	defer ix.writeMu.Unlock()
-	sessions := map[string]bool{} // "project/dir"
+	sessions := map[dirRef]bool{}
 	projects := map[string]bool{}
 	for _, p := range paths {
 		rel, err := filepath.Rel(ix.root, p)
 		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			continue
 		}
-		parts := strings.Split(filepath.ToSlash(rel), "/")
-		switch {
-		case rel == ".":
+		if rel == "." {
 			return ix.buildLocked(ctx, nil)
-		case len(parts) == 1:
-			projects[parts[0]] = true
-		default:
-			sessions[parts[0]+"/"+parts[1]] = true
 		}
+		parts := strings.SplitN(filepath.ToSlash(rel), "/", 3)
+		if !isProjectDirName(parts[0]) {
+			continue
+		}
+		if len(parts) == 1 {
+			projects[parts[0]] = true
+			continue
+		}
+		pPath := filepath.Join(ix.root, parts[0])
+		sessions[dirRef{projectName: parts[0], dirName: parts[1], path: filepath.Join(pPath, parts[1])}] = true
 	}
-	var dirs []sessionDir
+	var refs []dirRef
 	for project := range projects {
 		pPath := filepath.Join(ix.root, project)
-		if info, err := os.Stat(pPath); err != nil || !info.IsDir() || !isProjectDirName(project) {
-			ix.dropProjectLocked(pPath)
+		ix.forgetProjectLocked(pPath)
+		if info, err := os.Stat(pPath); err != nil || !info.IsDir() {
 			continue
 		}
 		found, skipped := discoverProject(pPath, project)
-		ix.dropProjectLocked(pPath)
 		for _, s := range skipped {
 			ix.skipped[s.Path] = s
 		}
-		dirs = append(dirs, found...)
+		refs = append(refs, found...)
 	}
-	for key := range sessions {
-		project, dirName, _ := strings.Cut(key, "/")
-		if projects[project] || !isProjectDirName(project) {
+	for ref := range sessions {
+		if projects[ref.projectName] {
+			continue // already listed with its project
+		}
+		if _, err := os.Lstat(ref.path); err != nil {
+			delete(ix.tracked, ref.path)
+			delete(ix.skipped, ref.path)
 			continue
 		}
-		pPath := filepath.Join(ix.root, project)
-		sPath := filepath.Join(pPath, dirName)
-		d, skip, ok := discoverSession(pPath, project, dirName)
-		delete(ix.skipped, sPath)
-		if !ok {
-			delete(ix.tracked, sPath)
-			if skip != nil && !errors.Is(statErr(sPath), os.ErrNotExist) {
-				ix.skipped[sPath] = *skip
-			}
-			continue
-		}
-		dirs = append(dirs, d)
+		refs = append(refs, ref)
 	}
-	err := ix.updateLocked(ctx, dirs, nil)
+	err := ix.updateLocked(ctx, refs, nil)
 	ix.publishLocked(false)
 	return err
 }
 
-func statErr(path string) error {
-	_, err := os.Stat(path)
-	return err
-}
-
-// dropProjectLocked forgets the skip reasons of a project directory and the
-// sessions whose directories vanished; the discovery that follows lists the
-// rest again, and their read state is kept so only growth is read.
-func (ix *Index) dropProjectLocked(pPath string) {
+// forgetProjectLocked drops the skip reasons of a project directory and the
+// sessions whose directories vanished; listing the project again restores
+// the rest, whose read state is kept so only growth is read.
+func (ix *Index) forgetProjectLocked(pPath string) {
 	prefix := pPath + string(filepath.Separator)
 	for path := range ix.skipped {
 		if strings.HasPrefix(path, prefix) {
 			delete(ix.skipped, path)
 		}
 	}
-	// Sessions whose directory vanished are removed here.
 	for path := range ix.tracked {
 		if strings.HasPrefix(path, prefix) {
-			if _, err := os.Stat(path); err != nil {
+			if _, err := os.Lstat(path); err != nil {
 				delete(ix.tracked, path)
 			}
 		}
 	}
 }
 
-func (ix *Index) dirPath(d sessionDir) string {
-	return filepath.Join(ix.root, d.projectName, d.dirName)
+// updateResult is what a worker found for one session directory.
+type updateResult struct {
+	t    *tracked
+	skip *Skipped
 }
 
-// updateLocked brings the given session directories up to date, reading
-// their logs in parallel.
-func (ix *Index) updateLocked(ctx context.Context, dirs []sessionDir, progress func(done, total int)) error {
-	work := make(chan *tracked)
+// updateLocked brings the given session directories up to date, in
+// parallel: each worker chooses the log of a directory and reads what is
+// new in it. Workers touch only their own tracked value; the maps are
+// updated here, after they finish.
+func (ix *Index) updateLocked(ctx context.Context, refs []dirRef, progress func(done, total int)) error {
+	prior := make([]*tracked, len(refs))
+	for i, r := range refs {
+		prior[i] = ix.tracked[r.path]
+	}
+	results := make([]updateResult, len(refs))
+	next := make(chan int)
 	var wg sync.WaitGroup
 	var done atomic.Int64
 	var progressMu sync.Mutex
-	for i := 0; i < ix.opts.Parallelism; i++ {
+	for w := 0; w < min(ix.opts.Parallelism, max(1, len(refs))); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for t := range work {
-				ix.readTracked(t)
-				n := int(done.Add(1))
+			for i := range next {
+				results[i] = ix.updateOne(refs[i], prior[i])
 				if progress != nil {
+					n := int(done.Add(1))
 					progressMu.Lock()
-					progress(n, len(dirs))
+					progress(n, len(refs))
 					progressMu.Unlock()
 				}
 			}
 		}()
 	}
 	var err error
-	for _, d := range dirs {
+	sent := 0
+	for i := range refs {
 		if err = ctx.Err(); err != nil {
 			break
 		}
-		path := ix.dirPath(d)
-		t := ix.tracked[path]
-		if t == nil || t.dir.log.path != d.log.path {
-			t = &tracked{dir: d}
-			ix.tracked[path] = t
-		}
-		work <- t
+		next <- i
+		sent++
 	}
-	close(work)
+	close(next)
 	wg.Wait()
+	for i := 0; i < sent; i++ {
+		r := results[i]
+		path := refs[i].path
+		delete(ix.skipped, path)
+		if r.t == nil {
+			delete(ix.tracked, path)
+			if r.skip != nil {
+				ix.skipped[path] = *r.skip
+			}
+			continue
+		}
+		ix.tracked[path] = r.t
+	}
 	if err != nil {
 		return fmt.Errorf("indexing %s: %w", ix.root, err)
 	}
 	return nil
+}
+
+// updateOne chooses the log of one session directory and reads what is new.
+func (ix *Index) updateOne(ref dirRef, prior *tracked) updateResult {
+	var priorDir *sessionDir
+	if prior != nil {
+		priorDir = &prior.dir
+	}
+	d, skip := chooseSessionLog(ref, priorDir)
+	if skip != nil {
+		return updateResult{skip: skip}
+	}
+	t := prior
+	if t == nil || t.dir.log.path != d.log.path {
+		t = &tracked{}
+	}
+	t.dir = d
+	ix.readTracked(t)
+	return updateResult{t: t}
 }
 
 // readTracked reads what is new in one log.

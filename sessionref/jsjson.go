@@ -2,8 +2,10 @@ package sessionref
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -135,10 +137,10 @@ func jsRuneLen(r rune, tagSafe bool) int {
 }
 
 // MarshalJS returns the JSON encoding of v as encoding/json produces it
-// (object keys in struct field order, map keys sorted, no HTML escaping),
+// (object keys in struct field order, map keys sorted),
 // with every string rewritten the way JSON.stringify writes it.
 func MarshalJS(v any) ([]byte, error) {
-	raw, err := marshalNoHTML(v)
+	raw, err := marshalGo(v)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +151,7 @@ func MarshalJS(v any) ([]byte, error) {
 // the tag-safe serialisation of SPEC §2.3.4: the result can sit between
 // "<referenced-sessions>" tags without any string closing them.
 func MarshalTagSafe(v any) ([]byte, error) {
-	raw, err := marshalNoHTML(v)
+	raw, err := marshalGo(v)
 	if err != nil {
 		return nil, err
 	}
@@ -175,23 +177,24 @@ func MarshalJSIndent(v any) ([]byte, error) {
 // TagSafeSize returns len(MarshalTagSafe(v)) without building the tag-safe
 // bytes: only encoding/json's own output is held while counting.
 func TagSafeSize(v any) (int, error) {
-	raw, err := marshalNoHTML(v)
+	raw, err := marshalGo(v)
 	if err != nil {
 		return 0, err
 	}
 	return tagSafeLen(raw), nil
 }
 
-// marshalNoHTML runs encoding/json without HTML escaping and without the
-// newline json.Encoder appends.
-func marshalNoHTML(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+// marshalGo runs encoding/json. Its HTML escapes (\u003c, \u003e,
+// \u0026) are undone or kept by the rewrite like any other escape;
+// json.Marshal is used rather than an Encoder with HTML escaping off because
+// it allocates its result once instead of growing a buffer, which matters
+// for megabyte snapshots.
+func marshalGo(v any) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
 		return nil, fmt.Errorf("encoding JSON: %w", err)
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
+	return raw, nil
 }
 
 // rewriteJSON copies the valid, compact JSON src to dst and rewrites every
@@ -226,6 +229,72 @@ func tagSafeLen(src []byte) int {
 	return total
 }
 
+// plainTables[tagSafe][c] is true for the bytes a string body keeps as
+// they are: printable ASCII except '"', '\' and, when tag-safe, '<'.
+// nextNotPlain uses it for the last bytes of a string, where no full word
+// is left.
+var plainTables = func() (t [2][256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[0][c] = c != '"' && c != '\\'
+		t[1][c] = t[0][c] && c != '<'
+	}
+	return t
+}()
+
+// plainTable returns the table of plainTables for tagSafe.
+func plainTable(tagSafe bool) *[256]bool {
+	if tagSafe {
+		return &plainTables[1]
+	}
+	return &plainTables[0]
+}
+
+// Word-at-a-time scanning: ordinary text is skipped eight bytes per step.
+const (
+	// wordSize is the number of bytes tested at once.
+	wordSize = 8
+	// lowBits and highBits have the low or the high bit of every byte set.
+	lowBits  = 0x0101010101010101
+	highBits = 0x8080808080808080
+	// firstPlain is the first byte that is not a control character.
+	firstPlain = 0x20
+)
+
+// attentionMask marks, in the high bit of each byte, the bytes of the
+// little-endian word w that are not plain: non-ASCII, a control character,
+// '"', '\\' or, when tagSafe, '<'. Borrows of the subtractions only run
+// towards higher bytes, so the lowest marked byte is always a real one;
+// bytes above it may be marked spuriously, which callers never look at.
+func attentionMask(w uint64, tagSafe bool) uint64 {
+	m := w&highBits | (w-lowBits*firstPlain)&^w&highBits |
+		hasZeroByte(w^(lowBits*'"')) | hasZeroByte(w^(lowBits*'\\'))
+	if tagSafe {
+		m |= hasZeroByte(w ^ (lowBits * '<'))
+	}
+	return m
+}
+
+// hasZeroByte marks the lowest zero byte of w (and possibly bytes above
+// it) in their high bits.
+func hasZeroByte(w uint64) uint64 {
+	return (w - lowBits) &^ w & highBits
+}
+
+// nextNotPlain returns the index of the first byte from i on that is not
+// plain (see plainTables), or len(src).
+func nextNotPlain(src []byte, i int, tagSafe bool) int {
+	for ; i+wordSize <= len(src); i += wordSize {
+		if m := attentionMask(binary.LittleEndian.Uint64(src[i:]), tagSafe); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	plain := plainTable(tagSafe)
+	for i < len(src) && plain[src[i]] {
+		i++
+	}
+	return i
+}
+
 // rewriteStringBody rewrites the body of one JSON string token that starts
 // at src[0] (after its opening quote). It appends the JavaScript form of the
 // body and the closing quote to dst, and returns how many bytes of src it
@@ -233,9 +302,11 @@ func tagSafeLen(src []byte) int {
 func rewriteStringBody(dst, src []byte, tagSafe bool) ([]byte, int) {
 	start := 0
 	i := 0
-	for i < len(src) {
-		c := src[i]
-		switch {
+	for {
+		if i = nextNotPlain(src, i, tagSafe); i >= len(src) {
+			break
+		}
+		switch c := src[i]; {
 		case c == '"':
 			dst = append(dst, src[start:i]...)
 			return append(dst, '"'), i + 1
@@ -245,20 +316,14 @@ func rewriteStringBody(dst, src []byte, tagSafe bool) ([]byte, int) {
 			dst = appendJSRune(dst, r, tagSafe)
 			i += n
 			start = i
-		case c == '<' && tagSafe:
-			dst = append(dst, src[start:i]...)
-			dst = append(dst, tagSafeLess...)
-			i++
-			start = i
-		case c < 0x20:
-			// Not valid inside a JSON string; encoding/json never emits it,
-			// but escaping it keeps the output valid whatever happens.
+		case c < utf8.RuneSelf:
+			// '<' when tag-safe, or a control character, which is not valid
+			// inside a JSON string: encoding/json never emits one, but
+			// escaping it keeps the output valid whatever happens.
 			dst = append(dst, src[start:i]...)
 			dst = appendJSRune(dst, rune(c), tagSafe)
 			i++
 			start = i
-		case c < utf8.RuneSelf:
-			i++
 		default:
 			r, size := utf8.DecodeRune(src[i:])
 			if r == utf8.RuneError && size == 1 {
@@ -278,35 +343,32 @@ func rewriteStringBody(dst, src []byte, tagSafe bool) ([]byte, int) {
 // stringBodyLen is the counting twin of rewriteStringBody with tagSafe set:
 // it returns the bytes consumed and the length of what would be written.
 func stringBodyLen(src []byte) (consumed, size int) {
-	for i := 0; i < len(src); {
-		c := src[i]
-		switch {
+	// grow is what the rewrite adds to (or, for escapes, takes from) the
+	// bytes it consumes.
+	grow := 0
+	for i := 0; ; {
+		if i = nextNotPlain(src, i, true); i >= len(src) {
+			break
+		}
+		switch c := src[i]; {
 		case c == '"':
-			return i + 1, size + 1
+			return i + 1, i + 1 + grow
 		case c == '\\':
 			r, n := decodeEscape(src[i:])
-			size += jsRuneLen(r, true)
+			grow += jsRuneLen(r, true) - n
 			i += n
-		case c == '<':
-			size += len(tagSafeLess)
-			i++
-		case c < 0x20:
-			size += jsRuneLen(rune(c), true)
-			i++
 		case c < utf8.RuneSelf:
-			size++
+			grow += jsRuneLen(rune(c), true) - 1
 			i++
 		default:
 			r, n := utf8.DecodeRune(src[i:])
 			if r == utf8.RuneError && n == 1 {
-				size += utf8.RuneLen(utf8.RuneError)
-			} else {
-				size += n
+				grow += utf8.RuneLen(utf8.RuneError) - 1
 			}
 			i += n
 		}
 	}
-	return len(src), size
+	return len(src), len(src) + grow
 }
 
 // decodeEscape reads the escape at src[0] ('\') of a valid JSON string and

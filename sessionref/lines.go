@@ -7,12 +7,18 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 )
 
 // rawReadBuffer is the read buffer for raw logs: large enough that most
 // lines are handed out without copying, small enough to keep many logs
 // open in parallel.
 const rawReadBuffer = 256 << 10
+
+// rawReaders recycles read buffers: a cold build opens thousands of logs, and
+// allocating (and zeroing) a fresh buffer for each cost more than reading
+// small logs. A sync.Pool holds no state anyone can observe.
+var rawReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, rawReadBuffer) }}
 
 // CorruptError reports a log whose complete content cannot be trusted: a
 // checksum failure in a complete zstd frame, a malformed frame, or an
@@ -66,7 +72,12 @@ func (r lineReader) read(offset int64, fn func(line []byte) error) (readResult, 
 
 func (r lineReader) readRaw(f *os.File, offset int64, fn func([]byte) error) (readResult, error) {
 	res := readResult{Offset: offset}
-	br := bufio.NewReaderSize(f, rawReadBuffer)
+	br := rawReaders.Get().(*bufio.Reader)
+	br.Reset(f)
+	defer func() {
+		br.Reset(nil)
+		rawReaders.Put(br)
+	}()
 	var long []byte // accumulates a line longer than the buffer
 	for {
 		chunk, err := br.ReadSlice('\n')

@@ -62,7 +62,7 @@ func (ix *Index) publishLocked(building bool) {
 		if len(ts) > 1 {
 			for _, t := range ts {
 				reason := fmt.Sprintf("session id %q appears in %d directories; all are skipped", id, len(ts))
-				snap.Skipped = append(snap.Skipped, Skipped{Path: ix.dirPath(t.dir), Reason: reason})
+				snap.Skipped = append(snap.Skipped, Skipped{Path: t.dir.path, Reason: reason})
 			}
 			continue
 		}
@@ -84,7 +84,7 @@ func (ix *Index) publishLocked(building bool) {
 	}
 	for _, t := range ix.tracked {
 		if t.skip != "" {
-			snap.Skipped = append(snap.Skipped, Skipped{Path: ix.dirPath(t.dir), Reason: t.skip})
+			snap.Skipped = append(snap.Skipped, Skipped{Path: t.dir.path, Reason: t.skip})
 		}
 	}
 	for _, s := range ix.skipped {

@@ -95,11 +95,20 @@ func chooseLog(dir string, names []string) (logFile, bool) {
 	return best, best.generation >= 0
 }
 
-// sessionDir is one candidate session directory found on disk.
+// sessionDir is a session directory and the log chosen in it.
 type sessionDir struct {
 	projectName string // e.g. "--home-u-proj--" or "_no-cwd"
 	dirName     string // encodeSegment(id)
+	path        string // absolute path of the session directory
 	log         logFile
+	// dirModTime is the session directory's modification time (ns) when its
+	// log was chosen: while it is unchanged no log file came or went.
+	dirModTime int64
+}
+
+// dirRef names a session directory found by listing a project directory.
+type dirRef struct {
+	projectName, dirName, path string
 }
 
 // isProjectDirName reports whether name is a project directory of §1.1.
@@ -109,7 +118,7 @@ func isProjectDirName(name string) bool {
 
 // discover lists the session directories below root. A root that does not
 // exist yet is not an error: it has no sessions.
-func discover(root string) ([]sessionDir, []Skipped, error) {
+func discover(root string) ([]dirRef, []Skipped, error) {
 	projects, err := os.ReadDir(root)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil, nil
@@ -117,57 +126,62 @@ func discover(root string) ([]sessionDir, []Skipped, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("listing sessions root %s: %w", root, err)
 	}
-	var dirs []sessionDir
+	var refs []dirRef
 	var skipped []Skipped
 	for _, p := range projects {
-		pPath := filepath.Join(root, p.Name())
 		if !p.IsDir() || !isProjectDirName(p.Name()) {
 			continue // not a project directory; dsh keeps other files here
 		}
-		found, skip := discoverProject(pPath, p.Name())
-		dirs = append(dirs, found...)
+		found, skip := discoverProject(filepath.Join(root, p.Name()), p.Name())
+		refs = append(refs, found...)
 		skipped = append(skipped, skip...)
 	}
-	return dirs, skipped, nil
+	return refs, skipped, nil
 }
 
 // discoverProject lists the session directories of one project directory.
-func discoverProject(pPath, projectName string) ([]sessionDir, []Skipped) {
+func discoverProject(pPath, projectName string) ([]dirRef, []Skipped) {
 	entries, err := os.ReadDir(pPath)
 	if err != nil {
 		return nil, []Skipped{{Path: pPath, Reason: fmt.Sprintf("project directory unreadable: %v", err)}}
 	}
-	var dirs []sessionDir
+	var refs []dirRef
 	var skipped []Skipped
 	for _, e := range entries {
 		ePath := filepath.Join(pPath, e.Name())
 		if !e.IsDir() {
-			if _, _, ok := parseLogName(strings.TrimPrefix(e.Name(), ".")); ok || isLogLike(e.Name()) {
+			if isLogLike(e.Name()) {
 				skipped = append(skipped, Skipped{Path: ePath, Reason: "flat-layout log directly in a project directory is ignored; dsh keeps each session in its own directory"})
 			}
 			continue
 		}
-		if d, skip, ok := discoverSession(pPath, projectName, e.Name()); ok {
-			dirs = append(dirs, d)
-		} else if skip != nil {
-			skipped = append(skipped, *skip)
-		}
+		refs = append(refs, dirRef{projectName: projectName, dirName: e.Name(), path: ePath})
 	}
-	return dirs, skipped
+	return refs, skipped
 }
 
-// discoverSession chooses the log of one session directory.
-func discoverSession(pPath, projectName, dirName string) (sessionDir, *Skipped, bool) {
-	sPath := filepath.Join(pPath, dirName)
-	names, err := readDirNames(sPath)
+// chooseSessionLog finds the log of one session directory. prior, when not
+// nil, is what was chosen last time: it is reused without listing the
+// directory while the directory's modification time is unchanged, so a
+// restart costs a stat, not a listing.
+func chooseSessionLog(ref dirRef, prior *sessionDir) (sessionDir, *Skipped) {
+	info, err := os.Stat(ref.path)
 	if err != nil {
-		return sessionDir{}, &Skipped{Path: sPath, Reason: fmt.Sprintf("session directory unreadable: %v", err)}, false
+		return sessionDir{}, &Skipped{Path: ref.path, Reason: fmt.Sprintf("session directory unreadable: %v", err)}
 	}
-	lf, ok := chooseLog(sPath, names)
+	mod := info.ModTime().UnixNano()
+	if prior != nil && prior.dirModTime == mod && prior.log.path != "" {
+		return *prior, nil
+	}
+	names, err := readDirNames(ref.path)
+	if err != nil {
+		return sessionDir{}, &Skipped{Path: ref.path, Reason: fmt.Sprintf("session directory unreadable: %v", err)}
+	}
+	lf, ok := chooseLog(ref.path, names)
 	if !ok {
-		return sessionDir{}, &Skipped{Path: sPath, Reason: "session directory holds no session log"}, false
+		return sessionDir{}, &Skipped{Path: ref.path, Reason: "session directory holds no session log"}
 	}
-	return sessionDir{projectName: projectName, dirName: dirName, log: lf}, nil, true
+	return sessionDir{projectName: ref.projectName, dirName: ref.dirName, path: ref.path, log: lf, dirModTime: mod}, nil
 }
 
 func isLogLike(name string) bool {

@@ -1,6 +1,5 @@
 package sessionref
 
-
 // Encoding says how a log file is stored.
 type Encoding string
 

@@ -112,8 +112,8 @@ type frameDecoder struct {
 	// concurrency is how many frames may be decoded at once; 0 means GOMAXPROCS.
 	concurrency int
 	once        sync.Once
-	dec  *zstd.Decoder
-	err  error
+	dec         *zstd.Decoder
+	err         error
 }
 
 func (f *frameDecoder) decode(frame []byte, dst []byte) ([]byte, error) {

@@ -1,0 +1,236 @@
+// Command benchsessions measures the session half of dsh-refls against the
+// baselines SPEC §5 names, in one run on one store: cold index build as a
+// ratio to `rg -c '"session/title"'` over the same root, warm restart from
+// the cache, candidate query latency while typing, freshness from append to
+// visible, and peak RSS. Runs are interleaved and medians reported, because
+// these machines are noisy.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/dsh-refls/dsh-refls/internal/dshgen"
+	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/live"
+	"github.com/dsh-refls/dsh-refls/watch"
+)
+
+func main() {
+	root := flag.String("root", filepath.Join(os.TempDir(), "dsh-refls-bench", "sessions"), "store to use (generated when missing)")
+	sessions := flag.Int("sessions", 10000, "sessions to generate")
+	size := flag.String("bytes", "3G", "total log bytes to generate (K, M, G suffixes)")
+	seed := flag.Int64("seed", 1, "generator seed")
+	runs := flag.Int("runs", 5, "interleaved runs of each timed build")
+	flag.Parse()
+	if err := run(*root, *sessions, *size, *seed, *runs); err != nil {
+		fmt.Fprintln(os.Stderr, "benchsessions:", err)
+		os.Exit(1)
+	}
+}
+
+func parseSize(s string) (int64, error) {
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(s, "G"):
+		mult, s = 1<<30, strings.TrimSuffix(s, "G")
+	case strings.HasSuffix(s, "M"):
+		mult, s = 1<<20, strings.TrimSuffix(s, "M")
+	case strings.HasSuffix(s, "K"):
+		mult, s = 1<<10, strings.TrimSuffix(s, "K")
+	}
+	var n int64
+	if _, err := fmt.Sscan(s, &n); err != nil {
+		return 0, fmt.Errorf("size %q: %w", s, err)
+	}
+	return n * mult, nil
+}
+
+func run(root string, sessions int, size string, seed int64, runs int) error {
+	ctx := context.Background()
+	target, err := parseSize(size)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(root); errors.Is(err, os.ErrNotExist) {
+		fmt.Printf("generating %d sessions, %s of logs under %s ...\n", sessions, size, root)
+		t0 := time.Now()
+		rep, err := dshgen.BenchStoreWith(ctx, root, dshgen.BenchConfig{Sessions: sessions, TargetBytes: target, Seed: seed})
+		if err != nil {
+			return fmt.Errorf("generating the store: %w", err)
+		}
+		fmt.Printf("generated %d sessions in %d projects, %.2f GB on disk, in %v\n", rep.Sessions, rep.Projects, float64(rep.DiskBytes)/1e9, time.Since(t0).Round(time.Second))
+	}
+	rg, err := exec.LookPath("rg")
+	if err != nil {
+		return errors.New("ripgrep (rg) is not installed; scripts/bench-sessions.sh installs it")
+	}
+	// Warm the page cache so both sides read from memory.
+	if _, err := timeRG(rg, root); err != nil {
+		return err
+	}
+	var rgTimes, coldTimes, warmTimes []time.Duration
+	var ix *sessionref.Index
+	cache := filepath.Join(os.TempDir(), "dsh-refls-bench-index.gob")
+	for i := 0; i < runs; i++ {
+		d, err := timeRG(rg, root)
+		if err != nil {
+			return err
+		}
+		rgTimes = append(rgTimes, d)
+		ix = sessionref.NewIndex(root, sessionref.IndexOptions{})
+		t0 := time.Now()
+		if err := ix.Build(ctx, nil); err != nil {
+			return fmt.Errorf("building the index: %w", err)
+		}
+		coldTimes = append(coldTimes, time.Since(t0))
+		if err := ix.SaveCache(cache); err != nil {
+			return err
+		}
+		warm := sessionref.NewIndex(root, sessionref.IndexOptions{})
+		t0 = time.Now()
+		if err := warm.LoadCache(cache); err != nil {
+			return fmt.Errorf("loading the cache: %w", err)
+		}
+		if err := warm.Build(ctx, nil); err != nil {
+			return err
+		}
+		warmTimes = append(warmTimes, time.Since(t0))
+		if warm.BytesRead() != 0 {
+			return fmt.Errorf("warm restart read %d log bytes", warm.BytesRead())
+		}
+	}
+	snap := ix.Snapshot()
+	rgMed, coldMed, warmMed := median(rgTimes), median(coldTimes), median(warmTimes)
+	fmt.Printf("sessions indexed: %d (skipped %d), log bytes read by a cold build: %.2f GB\n", len(snap.Sessions), len(snap.Skipped), float64(ix.BytesRead())/1e9)
+	fmt.Printf("rg -c '\"session/title\"' scan:  median %v over %d runs\n", rgMed.Round(time.Millisecond), runs)
+	fmt.Printf("cold index build:           median %v  = %.2f× rg   (SPEC §5: ≤ 2×)\n", coldMed.Round(time.Millisecond), ratio(coldMed, rgMed))
+	fmt.Printf("warm restart (cache):       median %v   (SPEC §5: ≤ 100 ms)\n", warmMed.Round(time.Millisecond))
+
+	lat := typingLatencies(snap)
+	p50, p99 := percentile(lat, 50), percentile(lat, 99)
+	fmt.Printf("candidate query while typing: %d queries, p50 %v, p99 %v  (SPEC §5: ≤ 250 µs, ≤ 1 ms)\n", len(lat), p50, p99)
+	fmt.Printf("query p50 vs one rg scan:   %.0f× faster   (SPEC §5: ≥ 500×)\n", ratio(rgMed, p50))
+
+	fresh, err := freshness(ctx, root, snap)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("freshness append→visible:   %d appends, p50 %v, max %v  (SPEC §5: ≤ 250 ms)\n", len(fresh), percentile(fresh, 50).Round(time.Millisecond), percentile(fresh, 100).Round(time.Millisecond))
+	fmt.Printf("peak RSS:                   %s   (SPEC §5: ≤ 150 MB with both indexes)\n", peakRSS())
+	return nil
+}
+
+func timeRG(rg, root string) (time.Duration, error) {
+	cmd := exec.Command(rg, "-c", `"session/title"`, root)
+	cmd.Stdout, cmd.Stderr = nil, os.Stderr
+	t0 := time.Now()
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
+		return 0, fmt.Errorf("running rg: %w", err)
+	}
+	return time.Since(t0), nil
+}
+
+// typingLatencies types the first 20 characters of many titles, one
+// keystroke at a time, and times each candidate query.
+func typingLatencies(snap *sessionref.Snapshot) []time.Duration {
+	rnd := rand.New(rand.NewSource(7))
+	var out []time.Duration
+	for k := 0; k < 50 && len(snap.Sessions) > 0; k++ {
+		e := snap.Sessions[rnd.Intn(len(snap.Sessions))]
+		title := []rune(e.DisplayTitle())
+		for n := 1; n <= len(title) && n <= 20; n++ {
+			t0 := time.Now()
+			_, _, _ = snap.Candidates(sessionref.CandidateQuery{Query: string(title[:n]), TargetCwd: e.Cwd})
+			out = append(out, time.Since(t0))
+		}
+	}
+	return out
+}
+
+// freshness appends a title to existing logs and waits until the live
+// store shows it.
+func freshness(ctx context.Context, root string, snap *sessionref.Snapshot) ([]time.Duration, error) {
+	st, err := live.Open(live.Options{Root: root, Watch: watch.ModeFsnotify, CachePath: live.NoCache})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = st.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	<-st.Ready()
+	var out []time.Duration
+	for i := 0; i < 20 && i < len(snap.Sessions); i++ {
+		e := snap.Sessions[i*len(snap.Sessions)/20]
+		if e.Encoding != sessionref.EncodingRaw {
+			continue
+		}
+		title := fmt.Sprintf("fresh title %d %d", i, time.Now().UnixNano())
+		line := fmt.Sprintf(`{"type":"session/title","seq":%d,"time":%d,"data":{"title":%q,"messageSeqs":[],"source":{"kind":"user"}}}`+"\n", e.LastSeq+1, time.Now().UnixMilli(), title)
+		f, err := os.OpenFile(e.Path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return nil, err
+		}
+		t0 := time.Now()
+		_, err = f.WriteString(line)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		for {
+			if got, ok := st.Index().Snapshot().Locate(e.ID); ok && got.Title == title {
+				out = append(out, time.Since(t0))
+				break
+			}
+			if time.Since(t0) > 5*time.Second {
+				return nil, fmt.Errorf("appended title of %s not visible after 5 s", e.ID)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	return out, nil
+}
+
+func median(d []time.Duration) time.Duration { return percentile(d, 50) }
+
+func percentile(d []time.Duration, p int) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := (len(s)*p + 99) / 100
+	return s[max(0, min(len(s)-1, i-1))]
+}
+
+func ratio(a, b time.Duration) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+func peakRSS() string {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "unknown"
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			return strings.TrimSpace(strings.TrimPrefix(line, "VmHWM:"))
+		}
+	}
+	return "unknown"
+}
