@@ -1,8 +1,8 @@
 package sessionref
 
 import (
-	"sort"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -42,47 +42,120 @@ func (s *Snapshot) Candidates(q CandidateQuery) ([]Candidate, bool, error) {
 		targetCwd, hasTargetCwd = t.Cwd, t.HasCwd
 	}
 	query := strings.ToLower(q.Query)
-	type hit struct {
-		i, group, tier int
-	}
-	hits := make([]hit, 0, 64)
-	for i := range s.Sessions {
+	// Split the matches by group first (cheap), then rank only as many
+	// groups as the limit reaches: match quality is computed for the
+	// sessions that can still make the list, not for every match.
+	var groups [groupOther + 1][]int32
+	for _, i := range s.matching(query) {
 		e := &s.Sessions[i]
 		if e.ID == q.TargetID {
 			continue
 		}
-		if query != "" && !strings.Contains(s.keys[i], query) {
-			continue
-		}
-		h := hit{i: i, group: groupOther}
+		g := groupOther
 		switch {
 		case !e.HasCwd:
-			h.group = groupNoCwd
+			g = groupNoCwd
 		case hasTargetCwd && e.Cwd == targetCwd:
-			h.group = groupSameCwd
+			g = groupSameCwd
 		}
-		if query != "" {
-			h.tier = matchTier(e, query)
+		groups[g] = append(groups[g], i)
+	}
+	out := make([]Candidate, 0, min(limit, len(groups[0])+len(groups[1])+len(groups[2])))
+	for _, members := range groups {
+		if len(members) == 0 {
+			continue
 		}
-		hits = append(hits, h)
-	}
-	// Sessions are already newest first, so a stable sort on (group, tier)
-	// keeps that order within each class.
-	sort.SliceStable(hits, func(a, b int) bool {
-		if hits[a].group != hits[b].group {
-			return hits[a].group < hits[b].group
+		if len(out) == limit {
+			return out, true, nil
 		}
-		return hits[a].tier < hits[b].tier
-	})
-	capped := len(hits) > limit
-	if capped {
-		hits = hits[:limit]
+		// Sessions are newest first; bucketing by tier keeps that order
+		// within each tier without sorting.
+		var tiers [tierSubstring + 1][]int32
+		if query == "" {
+			tiers[0] = members
+		} else {
+			for _, i := range members {
+				t := matchTier(&s.search[i], query)
+				tiers[t] = append(tiers[t], i)
+			}
+		}
+		for _, tier := range tiers {
+			for _, i := range tier {
+				if len(out) == limit {
+					return out, true, nil
+				}
+				out = append(out, candidateOf(&s.Sessions[i], hasTargetCwd, targetCwd))
+			}
+		}
 	}
-	out := make([]Candidate, len(hits))
-	for k, h := range hits {
-		out[k] = candidateOf(&s.Sessions[h.i], hasTargetCwd, targetCwd)
+	return out, false, nil
+}
+
+// recentQueries is how many query results a snapshot remembers. While a
+// user types, each keystroke extends the previous query, so its matches are
+// a subset of the previous matches; a few entries cover several clients
+// typing at once.
+const recentQueries = 8
+
+// queryCache remembers the matches of recent queries on one snapshot. It is
+// a cache: results never depend on it.
+type queryCache struct {
+	// mu guards entries and next.
+	mu      sync.Mutex
+	entries [recentQueries]cachedQuery
+	next    int
+}
+
+type cachedQuery struct {
+	query   string
+	matches []int32
+	valid   bool
+}
+
+// matching returns the indices of the sessions whose search text contains
+// the lowercased query, in snapshot order. It narrows the matches of the
+// longest remembered query that the new one contains instead of scanning
+// every session.
+func (s *Snapshot) matching(query string) []int32 {
+	if query == "" {
+		all := make([]int32, len(s.Sessions))
+		for i := range all {
+			all[i] = int32(i)
+		}
+		return all
 	}
-	return out, capped, nil
+	var base []int32
+	s.queries.mu.Lock()
+	bestLen := -1
+	for _, c := range s.queries.entries {
+		if c.valid && len(c.query) > bestLen && strings.Contains(query, c.query) {
+			if c.query == query {
+				s.queries.mu.Unlock()
+				return c.matches
+			}
+			base, bestLen = c.matches, len(c.query)
+		}
+	}
+	s.queries.mu.Unlock()
+	var out []int32
+	if base != nil {
+		for _, i := range base {
+			if strings.Contains(s.search[i].all, query) {
+				out = append(out, i)
+			}
+		}
+	} else {
+		for i := range s.search {
+			if strings.Contains(s.search[i].all, query) {
+				out = append(out, int32(i))
+			}
+		}
+	}
+	s.queries.mu.Lock()
+	s.queries.entries[s.queries.next] = cachedQuery{query: query, matches: out, valid: true}
+	s.queries.next = (s.queries.next + 1) % recentQueries
+	s.queries.mu.Unlock()
+	return out
 }
 
 // candidateOf builds the §2.2 candidate of an entry.
@@ -103,21 +176,17 @@ func candidateOf(e *Entry, hasTargetCwd bool, targetCwd string) Candidate {
 }
 
 // matchTier says how well a lowercased query matches an entry.
-func matchTier(e *Entry, query string) int {
-	best := tierSubstring
-	for _, title := range [2]string{e.Title, e.DisplayTitle()} {
-		lower := strings.ToLower(title)
-		if strings.HasPrefix(lower, query) {
-			return tierTitlePrefix
-		}
-		if best > tierWordStart && hasWordStart(lower, query) {
-			best = tierWordStart
-		}
+func matchTier(st *searchText, query string) int {
+	if strings.HasPrefix(st.title, query) || strings.HasPrefix(st.display, query) {
+		return tierTitlePrefix
 	}
-	if best > tierIDPrefix && strings.HasPrefix(strings.ToLower(e.ID), query) {
-		best = tierIDPrefix
+	if hasWordStart(st.title, query) || hasWordStart(st.display, query) {
+		return tierWordStart
 	}
-	return best
+	if strings.HasPrefix(st.id, query) {
+		return tierIDPrefix
+	}
+	return tierSubstring
 }
 
 // hasWordStart reports whether query occurs in s right after a non-letter,

@@ -97,11 +97,19 @@ func PrepareContent(ctx context.Context, loc Locator, targetID string, blocks []
 	if prep.Context == nil {
 		out = blocks
 	}
-	raw, err := json.Marshal(out)
-	if err != nil {
-		return nil, fmt.Errorf("serialising content: %w", err)
+	return &TextResult{Content: joinJSONArray(out), References: prep.References, AdditionalContext: prep.Context}, nil
+}
+
+// joinJSONArray writes blocks as a JSON array, each block byte for byte.
+func joinJSONArray(blocks []json.RawMessage) json.RawMessage {
+	out := []byte{'['}
+	for i, b := range blocks {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, b...)
 	}
-	return &TextResult{Content: raw, References: prep.References, AdditionalContext: prep.Context}, nil
+	return append(out, ']')
 }
 
 func checkMode(mode Mode) error {

@@ -132,6 +132,9 @@ func readSource(ctx context.Context, loc Locator, ref Reference, frames *frameDe
 	if err != nil {
 		return snapshotData{}, 0, nil, fail(err)
 	}
+	if lf.generation > 0 && log.header.Version != lf.generation {
+		return snapshotData{}, 0, nil, fail(fmt.Errorf("generation %d log has header version %d", lf.generation, log.header.Version))
+	}
 	if log.header.ID != ref.SessionID {
 		return snapshotData{}, 0, nil, fail(fmt.Errorf("log header names session %q", log.header.ID))
 	}
@@ -247,7 +250,7 @@ func validateLimits(lim Limits) error {
 		return Errorf(CodeInvalidConfig, "maxReferenceBytes must be positive, got %d", lim.MaxReferenceBytes)
 	case lim.ContextWindow < 0:
 		return Errorf(CodeInvalidConfig, "contextWindow must be positive, got %d", lim.ContextWindow)
-	case lim.ReferenceContextFraction < 0 || lim.ReferenceContextFraction > 1:
+	case !(lim.ReferenceContextFraction >= 0 && lim.ReferenceContextFraction <= 1): // NaN too
 		return Errorf(CodeInvalidConfig, "referenceContextFraction must be in (0, 1], got %v", lim.ReferenceContextFraction)
 	}
 	return nil

@@ -27,6 +27,9 @@ var (
 // line feeds one event line (not the header).
 func (s *titleScanner) line(line []byte) {
 	typ, rest, fast := fastType(line)
+	if fast && typ == "" {
+		return // an event without a type is unparsable
+	}
 	if !fast {
 		var e envelope
 		if json.Unmarshal(line, &e) != nil || e.Type == "" {

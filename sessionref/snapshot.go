@@ -24,8 +24,9 @@ type Snapshot struct {
 	// Building is true until the first build finished.
 	Building bool
 
-	byID map[string]int
-	keys []string // lowercased search text, parallel to Sessions
+	byID    map[string]int
+	search  []searchText // parallel to Sessions
+	queries queryCache
 }
 
 // Locate finds a listed session by id. It implements Locator.
@@ -37,55 +38,63 @@ func (s *Snapshot) Locate(id string) (Entry, bool) {
 	return s.Sessions[i], true
 }
 
-// searchKey is the lowercased text a query matches: id, cwd, title and
-// display title, separated by a byte no query can span.
-func searchKey(e *Entry) string {
-	return strings.ToLower(e.ID + "\x00" + e.Cwd + "\x00" + e.Title + "\x00" + e.DisplayTitle())
+// searchText is the lowercased text a query matches, computed once per
+// change of an entry so queries never lowercase anything.
+type searchText struct {
+	// all joins id, cwd, title and display title with a byte no query spans.
+	all                string
+	id, title, display string
+}
+
+func newSearchText(e *Entry) searchText {
+	st := searchText{
+		id:      strings.ToLower(e.ID),
+		title:   strings.ToLower(e.Title),
+		display: strings.ToLower(e.DisplayTitle()),
+	}
+	st.all = st.id + "\x00" + strings.ToLower(e.Cwd) + "\x00" + st.title + "\x00" + st.display
+	return st
 }
 
 // publishLocked builds and publishes a snapshot from the writer's state.
 func (ix *Index) publishLocked(building bool) {
 	snap := &Snapshot{Root: ix.root, Updated: time.Now(), Building: building}
-	byID := map[string][]*tracked{}
+	listed := make([]*tracked, 0, len(ix.tracked))
 	for _, t := range ix.tracked {
-		if t.skip != "" {
-			continue
+		if t.skip == "" {
+			listed = append(listed, t)
+		} else {
+			snap.Skipped = append(snap.Skipped, Skipped{Path: t.dir.path, Reason: t.skip})
 		}
-		byID[t.entry.ID] = append(byID[t.entry.ID], t)
 	}
-	type row struct {
-		entry Entry
-		key   string
-	}
-	rows := make([]row, 0, len(byID))
-	for id, ts := range byID {
-		if len(ts) > 1 {
-			for _, t := range ts {
-				reason := fmt.Sprintf("session id %q appears in %d directories; all are skipped", id, len(ts))
-				snap.Skipped = append(snap.Skipped, Skipped{Path: t.dir.path, Reason: reason})
-			}
-			continue
-		}
-		rows = append(rows, row{entry: ts[0].entry, key: ts[0].key})
-	}
-	sort.Slice(rows, func(i, j int) bool {
-		a, b := &rows[i].entry, &rows[j].entry
+	sort.Slice(listed, func(i, j int) bool {
+		a, b := &listed[i].entry, &listed[j].entry
 		if a.CreatedAt != b.CreatedAt {
 			return a.CreatedAt > b.CreatedAt
 		}
-		return a.ID < b.ID
-	})
-	snap.Sessions = make([]Entry, len(rows))
-	snap.keys = make([]string, len(rows))
-	snap.byID = make(map[string]int, len(rows))
-	for i, r := range rows {
-		snap.Sessions[i], snap.keys[i] = r.entry, r.key
-		snap.byID[r.entry.ID] = i
-	}
-	for _, t := range ix.tracked {
-		if t.skip != "" {
-			snap.Skipped = append(snap.Skipped, Skipped{Path: t.dir.path, Reason: t.skip})
+		if a.ID != b.ID {
+			return a.ID < b.ID
 		}
+		return listed[i].dir.path < listed[j].dir.path
+	})
+	// Ids listed twice are adjacent only when createdAt matches too, so
+	// count them first.
+	count := make(map[string]int, len(listed))
+	for _, t := range listed {
+		count[t.entry.ID]++
+	}
+	snap.Sessions = make([]Entry, 0, len(listed))
+	snap.search = make([]searchText, 0, len(listed))
+	snap.byID = make(map[string]int, len(listed))
+	for _, t := range listed {
+		if n := count[t.entry.ID]; n > 1 {
+			reason := fmt.Sprintf("session id %q appears in %d directories; all are skipped", t.entry.ID, n)
+			snap.Skipped = append(snap.Skipped, Skipped{Path: t.dir.path, Reason: reason})
+			continue
+		}
+		snap.byID[t.entry.ID] = len(snap.Sessions)
+		snap.Sessions = append(snap.Sessions, t.entry)
+		snap.search = append(snap.search, t.search)
 	}
 	for _, s := range ix.skipped {
 		snap.Skipped = append(snap.Skipped, s)

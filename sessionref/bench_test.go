@@ -1,0 +1,117 @@
+package sessionref_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/dsh-refls/dsh-refls/sessionref"
+)
+
+// benchWords make believable titles for the benchmark store.
+var benchWords = []string{"refactor", "parser", "fix", "flaky", "test", "deploy", "cache", "index", "rename",
+	"server", "client", "review", "migration", "schema", "logging", "retry", "timeout", "budget", "watcher", "docs"}
+
+var (
+	benchStoreOnce sync.Once
+	benchStoreRoot string
+	benchStoreErr  error
+)
+
+// benchStore writes 10,000 small sessions over 40 projects once per run.
+func benchStore(b *testing.B) string {
+	b.Helper()
+	benchStoreOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "dsh-refls-bench-store-")
+		if err != nil {
+			benchStoreErr = err
+			return
+		}
+		benchStoreRoot = filepath.Join(dir, "sessions")
+		rnd := rand.New(rand.NewSource(1))
+		for i := 0; i < 10000; i++ {
+			cwd := fmt.Sprintf("/home/dev/project-%02d", i%40)
+			id := fmt.Sprintf("%08x-0000-4000-8000-%012x", rnd.Uint32(), i)
+			title := fmt.Sprintf("%s the %s %s", benchWords[rnd.Intn(len(benchWords))], benchWords[rnd.Intn(len(benchWords))], benchWords[rnd.Intn(len(benchWords))])
+			sdir := filepath.Join(benchStoreRoot, sessionref.ProjectDir(cwd, true), sessionref.EncodeSegment(id))
+			if benchStoreErr = os.MkdirAll(sdir, 0o755); benchStoreErr != nil {
+				return
+			}
+			log := fmt.Sprintf(`{"type":"session","version":0,"id":%q,"createdAt":%d,"cwd":%q,"delegationDepth":0}
+{"type":"user/message","seq":0,"time":1,"data":{"content":[{"type":"text","text":%q}],"source":{"kind":"user"},"role":"user","id":"m"},"surfaceOp":"append"}
+{"type":"session/title","seq":1,"time":2,"data":{"title":%q,"messageSeqs":[0],"source":{"kind":"fallback"}}}
+`, id, 1783350000000+int64(i), cwd, title, title)
+			if benchStoreErr = os.WriteFile(filepath.Join(sdir, "session.jsonl"), []byte(log), 0o644); benchStoreErr != nil {
+				return
+			}
+		}
+	})
+	if benchStoreErr != nil {
+		b.Fatalf("writing the bench store: %v", benchStoreErr)
+	}
+	return benchStoreRoot
+}
+
+// BenchmarkCandidatesTyping measures one candidate query per keystroke while
+// typing 20 characters of a title over 10,000 sessions (SPEC §5: p50 ≤ 250 µs).
+func BenchmarkCandidatesTyping(b *testing.B) {
+	root := benchStore(b)
+	ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	if err := ix.Build(context.Background(), nil); err != nil {
+		b.Fatal(err)
+	}
+	snap := ix.Snapshot()
+	if len(snap.Sessions) != 10000 {
+		b.Fatalf("indexed %d sessions", len(snap.Sessions))
+	}
+	query := []rune("fix the parser retry")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		q := string(query[:1+i%len(query)])
+		if _, _, err := snap.Candidates(sessionref.CandidateQuery{Query: q, TargetCwd: "/home/dev/project-07"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkIndexWarmRestart measures a restart over an unchanged root from
+// the cache (SPEC §5: ≤ 100 ms at 10,000 sessions).
+func BenchmarkIndexWarmRestart(b *testing.B) {
+	root := benchStore(b)
+	ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	if err := ix.Build(context.Background(), nil); err != nil {
+		b.Fatal(err)
+	}
+	cache := filepath.Join(b.TempDir(), "index.gob")
+	if err := ix.SaveCache(cache); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		warm := sessionref.NewIndex(root, sessionref.IndexOptions{})
+		if err := warm.LoadCache(cache); err != nil {
+			b.Fatal(err)
+		}
+		if err := warm.Build(context.Background(), nil); err != nil {
+			b.Fatal(err)
+		}
+		if warm.BytesRead() != 0 {
+			b.Fatalf("warm restart read %d bytes", warm.BytesRead())
+		}
+	}
+}
+
+// BenchmarkIndexColdBuild measures a build with no cache over 10,000 small logs.
+func BenchmarkIndexColdBuild(b *testing.B) {
+	root := benchStore(b)
+	for i := 0; i < b.N; i++ {
+		ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
+		if err := ix.Build(context.Background(), nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
