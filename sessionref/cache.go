@@ -135,7 +135,7 @@ func (ix *Index) LoadCache(path string) error {
 		}
 		t := &tracked{dir: d, entry: s.Entry, file: s.File, skip: s.Skip, identityErr: s.IdentityErr, started: s.Started}
 		if t.skip == "" {
-			t.key = searchKey(&t.entry)
+			t.search = newSearchText(&t.entry)
 		}
 		loaded[d.path] = t
 	}

@@ -54,7 +54,8 @@ type tracked struct {
 	// identityErr says why the header does not belong where the log lies.
 	identityErr string
 	scanner     titleScanner
-	key         string // lowercased search text of the entry
+	// search is the entry's lowercased search text.
+	search searchText
 }
 
 // fileIdentity is what tells that a log is the same file grown, not a new one.
@@ -354,6 +355,6 @@ func (ix *Index) readTracked(t *tracked) {
 		t.skip = "log has no complete header line yet"
 	}
 	if t.skip == "" {
-		t.key = searchKey(&t.entry)
+		t.search = newSearchText(&t.entry)
 	}
 }

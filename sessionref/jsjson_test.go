@@ -284,8 +284,12 @@ func conversationValue(size int) any {
 		Conversation       []message `json:"conversation"`
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
-	words := []string{"the", "session", "reads", "<tag>", "func", "main()", "{", "}", "\"quoted\"",
-		"path/to/file.go", "naïve", "会话", "😀", "\t", "\n", "if x < y && y > z", "\u2028", "return"}
+	// Mostly prose and code, with the characters the rewrite must touch
+	// (quotes, newlines, tabs, '<', U+2028, CJK, emoji) about one word in
+	// eight, as in real conversations.
+	plain := []string{"the", "session", "reads", "func", "main()", "{", "}", "path/to/file.go", "return",
+		"configuration", "value", "error", "handler", "and", "of", "a", "is", "when", "test", "build"}
+	special := []string{"<tag>", "\"quoted\"", "naïve", "会话", "😀", "\t", "\n", "if x < y && y > z", "\u2028"}
 	cwd := "/home/dev/project"
 	d := data{SessionID: "228b7b82-84ed-49b7-a567-981c03b28c77", Label: "Refactor <b>the</b> parser", Cwd: &cwd}
 	total := 0
@@ -293,7 +297,11 @@ func conversationValue(size int) any {
 		var b strings.Builder
 		n := 20 + rng.IntN(2000)
 		for b.Len() < n {
-			b.WriteString(words[rng.IntN(len(words))])
+			if rng.IntN(8) == 0 {
+				b.WriteString(special[rng.IntN(len(special))])
+			} else {
+				b.WriteString(plain[rng.IntN(len(plain))])
+			}
 			b.WriteByte(' ')
 		}
 		role := "user"
@@ -369,5 +377,19 @@ func BenchmarkEncodingJSON(b *testing.B) {
 		if _, err := json.Marshal(v); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkRewriteTagSafe measures the JavaScript rewrite alone, on
+// encoding/json's output for the same value.
+func BenchmarkRewriteTagSafe(b *testing.B) {
+	raw, err := json.Marshal(conversationValue(1 << 20))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(raw)))
+	dst := make([]byte, 0, 2*len(raw))
+	for b.Loop() {
+		dst = rewriteJSON(dst[:0], raw, true)
 	}
 }

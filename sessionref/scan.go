@@ -9,13 +9,15 @@ import (
 // titleScanner extracts what the title index keeps from log lines without
 // decoding most of them: dsh writes every event as {"type":"…","seq":N,…},
 // so the type and seq are read from the line's first bytes and only title
-// and descriptor lines are decoded in full.
+// and descriptor lines are decoded in full. Only the seq of the newest line
+// survives a read, so that one line is decoded in full when the read ends:
+// the index then agrees exactly with a full decode of the log.
 type titleScanner struct {
 	entry *Entry
-	// lastPacked holds the most recent packed row when it is the newest
-	// line, because its last seq needs its member count.
-	lastPacked     []byte
-	lastIsPacked   bool
+	// last is a copy of the newest line and prevSeq the last seq before it.
+	last           []byte
+	hasLast        bool
+	prevSeq        int64
 	descriptorSeen bool
 }
 
@@ -26,9 +28,12 @@ var (
 
 // line feeds one event line (not the header).
 func (s *titleScanner) line(line []byte) {
+	s.prevSeq = s.entry.LastSeq
+	s.last = append(s.last[:0], line...)
+	s.hasLast = true
 	typ, rest, fast := fastType(line)
-	if fast && typ == "" {
-		return // an event without a type is unparsable
+	if fast && (typ == "" || !endsLikeObject(line)) {
+		return // unparsable: changes nothing
 	}
 	if !fast {
 		var e envelope
@@ -36,18 +41,15 @@ func (s *titleScanner) line(line []byte) {
 			return // unparsable lines do not change titles or seqs
 		}
 		typ = e.Type
-		rest = nil
 		if seq, ok := e.lastSeq(); ok {
 			s.entry.LastSeq = seq
 		}
-		s.lastIsPacked = false
 	} else {
 		switch typ {
 		case typeTextChunks, typeReasoningChunks, typeToolCallChunks:
-			s.lastPacked = append(s.lastPacked[:0], line...)
-			s.lastIsPacked = true
+			// The seq of a packed row needs its member count; finish
+			// settles it if this row stays the newest line.
 		default:
-			s.lastIsPacked = false
 			if seq, ok := fastSeq(rest); ok {
 				s.entry.LastSeq = seq
 			} else {
@@ -86,18 +88,29 @@ func (s *titleScanner) line(line []byte) {
 	}
 }
 
-// finish settles the last seq when the newest line was a packed row.
+// finish decodes the newest line in full and settles the last seq from it.
 func (s *titleScanner) finish() {
-	if !s.lastIsPacked {
+	if !s.hasLast {
 		return
 	}
+	s.hasLast = false
 	var e envelope
-	if json.Unmarshal(s.lastPacked, &e) == nil {
-		if seq, ok := e.lastSeq(); ok {
-			s.entry.LastSeq = seq
-		}
+	if json.Unmarshal(s.last, &e) != nil || e.Type == "" {
+		s.entry.LastSeq = s.prevSeq // the newest line is unparsable
+		return
 	}
-	s.lastIsPacked = false
+	if seq, ok := e.lastSeq(); ok {
+		s.entry.LastSeq = seq
+	} else {
+		s.entry.LastSeq = s.prevSeq
+	}
+}
+
+// endsLikeObject reports whether a line ends with '}' as every complete
+// event does; a cheap guard against torn or garbled lines.
+func endsLikeObject(line []byte) bool {
+	trimmed := bytes.TrimRight(line, " \t\r")
+	return len(trimmed) > 0 && trimmed[len(trimmed)-1] == '}'
 }
 
 // fastType reads the event type from a line that starts the way dsh writes

@@ -1,0 +1,387 @@
+package sessionref
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// errorStore holds three readable sessions, a, b and c, and the target t.
+func errorStore(t *testing.T) (*testStore, *Index) {
+	s := newTestStore(t)
+	for i, id := range []string{"a", "b", "c", "d", "t"} {
+		s.simple(id, "/p", fixtureTime+int64(i), userMsg(0, "question "+id), assistantMsg(1, "answer "+id), turnEnd(2))
+	}
+	return s, s.index()
+}
+
+func TestErrorInvalidConfig(t *testing.T) {
+	_, ix := errorStore(t)
+	text := "see " + Mention("A", "a")
+	tests := []struct {
+		name string
+		lim  Limits
+		mode Mode
+	}{
+		{"maxReferences above 3", Limits{MaxReferences: 4}, ModeReplace},
+		{"negative maxReferences", Limits{MaxReferences: -1}, ModeReplace},
+		{"negative maxReferenceBytes", Limits{MaxReferenceBytes: -5}, ModeReplace},
+		{"negative contextWindow", Limits{ContextWindow: -1}, ModeReplace},
+		{"fraction above 1", Limits{ReferenceContextFraction: 1.5}, ModeReplace},
+		{"negative fraction", Limits{ReferenceContextFraction: -0.1}, ModeReplace},
+		{"infinite fraction", Limits{ReferenceContextFraction: math.Inf(1)}, ModeReplace},
+		// strconv.ParseFloat (and so a float command-line flag) accepts "NaN".
+		{"NaN fraction", Limits{ContextWindow: 1000, ReferenceContextFraction: math.NaN()}, ModeReplace},
+		{"unknown mode", Limits{}, Mode("rewrite")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := PrepareText(context.Background(), ix.Snapshot(), "t", text, tt.mode, nil, tt.lim)
+			wantCode(t, err, CodeInvalidConfig)
+			if res != nil {
+				t.Errorf("result %+v with an error", res)
+			}
+		})
+	}
+	// Also without references: a bad configuration is refused, not ignored.
+	_, err := Prepare(context.Background(), ix.Snapshot(), "t", nil, Limits{MaxReferences: 9})
+	wantCode(t, err, CodeInvalidConfig)
+}
+
+func TestErrorInvalidReference(t *testing.T) {
+	_, ix := errorStore(t)
+	nonCanonical := URIScheme + base64.RawURLEncoding.EncodeToString([]byte(`"\u0061"`))
+	if id, err := DecodeURI(nonCanonical); err == nil {
+		t.Fatalf("test premise: %s decodes to %q", nonCanonical, id)
+	}
+	texts := []struct{ name, text string }{
+		{"malformed mention URI", "see @[A](dsh-session:%%%)"},
+		{"mention URI not a JSON string", "see @[A](" + URIScheme + base64.RawURLEncoding.EncodeToString([]byte(`42`)) + ")"},
+		{"non-canonical bare URI", "see " + nonCanonical + " now"},
+		{"bad URI after a good one", Mention("A", "a") + " and @[B](dsh-session:!)"},
+	}
+	for _, tt := range texts {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := PrepareText(context.Background(), ix.Snapshot(), "t", tt.text, ModeReplace, nil, Limits{})
+			wantCode(t, err, CodeInvalidReference)
+		})
+	}
+	ordinary := []string{"dsh-session: alone", "dsh-session:%%%", "no mention"}
+	for _, text := range ordinary {
+		res, err := PrepareText(context.Background(), ix.Snapshot(), "t", text, ModeReplace, nil, Limits{})
+		if err != nil || res.AdditionalContext != nil {
+			t.Errorf("%q: %v %+v; ordinary text must pass unchanged", text, err, res)
+		}
+	}
+	explicit := []struct{ name, raw string }{
+		{"not an array", `{"sessionId":"a"}`},
+		{"not an object", `["a"]`},
+		{"null item", `[null]`},
+		{"missing sessionId", `[{"label":"A"}]`},
+		{"numeric sessionId", `[{"sessionId":5}]`},
+		{"empty sessionId", `[{"sessionId":""}]`},
+		{"numeric label", `[{"sessionId":"a","label":5}]`},
+		{"object label", `[{"sessionId":"a","label":{}}]`},
+	}
+	for _, tt := range explicit {
+		t.Run(tt.name, func(t *testing.T) {
+			refs, err := ParseReferences(json.RawMessage(tt.raw))
+			wantCode(t, err, CodeInvalidReference)
+			if refs != nil {
+				t.Errorf("references %+v with an error", refs)
+			}
+		})
+	}
+	refs, err := ParseReferences(json.RawMessage(`[{"sessionId":"a","label":"A","extra":1},{"sessionId":"b","label":null}]`))
+	if err != nil || len(refs) != 2 || refs[0] != (Reference{"a", "A"}) || refs[1] != (Reference{SessionID: "b"}) {
+		t.Errorf("valid references: %+v %v", refs, err)
+	}
+	_, err = Prepare(context.Background(), ix.Snapshot(), "t", []Reference{{SessionID: ""}}, Limits{})
+	wantCode(t, err, CodeInvalidReference)
+}
+
+func TestErrorSelfReference(t *testing.T) {
+	_, ix := errorStore(t)
+	tests := []struct {
+		name string
+		refs []Reference
+	}{
+		{"alone", []Reference{{SessionID: "t"}}},
+		{"repeated", []Reference{{SessionID: "t"}, {SessionID: "t"}}},
+		{"after another", []Reference{{SessionID: "a"}, {SessionID: "t", Label: "me"}}},
+		{"after too many", []Reference{{SessionID: "a"}, {SessionID: "b"}, {SessionID: "c"}, {SessionID: "d"}, {SessionID: "t"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prep, err := Prepare(context.Background(), ix.Snapshot(), "t", tt.refs, Limits{})
+			if e := wantCode(t, err, CodeSelfReference); e.SessionID != "t" {
+				t.Errorf("error names %q", e.SessionID)
+			}
+			if prep != nil {
+				t.Errorf("preparation %+v with an error", prep)
+			}
+		})
+	}
+	_, err := PrepareText(context.Background(), ix.Snapshot(), "t", Mention("me", "t")+" "+Mention("me", "t"), ModeReplace, nil, Limits{})
+	wantCode(t, err, CodeSelfReference)
+}
+
+func TestErrorTooMany(t *testing.T) {
+	_, ix := errorStore(t)
+	refs := func(ids ...string) []Reference {
+		out := []Reference{}
+		for _, id := range ids {
+			out = append(out, Reference{SessionID: id, Label: strings.ToUpper(id)})
+		}
+		return out
+	}
+	tests := []struct {
+		name    string
+		refs    []Reference
+		max     int
+		wantErr bool
+		want    []string
+	}{
+		{"four distinct", refs("a", "b", "c", "d"), 0, true, nil},
+		{"three distinct with duplicates", refs("a", "b", "a", "c", "b", "c", "a"), 0, false, []string{"a", "b", "c"}},
+		{"three distinct under a limit of 2", refs("a", "b", "c"), 2, true, nil},
+		{"two distinct under a limit of 2", refs("b", "a", "b"), 2, false, []string{"b", "a"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prep, err := Prepare(context.Background(), ix.Snapshot(), "t", tt.refs, Limits{MaxReferences: tt.max})
+			if tt.wantErr {
+				wantCode(t, err, CodeTooMany)
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range prep.References {
+				got = append(got, r.SessionID)
+				if r.Label != strings.ToUpper(r.SessionID) {
+					t.Errorf("label %q of %s", r.Label, r.SessionID)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") || len(prep.Context.Source.References) != len(tt.want) {
+				t.Errorf("references %v, want %v", got, tt.want)
+			}
+		})
+	}
+	// Duplicates keep the first label.
+	prep, err := Prepare(context.Background(), ix.Snapshot(), "t", []Reference{{"a", "First"}, {"a", "Second"}}, Limits{})
+	if err != nil || len(prep.References) != 1 || prep.References[0].Label != "First" {
+		t.Errorf("duplicate labels: %+v %v", prep, err)
+	}
+}
+
+func TestErrorReadFailed(t *testing.T) {
+	tests := []struct {
+		name    string
+		setup   func(t *testing.T, s *testStore, ix *Index) // after indexing
+		message string
+	}{
+		{"unknown id", nil, "not in the sessions store"},
+		{"log deleted after indexing", func(t *testing.T, s *testStore, ix *Index) {
+			e := mustLocate(t, ix.Snapshot(), "x")
+			if err := os.Remove(e.Path); err != nil {
+				t.Fatal(err)
+			}
+		}, "x"},
+		{"session directory deleted after indexing", func(t *testing.T, s *testStore, ix *Index) {
+			e := mustLocate(t, ix.Snapshot(), "x")
+			if err := os.RemoveAll(filepath.Dir(e.Path)); err != nil {
+				t.Fatal(err)
+			}
+		}, "x"},
+		{"checksum failure", func(t *testing.T, s *testStore, ix *Index) {
+			h := headerSpec{ID: "x", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime}
+			data, offsets := zstdLog(headerLine(h), [][]string{{userMsg(0, "q")}, {assistantMsg(1, "a"), turnEnd(2)}})
+			path := filepath.Join(s.sessionDir(h), "session.jsonl.zstd")
+			if err := os.WriteFile(path, corruptFrame(data, offsets[2], len(data), true), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "x"},
+		{"unparsable line followed by turn/end", func(t *testing.T, s *testStore, ix *Index) {
+			s.simple("x", "/p", fixtureTime, userMsg(0, "q"), `{"type":"assistant/message","seq":1,`, turnEnd(2))
+		}, "x"},
+		{"header replaced by another session's", func(t *testing.T, s *testStore, ix *Index) {
+			e := mustLocate(t, ix.Snapshot(), "x")
+			writeLog(t, e.Path, EncodingRaw, headerLine(headerSpec{ID: "y", Cwd: "/p", HasCwd: true}), [][]string{{userMsg(0, "q")}})
+		}, "x"},
+		{"identity mismatch skipped at indexing", func(t *testing.T, s *testStore, ix *Index) {
+			// "y" is written in the directory of "x"; the index never lists it as either.
+			dir := filepath.Join(s.root, ProjectKey("/p"), EncodeSegment("mis"))
+			os.MkdirAll(dir, 0o755)
+			writeLog(t, filepath.Join(dir, "session.jsonl"), EncodingRaw, headerLine(headerSpec{ID: "y", Cwd: "/p", HasCwd: true}), nil)
+			if err := ix.Build(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := ix.Snapshot().Locate("y"); ok {
+				t.Fatal("a session in the wrong directory is listed")
+			}
+		}, "y"},
+		{"newer generation with a wrong header version", func(t *testing.T, s *testStore, ix *Index) {
+			h := headerSpec{ID: "x", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime, Version: 1}
+			s.write(sessionSpec{headerSpec: h, Encoding: EncodingRaw, Generation: 2, Batches: [][]string{{userMsg(0, "q")}}})
+		}, "x"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestStore(t)
+			s.simple("x", "/p", fixtureTime, userMsg(0, "q"), assistantMsg(1, "a"), turnEnd(2))
+			ix := s.index()
+			id := "x"
+			if tt.setup != nil {
+				tt.setup(t, s, ix)
+			} else {
+				id = "missing"
+			}
+			if tt.message == "y" {
+				id = "y"
+			}
+			prep, err := Prepare(context.Background(), ix.Snapshot(), "t", []Reference{{SessionID: id}}, Limits{})
+			e := wantCode(t, err, CodeReadFailed)
+			if e.SessionID != id || !strings.Contains(e.Error(), id) {
+				t.Errorf("error %q (session %q) does not name %s", e.Error(), e.SessionID, id)
+			}
+			if prep != nil {
+				t.Errorf("preparation %+v with an error", prep)
+			}
+		})
+	}
+}
+
+func TestErrorReadFailedNewerVersion(t *testing.T) {
+	for _, version := range []int{4, 5} {
+		for _, enc := range bothEncodings {
+			t.Run(string(enc), func(t *testing.T) {
+				s := newTestStore(t)
+				h := headerSpec{ID: "new", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime, Version: version}
+				s.write(sessionSpec{headerSpec: h, Encoding: enc, Generation: version,
+					Batches: [][]string{{userMsg(0, "q"), titleEvent(1, "From the future")}}})
+				snap := s.index().Snapshot()
+				if e := mustLocate(t, snap, "new"); e.Title != "From the future" || e.FormatVersion != version {
+					t.Errorf("v%d session listed as %+v", version, e)
+				}
+				_, err := Prepare(context.Background(), snap, "t", []Reference{{SessionID: "new"}}, Limits{})
+				e := wantCode(t, err, CodeReadFailed)
+				if !strings.Contains(e.Error(), "newer dsh") {
+					t.Errorf("message %q does not say a newer dsh wrote it", e.Error())
+				}
+			})
+		}
+	}
+}
+
+// cancellingLocator cancels the request when the last reference is located.
+type cancellingLocator struct {
+	Locator
+	last   string
+	cancel context.CancelFunc
+}
+
+func (l cancellingLocator) Locate(id string) (Entry, bool) {
+	if id == l.last {
+		l.cancel()
+	}
+	return l.Locator.Locate(id)
+}
+
+// spillWatchContext is a request context that becomes cancelled as soon as
+// a spill file exists: it cancels right after spilling, before the result
+// is published.
+type spillWatchContext struct {
+	context.Context
+	dir   string
+	mu    sync.Mutex
+	done  chan struct{}
+	fired bool
+}
+
+func newSpillWatchContext(dir string) *spillWatchContext {
+	return &spillWatchContext{Context: context.Background(), dir: dir, done: make(chan struct{})}
+}
+
+func (c *spillWatchContext) Done() <-chan struct{} { return c.done }
+
+func (c *spillWatchContext) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.fired && len(spillFiles(c.dir)) > 0 {
+		c.fired = true
+		close(c.done)
+	}
+	if c.fired {
+		return context.Canceled
+	}
+	return nil
+}
+
+// spillFiles lists the regular files below dir.
+func spillFiles(dir string) []string {
+	var out []string
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			out = append(out, path)
+		}
+		return nil
+	})
+	return out
+}
+
+func TestErrorCancelled(t *testing.T) {
+	s := newTestStore(t)
+	for _, id := range []string{"a", "b", "c"} {
+		s.simple(id, "/p", fixtureTime, userMsg(0, strings.Repeat("long question ", 40)), assistantMsg(1, latestText), turnEnd(2))
+	}
+	snap := s.index().Snapshot()
+	refs := []Reference{{SessionID: "a"}, {SessionID: "b"}, {SessionID: "c"}}
+	lim := func(spill string) Limits { return Limits{MaxReferenceBytes: 400, SpillDir: spill} }
+
+	t.Run("before the request", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		spill := filepath.Join(t.TempDir(), "spill")
+		prep, err := Prepare(ctx, snap, "t", refs, lim(spill))
+		wantCode(t, err, CodeCancelled)
+		if prep != nil || len(spillFiles(spill)) != 0 {
+			t.Errorf("cancelled request published %+v, spilled %v", prep, spillFiles(spill))
+		}
+		_, err = PrepareText(ctx, snap, "t", Mention("A", "a"), ModeReplace, nil, lim(spill))
+		wantCode(t, err, CodeCancelled)
+	})
+	t.Run("while locating", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		spill := filepath.Join(t.TempDir(), "spill")
+		loc := cancellingLocator{Locator: snap, last: "c", cancel: cancel}
+		prep, err := Prepare(ctx, loc, "t", refs, lim(spill))
+		wantCode(t, err, CodeCancelled)
+		if prep != nil || len(spillFiles(spill)) != 0 {
+			t.Errorf("cancelled request published %+v, spilled %v", prep, spillFiles(spill))
+		}
+	})
+	t.Run("after spilling", func(t *testing.T) {
+		spill := filepath.Join(t.TempDir(), "spill")
+		ctx := newSpillWatchContext(spill)
+		prep, err := Prepare(ctx, snap, "t", refs, lim(spill))
+		if !ctx.fired {
+			t.Fatalf("no spill file was ever written (err %v); the test did not cancel after spilling", err)
+		}
+		wantCode(t, err, CodeCancelled)
+		if prep != nil {
+			t.Errorf("cancelled request published %+v", prep)
+		}
+		if left := spillFiles(spill); len(left) != 0 {
+			t.Errorf("spill files remain after cancellation: %v", left)
+		}
+	})
+}
