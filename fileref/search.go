@@ -1,0 +1,341 @@
+package fileref
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// DefaultLimit is the number of candidates returned when the caller asks
+// for limit 0 (SPEC §3 fileMaxResults).
+const DefaultLimit = 20
+
+// Candidate is one search result.
+type Candidate struct {
+	// Path is relative to the workspace root, "/"-separated, without a
+	// trailing slash.
+	Path string
+	Kind Kind
+	// Ignored marks entries of an ignored directory that the query named
+	// explicitly.
+	Ignored bool
+	// Score orders fuzzy results (higher is better); listings use it too
+	// when a fragment filters them.
+	Score int
+}
+
+// Tuning of the fuzzy scan.
+const (
+	// parallelScanMin: below this many paths one goroutine is faster than
+	// splitting the work.
+	parallelScanMin = 16384
+	// scanCtxCheckEvery: how many paths are scored between context checks.
+	scanCtxCheckEvery = 4096
+	// maxCachedQueries bounds the narrowing cache; a few entries cover
+	// several clients typing at once.
+	maxCachedQueries = 8
+)
+
+// cachedQuery remembers which paths of one snapshot matched a query, so
+// that a longer query that starts with it only rescans those.
+type cachedQuery struct {
+	snap    *snapshot
+	query   string // folded query
+	hidden  bool   // whether hidden paths were allowed
+	matches []hit
+}
+
+// hit is one matching path with where its greedy match ended, in the whole
+// path and in the base name, so that one more typed character costs one
+// short scan per remaining path.
+type hit struct {
+	idx  int32
+	end  uint16
+	bend uint16
+}
+
+// maxIndexedPathLen: hits store match ends in 16 bits; longer paths (far
+// beyond PATH_MAX) are not indexed.
+const maxIndexedPathLen = noBaseMatch - 1
+
+// Search returns the best candidates for query (the text after "@" or
+// "@\""). An empty query or one containing "/" lists that directory live;
+// anything else is fuzzy-matched against the index. capped reports whether
+// more candidates existed than limit. limit 0 means DefaultLimit.
+func (ix *Index) Search(ctx context.Context, query string, limit int) (results []Candidate, capped bool, err error) {
+	if limit < 0 {
+		return nil, false, fmt.Errorf("searching files: negative limit %d", limit)
+	}
+	if limit == 0 {
+		limit = DefaultLimit
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, false, fmt.Errorf("searching files for %q: %w", query, err)
+	}
+	if query == "" || strings.Contains(query, "/") {
+		return ix.listDir(ctx, query, limit)
+	}
+	return ix.fuzzy(ctx, query, limit)
+}
+
+// hiddenAllowed applies SPEC §3: names starting with "." appear only when
+// the query starts with "." or contains "/.".
+func hiddenAllowed(query string) bool {
+	return strings.HasPrefix(query, ".") || strings.Contains(query, "/.")
+}
+
+// foldQuery lower-cases a query for case-insensitive matching.
+func foldQuery(q string) string { return strings.ToLower(q) }
+
+func (ix *Index) fuzzy(ctx context.Context, query string, limit int) ([]Candidate, bool, error) {
+	snap := ix.snap.Load()
+	hidden := hiddenAllowed(query)
+	folded := foldQuery(query)
+	qMask := uint64(0)
+	for _, r := range folded {
+		qMask |= maskBit(r)
+	}
+	qRunes := []rune(folded)
+
+	base, prevQuery := ix.narrowFrom(snap, folded, hidden)
+	extra := folded[len(prevQuery):]
+	n := len(snap.entries)
+	if base != nil {
+		n = len(base)
+	}
+	parts := 1
+	if n >= parallelScanMin {
+		parts = runtime.GOMAXPROCS(0)
+	}
+	type partResult struct {
+		matches []hit
+		top     *topK
+		err     error
+	}
+	res := make([]partResult, parts)
+	scan := func(p int) {
+		lo, hi := n*p/parts, n*(p+1)/parts
+		top := newTopK(limit)
+		var matches []hit
+		for k := lo; k < hi; k++ {
+			if (k-lo)%scanCtxCheckEvery == scanCtxCheckEvery-1 {
+				if err := ctx.Err(); err != nil {
+					res[p].err = err
+					return
+				}
+			}
+			var h hit
+			if base != nil {
+				h = base[k]
+			} else {
+				h = hit{idx: int32(k)}
+			}
+			e := &snap.entries[h.idx]
+			if e.mask&qMask != qMask || e.hidden && !hidden {
+				continue
+			}
+			var score int
+			if e.nonASCII {
+				var ok bool
+				score, ok = scorePath([]rune(e.path), utf8.RuneCountInString(e.path[:e.baseOff]), qRunes)
+				if !ok {
+					continue
+				}
+			} else {
+				q, from, bfrom := folded, 0, int(e.baseOff)
+				if base != nil {
+					q, from, bfrom = extra, int(h.end), int(h.bend)
+				}
+				end, ok := forwardASCII(e.low, from, q)
+				if !ok {
+					continue
+				}
+				bend := noBaseMatch
+				if bfrom != noBaseMatch {
+					if b, ok := forwardASCII(e.low, bfrom, q); ok {
+						bend = b
+					}
+				}
+				h.end, h.bend = uint16(end), uint16(bend)
+				score = scoreASCII(e.path, e.low, int(e.baseOff), end, bend, folded)
+			}
+			matches = append(matches, h)
+			top.offer(scored{score: score, entry: e})
+		}
+		res[p] = partResult{matches: matches, top: top}
+	}
+	if parts == 1 {
+		scan(0)
+	} else {
+		var wg sync.WaitGroup
+		for p := 0; p < parts; p++ {
+			wg.Add(1)
+			go func(p int) { defer wg.Done(); scan(p) }(p)
+		}
+		wg.Wait()
+	}
+	total := 0
+	for _, r := range res {
+		if r.err != nil {
+			return nil, false, fmt.Errorf("searching files for %q: %w", query, r.err)
+		}
+		total += len(r.matches)
+	}
+	all := res[0].matches
+	top := res[0].top
+	if parts > 1 {
+		all = make([]hit, 0, total)
+		for _, r := range res {
+			all = append(all, r.matches...)
+		}
+		for _, r := range res[1:] {
+			for _, s := range r.top.items {
+				top.offer(s)
+			}
+		}
+	}
+	ix.remember(&cachedQuery{snap: snap, query: folded, hidden: hidden, matches: all})
+	best := top.sorted()
+	out := make([]Candidate, len(best))
+	for i, s := range best {
+		out[i] = Candidate{Path: s.entry.path, Kind: kindOf(s.entry.dir), Score: s.score}
+	}
+	return out, total > limit, nil
+}
+
+func kindOf(dir bool) Kind {
+	if dir {
+		return KindDirectory
+	}
+	return KindFile
+}
+
+// narrowFrom returns the matches of the longest cached query that the new
+// query extends (a subsequence match of the longer query implies one of
+// its prefix), or nil to scan everything.
+func (ix *Index) narrowFrom(snap *snapshot, folded string, hidden bool) (matches []hit, query string) {
+	ix.cacheMu.Lock()
+	defer ix.cacheMu.Unlock()
+	var best *cachedQuery
+	for _, c := range ix.cache {
+		if c.snap == snap && c.hidden == hidden && strings.HasPrefix(folded, c.query) &&
+			(best == nil || len(c.query) > len(best.query)) {
+			best = c
+		}
+	}
+	if best == nil {
+		return nil, ""
+	}
+	return best.matches, best.query
+}
+
+// remember stores a query's matches, evicting the oldest entry.
+func (ix *Index) remember(c *cachedQuery) {
+	ix.cacheMu.Lock()
+	defer ix.cacheMu.Unlock()
+	if ix.snap.Load() != c.snap {
+		return
+	}
+	for i, old := range ix.cache {
+		if old.query == c.query && old.hidden == c.hidden {
+			ix.cache = slices.Delete(ix.cache, i, i+1)
+			break
+		}
+	}
+	if len(ix.cache) >= maxCachedQueries {
+		ix.cache = ix.cache[1:]
+	}
+	ix.cache = append(ix.cache, c)
+}
+
+// scored is a fuzzy match waiting for top-K selection.
+type scored struct {
+	score int
+	entry *entry
+}
+
+// better orders results: higher score, then shorter path, then path order,
+// so that ties are deterministic whatever the scan order.
+func better(a, b scored) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	if len(a.entry.path) != len(b.entry.path) {
+		return len(a.entry.path) < len(b.entry.path)
+	}
+	return a.entry.path < b.entry.path
+}
+
+// topK keeps the k best items in a min-heap whose root is the worst kept
+// item, so each offer costs O(log k) and no full sort is needed.
+type topK struct {
+	k     int
+	items []scored
+}
+
+func newTopK(k int) *topK { return &topK{k: k, items: make([]scored, 0, k)} }
+
+func (t *topK) offer(s scored) {
+	if len(t.items) < t.k {
+		t.items = append(t.items, s)
+		t.up(len(t.items) - 1)
+		return
+	}
+	if !better(s, t.items[0]) {
+		return
+	}
+	t.items[0] = s
+	t.down(0)
+}
+
+// worse is the heap order: the root is the worst item.
+func (t *topK) worse(i, j int) bool { return better(t.items[j], t.items[i]) }
+
+func (t *topK) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !t.worse(i, p) {
+			return
+		}
+		t.items[i], t.items[p] = t.items[p], t.items[i]
+		i = p
+	}
+}
+
+func (t *topK) down(i int) {
+	n := len(t.items)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && t.worse(r, l) {
+			m = r
+		}
+		if !t.worse(m, i) {
+			return
+		}
+		t.items[i], t.items[m] = t.items[m], t.items[i]
+		i = m
+	}
+}
+
+// sorted returns the kept items best first.
+func (t *topK) sorted() []scored {
+	out := slices.Clone(t.items)
+	slices.SortFunc(out, func(a, b scored) int {
+		if better(a, b) {
+			return -1
+		}
+		if better(b, a) {
+			return 1
+		}
+		return 0
+	})
+	return out
+}

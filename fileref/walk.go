@@ -1,0 +1,236 @@
+package fileref
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"go.uber.org/zap"
+)
+
+// walkJob is one directory waiting to be read.
+type walkJob struct {
+	abs   string
+	frame frame // context the directory was entered with
+}
+
+// walkQueue is the shared LIFO of directories; LIFO keeps the working set
+// close to the leaves, which bounds the queue on deep trees.
+type walkQueue struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	jobs    []walkJob
+	pending int // jobs queued or being processed
+	err     error
+}
+
+// walkCtxCheckEvery is how many directories a reader handles between
+// context checks: often enough to stop within milliseconds.
+const walkCtxCheckEvery = 64
+
+// walk reads the given directories and everything below them that is not
+// ignored, in parallel, and returns the entries found (the start
+// directories themselves are not included).
+func (ix *Index) walk(ctx context.Context, start []walkJob) ([]entry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	q := &walkQueue{jobs: start, pending: len(start)}
+	q.cond = sync.NewCond(&q.mu)
+	results := make([][]entry, ix.workers)
+	var wg sync.WaitGroup
+	for w := 0; w < ix.workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			results[w] = ix.walkWorker(ctx, q)
+		}(w)
+	}
+	wg.Wait()
+	if q.err != nil {
+		return nil, q.err
+	}
+	n := 0
+	for _, r := range results {
+		n += len(r)
+	}
+	out := make([]entry, 0, n)
+	for _, r := range results {
+		out = append(out, r...)
+	}
+	return out, nil
+}
+
+func (ix *Index) walkWorker(ctx context.Context, q *walkQueue) []entry {
+	var out []entry
+	var scratch []byte
+	var paths arena
+	var children []walkJob
+	handled := 0
+	for {
+		q.mu.Lock()
+		for len(q.jobs) == 0 && q.pending > 0 && q.err == nil {
+			q.cond.Wait()
+		}
+		if q.pending == 0 || q.err != nil {
+			q.mu.Unlock()
+			q.cond.Broadcast()
+			return out
+		}
+		job := q.jobs[len(q.jobs)-1]
+		q.jobs = q.jobs[:len(q.jobs)-1]
+		q.mu.Unlock()
+
+		handled++
+		if handled%walkCtxCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				q.mu.Lock()
+				q.err = err
+				q.mu.Unlock()
+				q.cond.Broadcast()
+				return out
+			}
+		}
+		children = children[:0]
+		out, children = ix.readDir(job, out, children, &scratch, &paths)
+
+		q.mu.Lock()
+		q.jobs = append(q.jobs, children...)
+		q.pending += len(children) - 1
+		done := q.pending == 0
+		q.mu.Unlock()
+		if done || len(children) > 1 {
+			q.cond.Broadcast()
+		} else if len(children) == 1 {
+			q.cond.Signal()
+		}
+	}
+}
+
+// readDir lists one directory, appends its kept entries to out and its
+// subdirectories to children.
+func (ix *Index) readDir(job walkJob, out []entry, children []walkJob, scratch *[]byte, paths *arena) ([]entry, []walkJob) {
+	d, err := os.Open(job.abs)
+	if err != nil {
+		ix.log.Info("skipping unreadable directory", zap.String("path", job.abs), zap.Error(err))
+		return out, children
+	}
+	des, err := d.ReadDir(-1)
+	d.Close()
+	if err != nil {
+		ix.log.Info("directory listing incomplete", zap.String("path", job.abs), zap.Error(err))
+	}
+	var hasGit, hasGitignore, hasDshignore bool
+	for _, de := range des {
+		switch de.Name() {
+		case gitDirName:
+			hasGit = true
+		case gitignoreName:
+			hasGitignore = de.Type().IsRegular()
+		case dshignoreName:
+			hasDshignore = de.Type().IsRegular()
+		}
+	}
+	f := job.frame
+	if hasGit || hasGitignore || hasDshignore {
+		f = ix.loadDir(f, job.abs, hasGit, hasGitignore, hasDshignore)
+	}
+	for _, de := range des {
+		name := de.Name()
+		typ := de.Type()
+		isDir := typ.IsDir()
+		switch {
+		case isDir, typ.IsRegular():
+		case typ&fs.ModeSymlink != 0:
+			if !ix.symlinkToFileInside(filepath.Join(job.abs, name)) {
+				continue
+			}
+		default:
+			continue // sockets, pipes, devices are not mentionable files
+		}
+		if ix.ignored(&f, name, isDir, scratch) {
+			continue
+		}
+		if len(f.rel)+len(name) > maxIndexedPathLen {
+			ix.log.Info("skipping path too long to index", zap.String("dir", job.abs))
+			continue
+		}
+		hidden := f.hidden || strings.HasPrefix(name, ".")
+		out = append(out, newEntryIn(paths, f.rel, name, isDir, hidden))
+		if isDir {
+			children = append(children, walkJob{abs: filepath.Join(job.abs, name), frame: f.child(name)})
+		}
+	}
+	return out, children
+}
+
+// symlinkToFileInside reports whether the symlink at abs resolves to a
+// regular file inside the workspace. Directory symlinks are never
+// followed, and nothing outside the root is ever offered.
+func (ix *Index) symlinkToFileInside(abs string) bool {
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return false
+	}
+	fi, err := os.Stat(real)
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	return within(ix.realRoot, real)
+}
+
+// within reports whether path is root or below it (both cleaned, absolute).
+func within(root, path string) bool {
+	if path == root {
+		return true
+	}
+	if root == string(filepath.Separator) {
+		return strings.HasPrefix(path, root)
+	}
+	return strings.HasPrefix(path, root+string(filepath.Separator))
+}
+
+// arenaChunk is the size of the blocks paths are packed into during a
+// walk. Packing keeps the paths of one directory next to each other, which
+// makes the per-keystroke scan sequential in memory and spares the
+// allocator one object per path.
+const arenaChunk = 64 << 10
+
+// arena packs immutable strings into large blocks. Bytes are only ever
+// appended, never rewritten, so the strings handed out stay valid and
+// unchanged for as long as they are referenced.
+type arena struct {
+	buf []byte
+}
+
+// join returns dir+name stored in the arena.
+func (a *arena) join(dir, name string) string {
+	n := len(dir) + len(name)
+	if cap(a.buf)-len(a.buf) < n {
+		a.buf = make([]byte, 0, max(arenaChunk, n))
+	}
+	start := len(a.buf)
+	a.buf = append(a.buf, dir...)
+	a.buf = append(a.buf, name...)
+	return unsafe.String(&a.buf[start], n)
+}
+
+// lower returns the ASCII lower-case form of s stored in the arena.
+func (a *arena) lower(s string) string {
+	if cap(a.buf)-len(a.buf) < len(s) {
+		a.buf = make([]byte, 0, max(arenaChunk, len(s)))
+	}
+	start := len(a.buf)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		a.buf = append(a.buf, c)
+	}
+	return unsafe.String(&a.buf[start], len(s))
+}

@@ -1,0 +1,401 @@
+// Command benchfiles measures the workspace file index against fdfind on a
+// generated tree: index build time as a ratio to "fdfind --type f"
+// (interleaved runs, medians), completion latency percentiles while typing
+// 20-character queries, and peak RSS. bench-files.sh drives it.
+//
+// Modes:
+//
+//	benchfiles gen -dir D [-files N -ignored M]   write the tree
+//	benchfiles build -dir D                       build once, print count and time
+//	benchfiles compare -dir D [-runs N]           interleave fdfind and build runs
+//	benchfiles search -dir D                      typing latency and peak RSS
+//	benchfiles query -dir D Q...                  print the top results of queries
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/dsh-refls/dsh-refls/fileref"
+)
+
+// vocabulary builds realistic path names.
+var vocabulary = []string{
+	"server", "client", "handler", "config", "util", "parser", "render", "store",
+	"cache", "index", "search", "query", "session", "model", "view", "router",
+	"auth", "token", "stream", "buffer", "encoder", "decoder", "worker", "queue",
+	"schema", "record", "event", "metrics", "logger", "format", "widget", "layout",
+}
+
+var extensions = []string{".go", ".ts", ".tsx", ".py", ".rs", ".md", ".json", ".c", ".h", ".yaml"}
+
+// Tree shape: keptFiles = topDirs × midDirs × leafDirs × filesPerLeaf.
+const (
+	topDirs      = 25
+	midDirs      = 10
+	leafDirs     = 30
+	filesPerLeaf = 20
+	// scatteredIgnoredShare: one file in this many kept leaves is joined by
+	// ignored *.log files, so per-file matching is exercised too.
+	logFilesPerLeaf = 1
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: benchfiles gen|build|compare|search -dir D")
+		os.Exit(2)
+	}
+	mode := os.Args[1]
+	fs := flag.NewFlagSet(mode, flag.ExitOnError)
+	dir := fs.String("dir", "", "tree root")
+	files := fs.Int("files", 200000, "total files to generate")
+	ignored := fs.Int("ignored", 50000, "of which ignored by .gitignore")
+	runs := fs.Int("runs", 7, "interleaved runs per tool")
+	sessions := fs.Int("sessions", 60, "typing sessions of 20-character queries")
+	parallelism := fs.Int("parallelism", 0, "directory readers (0: the index default)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured part here")
+	_ = fs.Parse(os.Args[2:])
+	readers = *parallelism
+	if *dir == "" {
+		fmt.Fprintln(os.Stderr, "-dir is required")
+		os.Exit(2)
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			_ = pprof.StartCPUProfile(f)
+			defer pprof.StopCPUProfile()
+		}
+	}
+	var err error
+	switch mode {
+	case "gen":
+		err = generate(*dir, *files, *ignored)
+	case "build":
+		err = buildOnce(*dir)
+	case "compare":
+		err = compare(*dir, *runs)
+	case "search":
+		err = search(*dir, *sessions)
+	case "query":
+		err = query(*dir, fs.Args())
+	default:
+		err = fmt.Errorf("unknown mode %q", mode)
+	}
+	if err != nil {
+		pprof.StopCPUProfile()
+		fmt.Fprintln(os.Stderr, "benchfiles:", err)
+		os.Exit(1)
+	}
+}
+
+func word(rng *rand.Rand) string { return vocabulary[rng.IntN(len(vocabulary))] }
+
+// generate writes total files of which ignored are hidden by the root
+// .gitignore: most inside "build/" directories, the rest as *.log files.
+func generate(dir string, total, ignored int) error {
+	rng := rand.New(rand.NewPCG(42, 4242))
+	kept := total - ignored
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("build/\n*.log\n/dist\n!keep.log\n"), 0o644); err != nil {
+		return err
+	}
+	leaves := topDirs * midDirs * leafDirs
+	perLeaf := kept / leaves
+	logs := ignored / 5
+	logsPerLeaf := max(1, logs/leaves)
+	buildFiles := ignored - logsPerLeaf*leaves
+	written, ign := 0, 0
+	write := func(p string) error {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(p, nil, 0o644)
+	}
+	for t := 0; t < topDirs; t++ {
+		top := fmt.Sprintf("%s%02d", word(rng), t)
+		for m := 0; m < midDirs; m++ {
+			mid := fmt.Sprintf("%s_%s%d", word(rng), word(rng), m)
+			for l := 0; l < leafDirs; l++ {
+				leaf := filepath.Join(dir, top, mid, fmt.Sprintf("%s%d", word(rng), l))
+				for f := 0; f < perLeaf; f++ {
+					name := fmt.Sprintf("%s_%s%d%s", word(rng), word(rng), f, extensions[rng.IntN(len(extensions))])
+					if err := write(filepath.Join(leaf, name)); err != nil {
+						return err
+					}
+					written++
+				}
+				for f := 0; f < logsPerLeaf; f++ {
+					if err := write(filepath.Join(leaf, fmt.Sprintf("%s%d.log", word(rng), f))); err != nil {
+						return err
+					}
+					ign++
+				}
+			}
+		}
+		// build/ output under every top directory.
+		per := buildFiles / topDirs
+		for f := 0; f < per; f++ {
+			p := filepath.Join(dir, top, "build", fmt.Sprintf("obj%d", f/100), fmt.Sprintf("%s%d.o", word(rng), f))
+			if err := write(p); err != nil {
+				return err
+			}
+			ign++
+		}
+	}
+	fmt.Printf("generated %d kept + %d ignored files under %s\n", written, ign, dir)
+	return nil
+}
+
+// readers is the -parallelism flag, passed to every build.
+var readers int
+
+func buildIndex(dir string) (*fileref.Index, time.Duration, error) {
+	start := time.Now()
+	ix, err := fileref.Build(context.Background(), fileref.Options{Root: dir, Parallelism: readers})
+	return ix, time.Since(start), err
+}
+
+func buildOnce(dir string) error {
+	ix, d, err := buildIndex(dir)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%d files %d paths %s\n", ix.Files(), ix.Len(), d)
+	return nil
+}
+
+// run is one measured process run.
+type run struct {
+	wall, cpu time.Duration
+	out       []byte
+}
+
+// timeCmd runs a command and returns its wall time, its CPU time (user +
+// system, which other load on the machine disturbs less) and its output.
+func timeCmd(name string, args ...string) (run, error) {
+	cmd := exec.Command(name, args...)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = os.Stderr
+	start := time.Now()
+	err := cmd.Run()
+	r := run{wall: time.Since(start), out: out.Bytes()}
+	if err != nil {
+		return r, fmt.Errorf("running %s: %w", name, err)
+	}
+	r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	return r, nil
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// compare interleaves whole-process runs of fdfind and of this program's
+// build mode, so that both pay process start-up and both see the same
+// cache state.
+func compare(dir string, runs int) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	var fdW, ixW, fdC, ixC []time.Duration
+	var fdN int
+	var ixLine string
+	for i := -1; i < runs; i++ { // run -1 warms the cache
+		fr, err := timeCmd("fdfind", "--type", "f", ".", dir)
+		if err != nil {
+			return err
+		}
+		ir, err := timeCmd(self, "build", "-dir", dir, "-parallelism", fmt.Sprint(readers))
+		if err != nil {
+			return err
+		}
+		if i >= 0 {
+			fdW, fdC = append(fdW, fr.wall), append(fdC, fr.cpu)
+			ixW, ixC = append(ixW, ir.wall), append(ixC, ir.cpu)
+		}
+		fdN, ixLine = bytes.Count(fr.out, []byte("\n")), strings.TrimSpace(string(ir.out))
+	}
+	fmt.Printf("fdfind --type f: %d files; wall median %s %v; cpu median %s\n", fdN,
+		median(fdW).Round(time.Millisecond), roundAll(fdW), median(fdC).Round(time.Millisecond))
+	fmt.Printf("fileref build:   %s; wall median %s %v; cpu median %s\n", ixLine,
+		median(ixW).Round(time.Millisecond), roundAll(ixW), median(ixC).Round(time.Millisecond))
+	fmt.Printf("build ratio fileref/fdfind over %d interleaved runs: wall %.2fx, cpu %.2fx (target <= 1.0x)\n", runs,
+		float64(median(ixW))/float64(median(fdW)), float64(median(ixC))/float64(median(fdC)))
+	return nil
+}
+
+func roundAll(ds []time.Duration) []time.Duration {
+	out := make([]time.Duration, len(ds))
+	for i, d := range ds {
+		out[i] = d.Round(time.Millisecond)
+	}
+	return out
+}
+
+// queries are typed one character at a time; each starts differently so
+// that one session cannot reuse the narrowing of another.
+var queries = []string{
+	"serverhandlerconfigg", "parserrenderstoreidx", "clientsessionmodelvw",
+	"authtokenstreambuffr", "encoderdecoderworker", "metricsloggerformatw",
+	"routerqueueschemarec", "widgetlayoutcachesrc", "indexsearchqueryhndl",
+	"handlerutil12go", "queryschemaeventtsxx", "tokenworkerqueue_rs",
+}
+
+func search(dir string, sessions int) error {
+	ix, d, err := buildIndex(dir)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("index: %d files, %d paths, built in %s; peak RSS so far %s\n", ix.Files(), ix.Len(), d.Round(time.Millisecond), peakRSS())
+	var lat, cpu []time.Duration
+	var firstKey []time.Duration
+	ctx := context.Background()
+	for s := 0; s < sessions; s++ {
+		q := queries[s%len(queries)]
+		for i := 1; i <= len(q); i++ {
+			c0 := cpuTime()
+			start := time.Now()
+			if _, _, err := ix.Search(ctx, q[:i], 0); err != nil {
+				return err
+			}
+			el := time.Since(start)
+			cpu = append(cpu, cpuTime()-c0)
+			lat = append(lat, el)
+			if i == 1 {
+				firstKey = append(firstKey, el)
+			}
+		}
+	}
+	slices.Sort(lat)
+	slices.Sort(cpu)
+	pct := func(p float64) time.Duration { return lat[int(p*float64(len(lat)-1))] }
+	cpct := func(p float64) time.Duration { return cpu[int(p*float64(len(cpu)-1))].Round(time.Microsecond) }
+	res, _, _ := ix.Search(ctx, "srvhndlcfg", 3)
+	fmt.Printf("completion over %d paths, %d keystrokes (%d sessions x 20 chars): p50 %s  p90 %s  p99 %s  max %s (targets p50 <= 10ms, p99 <= 30ms)\n",
+		ix.Len(), len(lat), sessions, pct(0.50).Round(time.Microsecond), pct(0.90).Round(time.Microsecond),
+		pct(0.99).Round(time.Microsecond), lat[len(lat)-1].Round(time.Microsecond))
+	fmt.Printf("process CPU time per keystroke (all cores, less disturbed by other load): p50 %s  p90 %s  p99 %s\n", cpct(0.5), cpct(0.9), cpct(0.99))
+	fmt.Printf("first keystroke (full scan): median %s wall\n", median(firstKey).Round(time.Microsecond))
+	fmt.Printf("machine load average at the end: %s\n", loadAvg())
+	if len(res) > 0 {
+		fmt.Printf("sample: srvhndlcfg -> %s\n", res[0].Path)
+	}
+	fmt.Printf("peak RSS after typing: %s\n", peakRSS())
+	if err := applyLatency(ix, dir); err != nil {
+		return err
+	}
+	fmt.Printf("peak RSS: %s\n", peakRSS())
+	return nil
+}
+
+// applyLatency creates and deletes one file and reports how long the index
+// takes to show each change (Apply plus the search that finds it). The
+// watcher's debounce comes on top.
+func applyLatency(ix *fileref.Index, dir string) error {
+	probe := filepath.Join(dir, "zz-apply-probe", "fresh_probe_file.txt")
+	ctx := context.Background()
+	var created, deleted []time.Duration
+	for i := 0; i < 5; i++ {
+		if err := os.MkdirAll(filepath.Dir(probe), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(probe, nil, 0o644); err != nil {
+			return err
+		}
+		start := time.Now()
+		ix.Apply([]fileref.Change{{Path: filepath.Dir(probe)}, {Path: probe}})
+		res, _, err := ix.Search(ctx, "freshprobefile", 1)
+		if err != nil || len(res) == 0 {
+			return fmt.Errorf("created probe not found after Apply (err %v)", err)
+		}
+		created = append(created, time.Since(start))
+		if err := os.RemoveAll(filepath.Dir(probe)); err != nil {
+			return err
+		}
+		start = time.Now()
+		ix.Apply([]fileref.Change{{Path: probe}, {Path: filepath.Dir(probe)}})
+		res, _, err = ix.Search(ctx, "freshprobefile", 1)
+		if err != nil || len(res) != 0 {
+			return fmt.Errorf("deleted probe still found after Apply (err %v)", err)
+		}
+		deleted = append(deleted, time.Since(start))
+	}
+	fmt.Printf("live update (Apply + search) over %d paths: create median %s, delete median %s (target: visible within 250ms incl. debounce)\n",
+		ix.Len(), median(created).Round(time.Microsecond), median(deleted).Round(time.Microsecond))
+	return nil
+}
+
+// peakRSS reads VmHWM from /proc/self/status.
+func peakRSS() string {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return "unknown"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
+
+// cpuTime is the CPU time (user + system) this process has used so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// loadAvg reports /proc/loadavg, so that noisy numbers can be recognised.
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// query prints the top results of each query, to eyeball the ranking on a
+// real tree.
+func query(dir string, qs []string) error {
+	ix, _, err := buildIndex(dir)
+	if err != nil {
+		return err
+	}
+	for _, q := range qs {
+		start := time.Now()
+		res, capped, err := ix.Search(context.Background(), q, 8)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%q (capped %v, %s):\n", q, capped, time.Since(start).Round(time.Microsecond))
+		for _, c := range res {
+			m, _ := fileref.FormatMention(c.Path, c.Kind == fileref.KindDirectory, false)
+			fmt.Printf("  %5d  %s%s\n", c.Score, m, map[bool]string{true: "  (ignored)"}[c.Ignored])
+		}
+	}
+	return nil
+}
