@@ -17,7 +17,7 @@ import (
 // trusted.
 const (
 	cacheMagic  = "dsh-refls title index\n"
-	cacheFormat = 2
+	cacheFormat = 3
 )
 
 // cachedSession is one tracked session as the cache stores it.
@@ -33,6 +33,7 @@ type cachedSession struct {
 	Skip        string
 	IdentityErr string
 	Started     bool
+	Tail        []byte
 }
 
 // cacheFile is the whole cache.
@@ -62,7 +63,7 @@ func (ix *Index) SaveCache(path string) error {
 		cf.Sessions = append(cf.Sessions, cachedSession{
 			ProjectName: t.dir.projectName, DirName: t.dir.dirName, LogPath: t.dir.log.path,
 			Encoding: t.dir.log.encoding, Generation: t.dir.log.generation, DirModTime: t.dir.dirModTime,
-			Entry: t.entry, File: t.file, Skip: t.skip, IdentityErr: t.identityErr, Started: t.started,
+			Entry: t.entry, File: t.file, Skip: t.skip, IdentityErr: t.identityErr, Started: t.started, Tail: t.tail,
 		})
 	}
 	ix.writeMu.Unlock()
@@ -133,7 +134,7 @@ func (ix *Index) LoadCache(path string) error {
 		if filepath.Dir(filepath.Dir(filepath.Dir(s.LogPath))) != ix.root {
 			return fmt.Errorf("%w: %s lists a log outside the root: %s", ErrCacheUnusable, path, s.LogPath)
 		}
-		t := &tracked{dir: d, entry: s.Entry, file: s.File, skip: s.Skip, identityErr: s.IdentityErr, started: s.Started}
+		t := &tracked{dir: d, entry: s.Entry, file: s.File, skip: s.Skip, identityErr: s.IdentityErr, started: s.Started, tail: s.Tail}
 		if t.skip == "" {
 			t.search = newSearchText(&t.entry)
 		}

@@ -271,7 +271,7 @@ func readSessionLog(ctx context.Context, path string, enc Encoding, frames *fram
 	badLine := 0 // first unparsable line not yet followed by a turn/end
 	var badReason string
 	r := lineReader{path: path, encoding: enc, frames: frames}
-	_, err := r.read(0, func(line []byte) error {
+	_, err := r.read(0, nil, func(line []byte) error {
 		lineNo++
 		if lineNo%cancelCheckLines == 0 {
 			if err := ctx.Err(); err != nil {
@@ -281,7 +281,7 @@ func readSessionLog(ctx context.Context, path string, enc Encoding, frames *fram
 		if lineNo == 1 {
 			h, err := parseHeader(line)
 			if err != nil {
-				return &CorruptError{Path: path, Reason: err.Error()}
+				return &CorruptError{Path: path, Line: 1, Reason: err.Error()}
 			}
 			if h.Version > MaxReadableVersion {
 				return &newerVersionError{version: h.Version}
@@ -301,7 +301,7 @@ func readSessionLog(ctx context.Context, path string, enc Encoding, frames *fram
 			return nil
 		}
 		if e.Type == typeTurnEnd && badLine != 0 {
-			return &CorruptError{Path: path, Reason: fmt.Sprintf("line %d is unparsable (%s) and a later turn/end follows it", badLine, badReason)}
+			return &CorruptError{Path: path, Line: badLine, Reason: fmt.Sprintf("unparsable (%s) and a later turn/end (line %d) follows it", badReason, lineNo)}
 		}
 		seq, hasSeq := e.lastSeq()
 		if hasSeq {
@@ -312,14 +312,14 @@ func readSessionLog(ctx context.Context, path string, enc Encoding, frames *fram
 		}
 		item, err := projectEvent(&e, seq)
 		if err != nil {
-			return &CorruptError{Path: path, Reason: fmt.Sprintf("line %d: %v", lineNo, err)}
+			return &CorruptError{Path: path, Line: lineNo, Reason: err.Error()}
 		}
 		op, err := parseSurfaceOp(e.SurfaceOp)
 		if err == nil {
 			err = log.surface.apply(item, op)
 		}
 		if err != nil {
-			return &CorruptError{Path: path, Reason: fmt.Sprintf("line %d: %v", lineNo, err)}
+			return &CorruptError{Path: path, Line: lineNo, Reason: err.Error()}
 		}
 		return nil
 	})

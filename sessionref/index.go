@@ -54,6 +54,9 @@ type tracked struct {
 	// identityErr says why the header does not belong where the log lies.
 	identityErr string
 	scanner     titleScanner
+	// tail holds the bytes before entry.Offset, to tell growth from a
+	// rewrite in place.
+	tail []byte
 	// search is the entry's lowercased search text.
 	search searchText
 }
@@ -314,9 +317,9 @@ func (ix *Index) readTracked(t *tracked) {
 		t.identityErr = ""
 	}
 	t.scanner.entry = &t.entry
-	r := lineReader{path: t.dir.log.path, encoding: t.dir.log.encoding, frames: &ix.frames}
+	r := lineReader{path: t.dir.log.path, encoding: t.dir.log.encoding, frames: &ix.frames, skipCorruptFrames: true}
 	var headerErr error
-	res, err := r.read(t.entry.Offset, func(line []byte) error {
+	scan := func(line []byte) error {
 		if t.started {
 			t.scanner.line(line)
 			return nil
@@ -334,8 +337,17 @@ func (ix *Index) readTracked(t *tracked) {
 			t.identityErr = ierr.Error()
 		}
 		return nil
-	})
+	}
+	res, err := r.read(t.entry.Offset, t.tail, scan)
+	if errors.Is(err, errRewritten) {
+		ix.log.Info("log rewritten in place; reading it again", zap.String("path", t.dir.log.path))
+		*t = tracked{dir: t.dir}
+		t.entry = Entry{Path: t.dir.log.path, Encoding: t.dir.log.encoding, Generation: t.dir.log.generation, LastSeq: -1}
+		t.scanner = titleScanner{entry: &t.entry}
+		res, err = r.read(0, nil, scan)
+	}
 	t.scanner.finish()
+	t.tail = res.Tail
 	ix.bytesRead.Add(res.BytesRead)
 	ix.logsRead.Add(1)
 	t.entry.Offset = res.Offset

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"syscall"
 )
 
 // rawReadBuffer is the read buffer for raw logs: large enough that most
@@ -24,21 +25,39 @@ var rawReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, raw
 // checksum failure in a complete zstd frame, a malformed frame, or an
 // unparsable line followed later by a turn/end (§1.2).
 type CorruptError struct {
-	Path   string
+	Path string
+	// Offset is the byte offset of a bad frame; Line the number of a bad
+	// line (0 when the problem is not a line).
 	Offset int64
+	Line   int
 	Reason string
 }
 
 // Error implements error.
 func (e *CorruptError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("corrupt log %s at line %d: %s", e.Path, e.Line, e.Reason)
+	}
 	return fmt.Sprintf("corrupt log %s at offset %d: %s", e.Path, e.Offset, e.Reason)
 }
+
+// resumeTailLen is how many bytes before a resume offset are remembered:
+// if they differ on the next read, the log was rewritten in place rather
+// than appended to, and is read again from the start.
+const resumeTailLen = 32
+
+// errRewritten reports that the bytes before a resume offset changed.
+var errRewritten = errors.New("log was rewritten before the offset reading would resume from")
 
 // lineReader reads the complete lines of a log from a starting offset.
 type lineReader struct {
 	path     string
 	encoding Encoding
 	frames   *frameDecoder
+	// skipCorruptFrames makes a zstd read go on after a frame that fails its
+	// checksum, reporting the first failure at the end: the title index keeps
+	// what later frames say, while preparation refuses the log.
+	skipCorruptFrames bool
 }
 
 // readResult says how far a read got.
@@ -48,26 +67,64 @@ type readResult struct {
 	Offset int64
 	// BytesRead counts the bytes read from disk.
 	BytesRead int64
+	// Tail holds the bytes just before Offset, to check on the next read.
+	Tail []byte
 }
 
 // read calls fn for every complete line after offset, in order, without the
 // trailing newline. A torn tail is left for a later read. fn must not keep
-// the slice.
-func (r lineReader) read(offset int64, fn func(line []byte) error) (readResult, error) {
-	f, err := os.Open(r.path)
+// the slice. tail, when not empty, must equal the bytes just before offset,
+// else the read fails with errRewritten.
+func (r lineReader) read(offset int64, tail []byte, fn func(line []byte) error) (readResult, error) {
+	f, err := openRegular(r.path)
 	if err != nil {
-		return readResult{Offset: offset}, fmt.Errorf("opening log: %w", err)
+		return readResult{Offset: offset}, err
 	}
 	defer f.Close()
+	if offset > 0 && len(tail) > 0 {
+		got := make([]byte, len(tail))
+		if _, err := f.ReadAt(got, offset-int64(len(tail))); err != nil || !bytes.Equal(got, tail) {
+			return readResult{Offset: offset}, errRewritten
+		}
+	}
 	if offset > 0 {
 		if _, err := f.Seek(offset, io.SeekStart); err != nil {
 			return readResult{Offset: offset}, fmt.Errorf("seeking log to %d: %w", offset, err)
 		}
 	}
+	var res readResult
 	if r.encoding == EncodingZstd {
-		return r.readFrames(f, offset, fn)
+		res, err = r.readFrames(f, offset, fn)
+	} else {
+		res, err = r.readRaw(f, offset, fn)
 	}
-	return r.readRaw(f, offset, fn)
+	if res.Offset > 0 {
+		n := min(resumeTailLen, res.Offset)
+		buf := make([]byte, n)
+		if _, rerr := f.ReadAt(buf, res.Offset-n); rerr == nil {
+			res.Tail = buf
+		}
+	}
+	return res, err
+}
+
+// openRegular opens a log for reading, refusing anything but a regular
+// file: a FIFO would block the reader forever and a device never ends.
+func openRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening log: %w", err)
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("inspecting log: %w", err)
+	}
+	if !info.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("log %s is not a regular file (%s)", path, info.Mode().Type())
+	}
+	return f, nil
 }
 
 func (r lineReader) readRaw(f *os.File, offset int64, fn func([]byte) error) (readResult, error) {
@@ -113,21 +170,32 @@ func (r lineReader) readFrames(f *os.File, offset int64, fn func([]byte) error) 
 		return res, fmt.Errorf("reading log: %w", err)
 	}
 	var decoded []byte
+	var firstCorrupt *CorruptError
 	for len(data) > 0 {
 		n, skippable, err := nextFrame(data)
 		if errors.Is(err, errFrameIncomplete) {
-			return res, nil // torn tail: the frame is still being written
+			break // torn tail: the frame is still being written
 		}
 		if err != nil {
 			return res, &CorruptError{Path: r.path, Offset: res.Offset, Reason: err.Error()}
 		}
 		if !skippable {
 			decoded, err = r.frames.decode(data[:n], decoded[:0])
-			if err != nil {
-				return res, &CorruptError{Path: r.path, Offset: res.Offset, Reason: "zstd frame: " + err.Error()}
+			var bad *CorruptError
+			switch {
+			case err != nil:
+				bad = &CorruptError{Path: r.path, Offset: res.Offset, Reason: "zstd frame: " + err.Error()}
+			case len(decoded) > 0 && decoded[len(decoded)-1] != '\n':
+				bad = &CorruptError{Path: r.path, Offset: res.Offset, Reason: "zstd frame does not end with a complete line"}
 			}
-			if len(decoded) > 0 && decoded[len(decoded)-1] != '\n' {
-				return res, &CorruptError{Path: r.path, Offset: res.Offset, Reason: "zstd frame does not end with a complete line"}
+			if bad != nil {
+				if !r.skipCorruptFrames {
+					return res, bad
+				}
+				if firstCorrupt == nil {
+					firstCorrupt = bad
+				}
+				decoded = decoded[:0]
 			}
 			for rest := decoded; len(rest) > 0; {
 				i := bytes.IndexByte(rest, '\n')
@@ -139,6 +207,9 @@ func (r lineReader) readFrames(f *os.File, offset int64, fn func([]byte) error) 
 		}
 		data = data[n:]
 		res.Offset += int64(n)
+	}
+	if firstCorrupt != nil {
+		return res, firstCorrupt
 	}
 	return res, nil
 }

@@ -94,8 +94,10 @@ func (s *titleScanner) finish() {
 		return
 	}
 	s.hasLast = false
+	last := s.last
+	s.last = nil // the index keeps no line between reads (§1.5)
 	var e envelope
-	if json.Unmarshal(s.last, &e) != nil || e.Type == "" {
+	if json.Unmarshal(last, &e) != nil || e.Type == "" {
 		s.entry.LastSeq = s.prevSeq // the newest line is unparsable
 		return
 	}
