@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/dsh-refls/dsh-refls/server"
+	"github.com/dsh-refls/dsh-refls/sessionref"
+)
+
+// version is set at link time (-ldflags "-X main.version=…"); otherwise the
+// module version from the build info is used.
+var version = ""
+
+// usage is the text of --help.
+const usage = `dsh-refls — @-mentions of files and dsh sessions for editors and hosts.
+
+Usage:
+  dsh-refls [serve] [flags]     run the language server on stdin/stdout (what an
+                                editor starts; speaks LSP, logs to stderr)
+  dsh-refls demo                show what the server does, on a sample store
+  dsh-refls candidates [flags]  list sessions you could reference
+  dsh-refls index [flags]       build the session index cache ahead of time
+  dsh-refls prepare [flags]     turn a message with session mentions into the
+                                readable message plus its snapshot context
+
+Flags of serve:
+  --sessions-root DIR   where dsh keeps session logs (default: $DSH_HOME/sessions,
+                        else ~/.dsh/sessions); the editor may override it
+  --watch MODE          keep the session index fresh: auto, fsnotify, poll, off
+                        (default auto: fsnotify, falling back to polling)
+  --log-file FILE       write the log to FILE instead of stderr
+  --log-level LEVEL     debug, info, warn or error (default info)
+  --rpc-trace FILE      write every JSON-RPC frame to FILE as JSON lines, which
+                        LSP inspectors load
+  --no-index-cache      do not load or save the session index cache (kept
+                        under your user cache dir so restarts are fast)
+  --version             print the version and exit
+  --help                print this help and exit
+
+Try it:  go run ./cmd/dsh-refls demo
+`
+
+// serveFlags are the parsed flags of the serve command.
+type serveFlags struct {
+	sessionsRoot string
+	watch        string
+	logFile      string
+	logLevel     string
+	rpcTrace     string
+	noIndexCache bool
+	version      bool
+}
+
+func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
+	var f serveFlags
+	fs := flag.NewFlagSet("dsh-refls", flag.ContinueOnError)
+	// Errors are printed once, by the caller, with a pointer to --help.
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&f.sessionsRoot, "sessions-root", "", "")
+	fs.StringVar(&f.watch, "watch", "auto", "")
+	fs.StringVar(&f.logFile, "log-file", "", "")
+	fs.StringVar(&f.logLevel, "log-level", "info", "")
+	fs.StringVar(&f.rpcTrace, "rpc-trace", "", "")
+	fs.BoolVar(&f.noIndexCache, "no-index-cache", false, "")
+	fs.BoolVar(&f.version, "version", false, "")
+	// LSP client libraries pass --stdio (what the server does anyway) and
+	// --clientProcessId; both are accepted and need nothing more.
+	fs.Bool("stdio", true, "")
+	fs.String("clientProcessId", "", "")
+	if err := fs.Parse(args); err != nil {
+		return f, err
+	}
+	if fs.NArg() > 0 {
+		return f, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
+	}
+	switch f.watch {
+	case "auto", "fsnotify", "poll", "off":
+	default:
+		return f, fmt.Errorf("--watch must be auto, fsnotify, poll or off, got %q", f.watch)
+	}
+	return f, nil
+}
+
+// versionString is the version printed by --version and reported to
+// clients.
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+// newLogger builds the zap logger: JSON lines to the log file, or console
+// text to stderr. It never writes to stdout.
+func newLogger(level, file string, stderr io.Writer) (*zap.Logger, func(), error) {
+	var lvl zapcore.Level
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		return nil, nil, fmt.Errorf("--log-level must be debug, info, warn or error, got %q", level)
+	}
+	if file == "" {
+		enc := zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig())
+		core := zapcore.NewCore(enc, zapcore.AddSync(stderr), lvl)
+		return zap.New(core), func() {}, nil
+	}
+	out, err := os.OpenFile(file, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening log file %s: %w", file, err)
+	}
+	enc := zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
+	core := zapcore.NewCore(enc, zapcore.AddSync(out), lvl)
+	logger := zap.New(core)
+	return logger, func() { _ = logger.Sync(); _ = out.Close() }, nil
+}
+
+// stdio joins stdin and stdout into the connection's stream.
+type stdio struct {
+	io.Reader
+	io.Writer
+}
+
+// Close closes stdin when it can be closed, which ends a blocked read.
+func (s stdio) Close() error {
+	if c, ok := s.Reader.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// runServe runs the language server on stdin/stdout.
+func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" || a == "help" {
+			fmt.Fprint(stdout, usage)
+			return 0
+		}
+	}
+	f, err := parseServeFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "dsh-refls: %v\nRun dsh-refls --help for the commands and flags.\n", err)
+		return 2
+	}
+	if f.version {
+		fmt.Fprintf(stdout, "dsh-refls %s\n", versionString())
+		return 0
+	}
+	logger, closeLog, err := newLogger(f.logLevel, f.logFile, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "dsh-refls: %v\n", err)
+		return 2
+	}
+	defer closeLog()
+	opts := server.Options{
+		Logger:       logger,
+		Version:      versionString(),
+		SessionsRoot: f.sessionsRoot,
+		Watch:        f.watch,
+		OpenSessions: server.NewSessionrefFactory(sessionref.IndexOptions{Logger: logger.Named("sessions")}, !f.noIndexCache),
+		OpenFiles:    server.NewFilerefFactory(logger.Named("files")),
+	}
+	if f.rpcTrace != "" {
+		trace, err := os.OpenFile(f.rpcTrace, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+		if err != nil {
+			fmt.Fprintf(stderr, "dsh-refls: opening --rpc-trace file: %v\n", err)
+			return 2
+		}
+		defer trace.Close()
+		opts.Trace = trace
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	logger.Info("serving on stdio", zap.String("version", opts.Version),
+		zap.String("sessionsRoot", strings.TrimSpace(f.sessionsRoot)), zap.String("watch", f.watch))
+	code, err := server.Serve(ctx, stdio{Reader: stdin, Writer: stdout}, opts)
+	if err != nil {
+		logger.Warn("connection ended with an error", zap.Error(err))
+	}
+	logger.Info("exiting", zap.Int("code", code))
+	return code
+}

@@ -1,0 +1,351 @@
+-- dsh_refls: Neovim client of the dsh-refls language server.
+--
+--   require('dsh_refls').setup({ settings = { sessionsRoot = '~/.dsh/sessions' } })
+--
+-- starts dsh-refls for the configured filetypes (vim.lsp.start on Neovim 0.8+,
+-- vim.lsp.start_client + vim.lsp.buf_attach_client on 0.7), sets the LSP
+-- omnifunc for `@` completion, and adds :DshPrepare and :DshStatus.
+-- See :help dsh_refls.
+
+local compat = require('dsh_refls.compat')
+local complete = require('dsh_refls.complete')
+local config = require('dsh_refls.config')
+local present = require('dsh_refls.present')
+
+local M = {}
+
+--- Name of the LSP client; also how buffers' clients are recognised.
+M.client_name = 'dsh-refls'
+
+-- Plugin state. opts is nil until setup() succeeds. clients maps a root
+-- directory to a client id on Neovim 0.7, where nothing reuses clients for us.
+-- exits records how each server process ended, by client id.
+local state = { opts = nil, clients = {}, exits = {}, scratch_count = 0 }
+
+--- Reports whether this Neovim has vim.lsp.start (0.8+).
+local function has_lsp_start()
+  return type(vim.lsp.start) == 'function'
+end
+
+local function notify(msg, level)
+  vim.schedule(function()
+    vim.notify('dsh-refls: ' .. msg, level or vim.log.levels.INFO)
+  end)
+end
+
+--- Every running dsh-refls client, optionally only those attached to bufnr.
+function M.clients(bufnr)
+  local all
+  if vim.lsp.get_clients then
+    all = vim.lsp.get_clients({ name = M.client_name, bufnr = bufnr })
+  elseif bufnr then
+    all = vim.tbl_values(vim.lsp.buf_get_clients(bufnr))
+  else
+    all = vim.lsp.get_active_clients()
+  end
+  return vim.tbl_filter(function(c)
+    return c.name == M.client_name
+  end, all)
+end
+
+--- How the server process of a client ended: { code = n, signal = n }, or nil while it runs.
+function M.exit_status(client_id)
+  return state.exits[client_id]
+end
+
+--- The workspace root of a buffer: the nearest directory upwards holding one
+--- of the root markers, else the current directory.
+function M.find_root(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  local dir = name ~= '' and vim.fn.fnamemodify(name, ':p:h') or vim.fn.getcwd()
+  while dir and dir ~= '' do
+    for _, marker in ipairs(state.opts.root_markers) do
+      if compat.uv.fs_stat(dir .. '/' .. marker) then
+        return dir
+      end
+    end
+    local parent = vim.fn.fnamemodify(dir, ':h')
+    if parent == dir then
+      break
+    end
+    dir = parent
+  end
+  return vim.fn.getcwd()
+end
+
+--- The client configuration for one workspace root.
+local function client_config(root, cmd)
+  local opts = state.opts
+  return {
+    name = M.client_name,
+    cmd = cmd,
+    root_dir = root,
+    workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
+    init_options = config.as_object(vim.deepcopy(opts.settings)),
+    -- Answers workspace/configuration requests for the "dsh" section.
+    settings = { dsh = config.as_object(vim.deepcopy(opts.settings)) },
+    capabilities = opts.capabilities or vim.lsp.protocol.make_client_capabilities(),
+    on_attach = function(client, bufnr)
+      if opts.omnifunc then
+        vim.bo[bufnr].omnifunc = config.omnifuncs[opts.omnifunc]
+      end
+      if opts.on_attach then
+        opts.on_attach(client, bufnr)
+      end
+    end,
+    on_exit = function(code, signal, client_id)
+      state.exits[client_id] = { code = code, signal = signal }
+      for r, id in pairs(state.clients) do
+        if id == client_id then
+          state.clients[r] = nil
+        end
+      end
+      if code ~= 0 then
+        notify(
+          string.format(
+            'server exited with code %s (signal %s); see :lua print(vim.lsp.get_log_path())',
+            tostring(code),
+            tostring(signal)
+          ),
+          vim.log.levels.WARN
+        )
+      end
+      if opts.on_exit then
+        opts.on_exit(code, signal, client_id)
+      end
+    end,
+  }
+end
+
+--- Starts (or reuses) the client for a buffer's workspace and attaches it.
+--- Returns the client id, or nil when the buffer is not one to attach.
+function M.attach(bufnr)
+  if not state.opts then
+    return nil
+  end
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  -- Scratch, help and terminal buffers, and buffers without a file name,
+  -- have no document the server could resolve.
+  if vim.bo[bufnr].buftype ~= '' or vim.api.nvim_buf_get_name(bufnr) == '' then
+    return nil
+  end
+  local cmd, err = config.command(state.opts)
+  if not cmd then
+    notify(err, vim.log.levels.ERROR)
+    return nil
+  end
+  local root = M.find_root(bufnr)
+  local cfg = client_config(root, cmd)
+  if has_lsp_start() then
+    return vim.lsp.start(cfg, { bufnr = bufnr })
+  end
+  local id = state.clients[root]
+  local client = id and vim.lsp.get_client_by_id(id)
+  if not client or compat.is_stopped(client) then
+    id = vim.lsp.start_client(cfg)
+    if not id then
+      notify('could not start ' .. cmd[1], vim.log.levels.ERROR)
+      return nil
+    end
+    state.clients[root] = id
+  end
+  vim.lsp.buf_attach_client(bufnr, id)
+  return id
+end
+
+--- 'omnifunc' of attached buffers with omnifunc = "dsh": completion that
+--- replaces the server's whole `@…` range (see dsh_refls.complete).
+function M.omnifunc(findstart, base)
+  return complete.omnifunc(findstart, base, M.clients(vim.api.nvim_get_current_buf())[1])
+end
+
+--- Opens lines in a new scratch buffer in a split and returns its number.
+local function open_scratch(kind, lines)
+  state.scratch_count = state.scratch_count + 1
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.bo[buf].buftype = 'nofile'
+  vim.bo[buf].bufhidden = 'wipe'
+  vim.bo[buf].swapfile = false
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.api.nvim_buf_set_name(buf, string.format('dsh://%s/%d', kind, state.scratch_count))
+  vim.bo[buf].filetype = 'markdown'
+  vim.bo[buf].modified = false
+  vim.cmd(state.opts.split)
+  vim.api.nvim_win_set_buf(0, buf)
+  return buf
+end
+
+--- The dsh-refls client of a buffer, or nil after telling the user why there is none.
+local function client_of(bufnr)
+  local clients = M.clients(bufnr)
+  if #clients == 0 then
+    notify('no dsh-refls server is attached to this buffer', vim.log.levels.ERROR)
+    return nil
+  end
+  return clients[1]
+end
+
+--- Prepares a buffer's message with dsh/prepare and shows the prepared
+--- message and its context in a scratch buffer.
+--- args: { bufnr?, mode? = "replace"|"preserve", on_done? = function(scratch_bufnr|nil, result|err) }
+function M.prepare(args)
+  args = args or {}
+  local bufnr = (args.bufnr == nil or args.bufnr == 0) and vim.api.nvim_get_current_buf() or args.bufnr
+  local mode = args.mode or (state.opts and state.opts.prepare_mode) or 'replace'
+  local done = args.on_done or function() end
+  if not config.prepare_modes[mode] then
+    notify('mode must be "replace" or "preserve", not ' .. tostring(mode), vim.log.levels.ERROR)
+    return done(nil, { message = 'bad mode' })
+  end
+  local client = client_of(bufnr)
+  if not client then
+    return done(nil, { message = 'no client' })
+  end
+  local params = { textDocument = { uri = vim.uri_from_bufnr(bufnr) }, mode = mode }
+  compat.request(client, 'dsh/prepare', params, function(err, result)
+    if err then
+      notify('preparing failed: ' .. present.describe_error(err), vim.log.levels.ERROR)
+      return done(nil, err)
+    end
+    local lines, perr = present.prepare_lines(result)
+    if not lines then
+      notify(perr, vim.log.levels.ERROR)
+      return done(nil, { message = perr })
+    end
+    local buf = open_scratch('prepared', lines)
+    notify(present.prepare_summary(result))
+    done(buf, result)
+  end, bufnr)
+end
+
+--- Shows the server's index facts (dsh/status) in a scratch buffer.
+--- args: { bufnr?, on_done? = function(scratch_bufnr|nil, result|err) }
+function M.status(args)
+  args = args or {}
+  local bufnr = (args.bufnr == nil or args.bufnr == 0) and vim.api.nvim_get_current_buf() or args.bufnr
+  local done = args.on_done or function() end
+  local client = client_of(bufnr)
+  if not client then
+    return done(nil, { message = 'no client' })
+  end
+  compat.request(client, 'dsh/status', vim.empty_dict(), function(err, result)
+    if err then
+      notify('status failed: ' .. present.describe_error(err), vim.log.levels.ERROR)
+      return done(nil, err)
+    end
+    done(open_scratch('status', present.status_lines(result)), result)
+  end, bufnr)
+end
+
+--- Milliseconds to wait for an old server to exit before a restart gives up.
+local restart_wait_ms = 5000
+
+--- Restarts one client: stops it and, once it has exited, attaches its
+--- buffers to a new one started with the current options.
+local function restart(client)
+  local bufs = compat.client_buffers(client)
+  local id = client.id
+  vim.lsp.stop_client(id)
+  local waited, step = 0, 50
+  local function reattach()
+    if vim.lsp.get_client_by_id(id) and waited < restart_wait_ms then
+      waited = waited + step
+      return vim.defer_fn(reattach, step)
+    end
+    for _, b in ipairs(bufs) do
+      if vim.api.nvim_buf_is_valid(b) then
+        M.attach(b)
+      end
+    end
+  end
+  vim.defer_fn(reattach, step)
+end
+
+--- Replaces the server options (SPEC §4.1) of every running client. New and
+--- changed values are sent with workspace/didChangeConfiguration; the server
+--- merges what it is sent, so when a key was removed the servers are
+--- restarted to return it to its default. Returns true, or false and a
+--- message when the options are invalid.
+function M.update_settings(settings)
+  if not state.opts then
+    return false, 'setup() has not been called'
+  end
+  local server_opts, err = config.server_options(settings)
+  if not server_opts then
+    notify(err, vim.log.levels.ERROR)
+    return false, err
+  end
+  local removed = false
+  for key in pairs(state.opts.settings) do
+    if server_opts[key] == nil then
+      removed = true
+    end
+  end
+  state.opts.settings = server_opts
+  for _, client in ipairs(M.clients()) do
+    if removed then
+      restart(client)
+    else
+      client.config.settings = { dsh = config.as_object(vim.deepcopy(server_opts)) }
+      compat.notify(client, 'workspace/didChangeConfiguration', { settings = client.config.settings })
+    end
+  end
+  return true
+end
+
+--- Sets up the plugin: validates options, starts clients for matching
+--- buffers, and defines :DshPrepare and :DshStatus. Returns true, or false
+--- and a message when an option is invalid.
+function M.setup(user)
+  local opts, err = config.resolve(user)
+  if not opts then
+    vim.notify('dsh-refls: ' .. err, vim.log.levels.ERROR)
+    return false, err
+  end
+  state.opts = opts
+
+  local group = vim.api.nvim_create_augroup('dsh_refls', { clear = true })
+  vim.api.nvim_create_autocmd({ 'BufRead', 'BufNewFile' }, {
+    group = group,
+    pattern = { '*.dshprompt' },
+    callback = function(a)
+      vim.bo[a.buf].filetype = 'dshprompt'
+    end,
+  })
+  vim.api.nvim_create_autocmd('FileType', {
+    group = group,
+    pattern = 'dshprompt',
+    callback = function(a)
+      vim.bo[a.buf].syntax = 'markdown'
+    end,
+  })
+  vim.api.nvim_create_autocmd('FileType', {
+    group = group,
+    pattern = opts.filetypes,
+    callback = function(a)
+      M.attach(a.buf)
+    end,
+  })
+
+  vim.api.nvim_create_user_command('DshPrepare', function(a)
+    M.prepare({ mode = a.args ~= '' and a.args or nil })
+  end, {
+    nargs = '?',
+    complete = function()
+      return { 'replace', 'preserve' }
+    end,
+    desc = 'Prepare this message with dsh-refls and show the message and its context',
+  })
+  vim.api.nvim_create_user_command('DshStatus', function()
+    M.status()
+  end, { desc = 'Show the dsh-refls index status' })
+
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) and vim.tbl_contains(opts.filetypes, vim.bo[buf].filetype) then
+      M.attach(buf)
+    end
+  end
+  return true
+end
+
+return M

@@ -1,0 +1,235 @@
+-- End-to-end test of the dsh_refls plugin against the real dsh-refls binary.
+-- The Go test editors/nvim_test.go writes a session store and a workspace,
+-- then runs:
+--   DSH_E2E_PARAMS=params.json nvim --headless -u NONE -c "luafile editors/nvim/tests/e2e.lua"
+-- params.json: { plugin_dir, server, sessions_root, workspace, message_file,
+--   file_name, session_title, session_mention, log_file }
+-- Exit code 0 means every step passed; anything else prints FAIL: on stderr.
+
+local script_dir = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h')
+package.path = script_dir .. '/?.lua;' .. package.path
+
+local H = require('harness')
+local check = H.check
+
+--- Milliseconds one synchronous LSP request may take.
+local request_ms = 5000
+
+local params_path = os.getenv('DSH_E2E_PARAMS')
+if not params_path or params_path == '' then
+  H.fail('DSH_E2E_PARAMS is not set')
+  return
+end
+local P = H.read_json(params_path)
+
+vim.opt.rtp:prepend(P.plugin_dir)
+vim.cmd('filetype on')
+vim.o.completeopt = 'menuone,noinsert,noselect'
+vim.o.shortmess = vim.o.shortmess .. 'c'
+-- Mode messages would go to stderr, between the test's own lines.
+vim.o.showmode = false
+
+--- Items of a completion result (a list or a CompletionList).
+local function items_of(result)
+  if type(result) ~= 'table' then
+    return {}
+  end
+  return result.items or result
+end
+
+--- Runs a synchronous request on the buffer's dsh-refls client and returns its result.
+local function request(buf, method, params)
+  local answers, err = vim.lsp.buf_request_sync(buf, method, params, request_ms)
+  check(answers, '%s: no answer (%s)', method, tostring(err))
+  for _, a in pairs(answers) do
+    check(not a.err, '%s failed: %s', method, vim.inspect(a.err))
+    return a.result
+  end
+  error(method .. ': no client answered')
+end
+
+--- Position params for a 0-based line and byte column of the buffer, in the
+--- client's offset encoding. (The cursor cannot stand after the last
+--- character in Normal mode, so the position is computed, not read.)
+local function position_at(buf, line, col)
+  local client = require('dsh_refls').clients(buf)[1]
+  local text = vim.api.nvim_buf_get_lines(buf, line, line + 1, false)[1]
+  local character = col
+  if client.offset_encoding ~= 'utf-8' then
+    local utf32, utf16 = vim.str_utfindex(text, col)
+    character = client.offset_encoding == 'utf-32' and utf32 or utf16
+  end
+  return { textDocument = { uri = vim.uri_from_bufnr(buf) }, position = { line = line, character = character } }
+end
+
+--- Plain text of hover contents in any of the shapes LSP allows.
+local function hover_text(contents)
+  if type(contents) == 'string' then
+    return contents
+  end
+  if type(contents) ~= 'table' then
+    return ''
+  end
+  if contents.value then
+    return contents.value
+  end
+  local parts = {}
+  for _, c in ipairs(contents) do
+    table.insert(parts, type(c) == 'string' and c or (c.value or ''))
+  end
+  return table.concat(parts, '\n')
+end
+
+H.run('nvim e2e', function()
+  local dsh = require('dsh_refls')
+  local exits = {}
+  local ok, err = dsh.setup({
+    server_path = P.server,
+    log_level = 'debug',
+    log_file = P.log_file,
+    settings = { sessionsRoot = P.sessions_root },
+    on_exit = function(code, signal, id)
+      exits[id] = { code = code, signal = signal }
+    end,
+  })
+  check(ok, 'setup failed: %s', tostring(err))
+
+  -- Opening a Markdown file starts the server and attaches it.
+  vim.cmd('edit ' .. vim.fn.fnameescape(P.message_file))
+  local buf = vim.api.nvim_get_current_buf()
+  check(vim.bo[buf].filetype == 'markdown', 'filetype is %q', vim.bo[buf].filetype)
+  local client = H.wait_for('the client to initialize', function()
+    local c = dsh.clients(buf)[1]
+    return c and c.initialized and c.server_capabilities and c
+  end)
+  H.log('client ' .. client.id .. ' initialized, offset encoding ' .. tostring(client.offset_encoding))
+  check(vim.bo[buf].omnifunc == "v:lua.require'dsh_refls'.omnifunc", 'omnifunc is %q', vim.bo[buf].omnifunc)
+  local trig = ((client.server_capabilities.completionProvider or {}).triggerCharacters) or {}
+  check(vim.tbl_contains(trig, '@'), 'completion trigger characters %s lack @', vim.inspect(trig))
+
+  -- A completion request at "@" returns a session and a file item (the first
+  -- index build may still be running, so ask until both kinds are there).
+  local last = vim.api.nvim_buf_line_count(buf)
+  vim.api.nvim_buf_set_lines(buf, last, last, false, { '@' })
+  local line = last
+  local session_item, file_item
+  H.wait_for('a session item and a file item', function()
+    local result = request(buf, 'textDocument/completion', position_at(buf, line, 1))
+    session_item, file_item = nil, nil
+    for _, item in ipairs(items_of(result)) do
+      local te = item.textEdit and item.textEdit.newText or item.insertText or ''
+      if te == P.session_mention then
+        session_item = item
+      end
+      if te == '@' .. P.file_name then
+        file_item = item
+      end
+    end
+    return session_item and file_item
+  end)
+  check(session_item.label == P.session_title, 'session label %q, want %q', session_item.label, P.session_title)
+  check(session_item.textEdit.range.start.character == 0, 'session edit starts at %d', session_item.textEdit.range.start.character)
+
+  -- Through the omnifunc: type "@", <C-x><C-o>, pick the session, accept it.
+  vim.api.nvim_buf_set_lines(buf, line, line + 1, false, { '' })
+  vim.api.nvim_win_set_cursor(0, { line + 1, 0 })
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('A@<C-x><C-o>', true, false, true), 'n', false)
+  local info = H.wait_for('the completion menu', function()
+    local i = vim.fn.complete_info({ 'items', 'mode' })
+    return #i.items > 0 and i
+  end)
+  local index
+  for k, it in ipairs(info.items) do
+    if it.word == P.session_mention then
+      index = k
+    end
+  end
+  check(index, 'no menu entry inserts %q; menu: %s', P.session_mention, vim.inspect(vim.tbl_map(function(it)
+    return it.word
+  end, info.items)))
+  H.log(string.format('menu has %d entries; the session is entry %d', #info.items, index))
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(string.rep('<C-n>', index) .. '<C-y><Esc>', true, false, true), 'n', false)
+  local got = H.wait_for('the mention to be inserted', function()
+    local l = vim.api.nvim_buf_get_lines(buf, line, line + 1, false)[1]
+    return vim.fn.mode() == 'n' and l ~= '' and l ~= '@' and l
+  end)
+  check(got == P.session_mention, 'inserted %q, want %q', got, P.session_mention)
+
+  -- Hover on the mention shows the recall facts.
+  local hover_text_got = H.wait_for('a hover on the mention', function()
+    local result = request(buf, 'textDocument/hover', position_at(buf, line, 3))
+    return result and result.contents and hover_text(result.contents)
+  end)
+  H.log('hover:\n' .. hover_text_got)
+  for _, want in ipairs(P.hover_contains) do
+    check(hover_text_got:lower():find(want:lower(), 1, true), 'hover lacks %q:\n%s', want, hover_text_got)
+  end
+
+  -- :DshPrepare opens the prepared message and the context.
+  local prepared
+  vim.cmd('DshPrepare')
+  prepared = H.wait_for('the :DshPrepare buffer', function()
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_get_name(b):find('dsh://prepared/', 1, true) then
+        return b
+      end
+    end
+  end)
+  local text = H.buf_text(prepared)
+  check(text:find('<referenced-sessions>', 1, true), ':DshPrepare buffer lacks <referenced-sessions>:\n%s', text)
+  check(text:find('@' .. P.session_title, 1, true), ':DshPrepare buffer lacks the rewritten mention @%s', P.session_title)
+  check(vim.api.nvim_get_current_buf() == prepared, ':DshPrepare did not show its buffer')
+  vim.cmd('close')
+
+  -- :DshStatus shows the index facts.
+  vim.cmd('DshStatus')
+  local status = H.wait_for('the :DshStatus buffer', function()
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_get_name(b):find('dsh://status/', 1, true) then
+        return b
+      end
+    end
+  end)
+  check(H.buf_text(status):find('# dsh-refls index status', 1, true), ':DshStatus buffer: %s', H.buf_text(status))
+  vim.cmd('close')
+
+  -- Settings: a changed value reaches the running server; a cleared one
+  -- restarts it (the server merges didChangeConfiguration).
+  local at_line = vim.api.nvim_buf_line_count(buf)
+  vim.api.nvim_buf_set_lines(buf, at_line, at_line, false, { '@' })
+  local function session_count()
+    local result = request(buf, 'textDocument/completion', position_at(buf, at_line, 1))
+    return #vim.tbl_filter(function(it)
+      return it.kind == vim.lsp.protocol.CompletionItemKind.Reference
+    end, items_of(result))
+  end
+  local all_sessions = session_count()
+  check(all_sessions > 1, 'want several sessions, got %d', all_sessions)
+  check(dsh.update_settings({ sessionsRoot = P.sessions_root, candidateLimit = 1 }), 'update_settings failed')
+  H.wait_for('candidateLimit 1 to apply', function()
+    return session_count() == 1
+  end)
+  local old_id = client.id
+  check(dsh.update_settings({ sessionsRoot = P.sessions_root }), 'update_settings failed')
+  local old_exit = H.wait_for('the old server to exit on restart', function()
+    return exits[old_id]
+  end)
+  check(old_exit.code == 0, 'old server exited with %d', old_exit.code)
+  client = H.wait_for('the restarted client', function()
+    local c = dsh.clients(buf)[1]
+    return c and c.id ~= old_id and c.initialized and c
+  end)
+  H.wait_for('the default candidate limit after the restart', function()
+    return session_count() == all_sessions
+  end)
+  H.log(string.format('settings: %d sessions, 1 with candidateLimit 1, %d after clearing it', all_sessions, all_sessions))
+
+  -- Stopping the client shuts the server down; it exits 0.
+  local id = client.id
+  vim.lsp.stop_client(id)
+  local exit = H.wait_for('the server to exit', function()
+    return exits[id]
+  end)
+  check(exit.code == 0 and exit.signal == 0, 'server exited with code %d, signal %d', exit.code, exit.signal)
+  check(dsh.exit_status(id) and dsh.exit_status(id).code == 0, 'exit_status not recorded')
+end, 90000)

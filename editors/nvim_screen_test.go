@@ -1,0 +1,138 @@
+package editors
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Screen size of the captured Neovim: wide enough for titles and details.
+const (
+	screenWidth  = 110
+	screenHeight = 24
+)
+
+// screenWait bounds each wait for the screen or the server log.
+const screenWait = 15 * time.Second
+
+// screenPoll is how often the screen and the log are polled.
+const screenPoll = 50 * time.Millisecond
+
+// tmuxRunner runs tmux commands against one private server socket.
+type tmuxRunner struct {
+	t      *testing.T
+	socket string
+	env    []string
+}
+
+// run runs one tmux command and returns its output, failing the test on error.
+func (r tmuxRunner) run(args ...string) string {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), screenWait)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "tmux", append([]string{"-S", r.socket}, args...)...)
+	cmd.Env = r.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		r.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// waitFor polls fn until it reports true, failing with what after screenWait.
+func waitFor(t *testing.T, what string, fn func() (bool, string)) string {
+	t.Helper()
+	deadline := time.Now().Add(screenWait)
+	for {
+		ok, last := fn()
+		if ok {
+			return last
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s; last state:\n%s", what, last)
+		}
+		time.Sleep(screenPoll)
+	}
+}
+
+// TestNeovimCompletionScreen runs Neovim with the plugin in tmux on a demo
+// store, types "@" and <C-x><C-o>, and checks the completion menu as a user
+// sees it. Run with -v to print the captured screen.
+func TestNeovimCompletionScreen(t *testing.T) {
+	nvim := lookNvim(t)
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not on PATH; install it (apt-get install -y tmux) to capture the Neovim screen")
+	}
+	bin := buildServer(t)
+	dir := t.TempDir()
+	d := newDemoSetup(t, dir)
+	logFile := filepath.Join(dir, "server.log")
+	initLua := filepath.Join(dir, "init.lua")
+	plugin := filepath.Join(repoRoot(t), "editors", "nvim")
+	writeFiles(t, dir, map[string]string{"init.lua": fmt.Sprintf(`
+vim.opt.rtp:prepend(%q)
+vim.cmd('filetype on')
+vim.cmd('syntax on')
+vim.o.completeopt = 'menuone,noinsert'
+vim.o.pumheight = 16
+require('dsh_refls').setup({
+  server_path = %q,
+  log_file = %q,
+  log_level = 'debug',
+  settings = { sessionsRoot = %q },
+})
+`, plugin, bin, logFile, d.root)})
+
+	tmux := tmuxRunner{t: t, socket: filepath.Join(dir, "tmux.sock"), env: isolatedEnv(dir, "TERM=xterm-256color")}
+	tmux.run("new-session", "-d", "-s", "dsh", "-x", fmt.Sprint(screenWidth), "-y", fmt.Sprint(screenHeight),
+		"-c", d.workspace, nvim, "-u", initLua, "-i", "NONE", "-n", d.message)
+	t.Cleanup(func() {
+		cmd := exec.Command("tmux", "-S", tmux.socket, "kill-server")
+		cmd.Env = tmux.env
+		_ = cmd.Run()
+	})
+
+	waitFor(t, "the session index to be built", func() (bool, string) {
+		data, _ := os.ReadFile(logFile)
+		return strings.Contains(string(data), "session index built"), string(data)
+	})
+	tmux.run("send-keys", "-t", "dsh", "G", "o", "Sessions to read: @")
+	tmux.run("send-keys", "-t", "dsh", "C-x", "C-o")
+	screen := waitFor(t, "the completion menu", func() (bool, string) {
+		s := tmux.run("capture-pane", "-p", "-t", "dsh")
+		return strings.Contains(s, d.session.DisplayTitle) && strings.Contains(s, demoFile), s
+	})
+	t.Logf("completion menu after typing @ and <C-x><C-o>:\n%s", screen)
+	if !strings.Contains(screen, "-- Omni completion") {
+		t.Errorf("the screen does not show Omni completion mode:\n%s", screen)
+	}
+	if strings.Contains(screen, "dist/") {
+		t.Errorf("the menu offers dist/, which .gitignore hides:\n%s", screen)
+	}
+
+	// Accept the first entry and leave Insert mode: the line holds a mention.
+	tmux.run("send-keys", "-t", "dsh", "C-y", "Escape")
+	line := waitFor(t, "the accepted mention", func() (bool, string) {
+		s := tmux.run("capture-pane", "-p", "-t", "dsh")
+		return strings.Contains(s, "Sessions to read: @[") || strings.Contains(s, "Sessions to read: @"+demoFile), s
+	})
+	t.Logf("after accepting the first entry:\n%s", line)
+
+	// Typing narrows the list: the omnifunc asks the server again, which
+	// matches session titles and fuzzy-matches file paths.
+	tmux.run("send-keys", "-t", "dsh", "o", "Also @log")
+	tmux.run("send-keys", "-t", "dsh", "C-x", "C-o")
+	tmux.run("send-keys", "-t", "dsh", "in")
+	narrowed := waitFor(t, "the narrowed menu", func() (bool, string) {
+		s := tmux.run("capture-pane", "-p", "-t", "dsh")
+		return strings.Contains(s, "Also @login") && strings.Contains(s, "src/login.ts") &&
+			strings.Contains(s, demoSessionTitle) && !strings.Contains(s, "Checkout page layout"), s
+	})
+	t.Logf("after typing @login:\n%s", narrowed)
+	tmux.run("send-keys", "-t", "dsh", "Escape", ":qa!", "Enter")
+}

@@ -1,0 +1,238 @@
+// VS Code client of dsh-refls: starts the server over stdio for Markdown,
+// plain text and dsh-prompt documents, keeps its settings in sync and adds the
+// "DSH: Prepare Message" and "DSH: Show Index Status" commands. Everything that
+// does not need VS Code lives in serverPath.ts, settings.ts and present.ts.
+
+import * as os from "os";
+import * as vscode from "vscode";
+import {
+  DidChangeConfigurationNotification,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions as ProcessOptions,
+  State,
+  TransportKind,
+} from "vscode-languageclient/node";
+
+import { describeError, presentPrepared, presentStatus, PrepareResult } from "./present";
+import { findServer, ServerNotFoundError } from "./serverPath";
+import {
+  didChangeConfigurationParams,
+  ExpandContext,
+  mapSettings,
+  needsRestart,
+  prepareMode,
+  RESTART_SETTINGS,
+  SECTION,
+  SERVER_OPTION_KINDS,
+  serverArgs,
+  ServerOptions as DshOptions,
+} from "./settings";
+
+/** Languages the server is started for. */
+const LANGUAGES = ["markdown", "plaintext", "dsh-prompt"];
+
+/** Name of the output channel that shows server stderr and client messages. */
+const CHANNEL_NAME = "DSH References";
+
+/** Client id; VS Code reads `dsh.trace.server` for it. */
+const CLIENT_ID = "dsh";
+
+let client: LanguageClient | undefined;
+let output: vscode.OutputChannel | undefined;
+/** The options the running server was last given (initializationOptions or didChangeConfiguration). */
+let sentOptions: DshOptions = {};
+
+/** The values settings expand `~` and `${workspaceFolder}` against. */
+function expandContext(): ExpandContext {
+  return { home: os.homedir(), workspaceFolder: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath };
+}
+
+/** Every `dsh.*` setting as a plain object, for the pure mapping functions. */
+function rawSettings(): Record<string, unknown> {
+  const config = vscode.workspace.getConfiguration(SECTION);
+  const raw: Record<string, unknown> = {};
+  for (const key of [...Object.keys(SERVER_OPTION_KINDS), ...RESTART_SETTINGS, "prepareMode"]) {
+    raw[key] = config.get(key);
+  }
+  return raw;
+}
+
+/** Maps the settings to server options, reporting any setting that had to be left out. */
+function serverOptions() {
+  const mapped = mapSettings(rawSettings(), expandContext());
+  for (const p of mapped.problems) {
+    output?.appendLine(`Setting ${p.setting} ignored: it ${p.reason}.`);
+  }
+  return mapped.options;
+}
+
+/** Creates and starts a client for the binary the settings point at. */
+async function startClient(context: vscode.ExtensionContext): Promise<void> {
+  const raw = rawSettings();
+  const ctx = expandContext();
+  let location;
+  try {
+    location = findServer({
+      configured: typeof raw["serverPath"] === "string" ? (raw["serverPath"] as string) : undefined,
+      envPath: process.env["PATH"],
+      envPathExt: process.env["PATHEXT"],
+      platform: process.platform,
+      arch: process.arch,
+      extensionDir: context.extensionPath,
+      workspaceFolder: ctx.workspaceFolder,
+      home: ctx.home,
+    });
+  } catch (err) {
+    if (err instanceof ServerNotFoundError) {
+      output?.appendLine(err.message);
+      for (const t of err.tried) {
+        output?.appendLine(`  tried ${t}`);
+      }
+      void vscode.window.showErrorMessage(`DSH: ${err.message}`);
+      return;
+    }
+    throw err;
+  }
+  output?.appendLine(`Starting ${location.path} (found via ${location.source}).`);
+
+  const run = { command: location.path, args: serverArgs(raw, ctx), transport: TransportKind.stdio };
+  const processOptions: ProcessOptions = { run, debug: run };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: LANGUAGES.flatMap((language) => [
+      { scheme: "file", language },
+      { scheme: "untitled", language },
+    ]),
+    initializationOptions: () => {
+      sentOptions = serverOptions();
+      return sentOptions;
+    },
+    outputChannel: output,
+    middleware: {
+      workspace: {
+        // Answer configuration requests for "dsh" with the mapped options, not
+        // the raw settings (which hold client-only keys and nulls).
+        configuration: async (params, token, next) => {
+          const answers = await next(params, token);
+          if (!Array.isArray(answers)) {
+            return answers;
+          }
+          return params.items.map((item, i) => (item.section === SECTION ? serverOptions() : answers[i]));
+        },
+      },
+    },
+  };
+  client = new LanguageClient(CLIENT_ID, CHANNEL_NAME, processOptions, clientOptions);
+  await client.start();
+}
+
+/** Stops the running client, if any. */
+async function stopClient(): Promise<void> {
+  const c = client;
+  client = undefined;
+  if (c && c.state !== State.Stopped) {
+    await c.stop();
+  }
+}
+
+/** The running client, or undefined after telling the user why there is none. */
+function runningClient(): LanguageClient | undefined {
+  if (!client || client.state !== State.Running) {
+    void vscode.window.showErrorMessage("DSH: the dsh-refls server is not running; see the DSH References output.");
+    return undefined;
+  }
+  return client;
+}
+
+/** "DSH: Prepare Message": prepares the active document and opens message and context side by side. */
+async function prepareMessage(): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) {
+    void vscode.window.showInformationMessage("DSH: open the message to prepare first.");
+    return;
+  }
+  const c = runningClient();
+  if (!c) {
+    return;
+  }
+  const doc = editor.document;
+  const mode = prepareMode(rawSettings());
+  // Documents the server tracks are named by URI so that it prepares exactly
+  // the text it has seen; any other document is sent as text.
+  const synced = (doc.uri.scheme === "file" || doc.uri.scheme === "untitled") && LANGUAGES.includes(doc.languageId);
+  const params = synced
+    ? { textDocument: { uri: c.code2ProtocolConverter.asUri(doc.uri) }, mode }
+    : { text: doc.getText(), mode };
+  let result: PrepareResult;
+  try {
+    result = await c.sendRequest<PrepareResult>("dsh/prepare", params);
+  } catch (err) {
+    void vscode.window.showErrorMessage(`DSH: preparing failed: ${describeError(err)}`);
+    return;
+  }
+  const shown = presentPrepared(result);
+  const messageDoc = await vscode.workspace.openTextDocument({ content: shown.message, language: "markdown" });
+  await vscode.window.showTextDocument(messageDoc, { viewColumn: vscode.ViewColumn.Beside, preview: false });
+  if (shown.context !== undefined) {
+    const contextDoc = await vscode.workspace.openTextDocument({ content: shown.context, language: "markdown" });
+    await vscode.window.showTextDocument(contextDoc, { viewColumn: vscode.ViewColumn.Beside, preview: false });
+  }
+  void vscode.window.showInformationMessage(`DSH: ${shown.summary}`);
+}
+
+/** "DSH: Show Index Status": asks the server for its index facts and shows them. */
+async function showIndexStatus(): Promise<void> {
+  const c = runningClient();
+  if (!c) {
+    return;
+  }
+  let status: unknown;
+  try {
+    status = await c.sendRequest("dsh/status", {});
+  } catch (err) {
+    void vscode.window.showErrorMessage(`DSH: status failed: ${describeError(err)}`);
+    return;
+  }
+  const doc = await vscode.workspace.openTextDocument({ content: presentStatus(status), language: "markdown" });
+  await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+}
+
+/** Activates the extension: starts the server and registers commands and listeners. */
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  output = vscode.window.createOutputChannel(CHANNEL_NAME);
+  context.subscriptions.push(output);
+
+  context.subscriptions.push(
+    vscode.commands.registerCommand("dsh.prepareMessage", prepareMessage),
+    vscode.commands.registerCommand("dsh.showIndexStatus", showIndexStatus),
+    vscode.commands.registerCommand("dsh.restartServer", async () => {
+      await stopClient();
+      await startClient(context);
+    }),
+    vscode.workspace.onDidChangeConfiguration(async (e) => {
+      if (!e.affectsConfiguration(SECTION)) {
+        return;
+      }
+      const next = serverOptions();
+      // The server merges what it is sent, so a cleared setting needs a new
+      // server to return to its default; so do the process settings.
+      if (RESTART_SETTINGS.some((key) => e.affectsConfiguration(`${SECTION}.${key}`)) || needsRestart(sentOptions, next)) {
+        output?.appendLine("Server settings changed; restarting dsh-refls.");
+        await stopClient();
+        await startClient(context);
+        return;
+      }
+      if (client && client.state === State.Running) {
+        await client.sendNotification(DidChangeConfigurationNotification.type, didChangeConfigurationParams(next));
+        sentOptions = next;
+      }
+    }),
+  );
+
+  await startClient(context);
+}
+
+/** Deactivates the extension: shuts the server down cleanly. */
+export async function deactivate(): Promise<void> {
+  await stopClient();
+}

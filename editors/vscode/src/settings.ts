@@ -1,0 +1,205 @@
+// Mapping the extension's `dsh.*` settings to the server options of SPEC §4.1.
+// This module does not import vscode so that it can be tested with Node's own
+// test runner; extension.ts reads the settings and hands them over as a plain
+// object.
+
+import * as os from "os";
+import * as path from "path";
+
+/** The configuration section every setting lives under, and the key the server reads. */
+export const SECTION = "dsh";
+
+/** Values the server accepts for `watch`. */
+export const WATCH_MODES = ["auto", "fsnotify", "poll", "off"] as const;
+
+/** Values the server accepts for the `mode` of dsh/prepare. */
+export const PREPARE_MODES = ["replace", "preserve"] as const;
+
+/** A prepare mode of dsh/prepare. */
+export type PrepareMode = (typeof PREPARE_MODES)[number];
+
+/** Server options of SPEC §4.1, sent as initializationOptions and under `dsh` in didChangeConfiguration. */
+export interface ServerOptions {
+  sessionsRoot?: string;
+  sessionId?: string;
+  cwd?: string;
+  maxReferences?: number;
+  maxReferenceBytes?: number;
+  referenceContextFraction?: number;
+  contextWindow?: number;
+  candidateLimit?: number;
+  fileMaxResults?: number;
+  excludedDirectories?: string[];
+  spillDir?: string;
+  watch?: (typeof WATCH_MODES)[number];
+}
+
+/** How a §4.1 key is read from a setting. */
+type Kind = "path" | "string" | "integer" | "number" | "stringList" | "watch";
+
+/**
+ * Every §4.1 key and how its `dsh.<key>` setting is read. Paths get `~` and
+ * `${workspaceFolder}` expanded; everything else is passed through once its
+ * type is right.
+ */
+export const SERVER_OPTION_KINDS: Readonly<Record<keyof ServerOptions, Kind>> = {
+  sessionsRoot: "path",
+  sessionId: "string",
+  cwd: "path",
+  maxReferences: "integer",
+  maxReferenceBytes: "integer",
+  referenceContextFraction: "number",
+  contextWindow: "integer",
+  candidateLimit: "integer",
+  fileMaxResults: "integer",
+  excludedDirectories: "stringList",
+  spillDir: "path",
+  watch: "watch",
+};
+
+/** Values used to expand `~` and `${workspaceFolder}` in path settings. */
+export interface ExpandContext {
+  home?: string;
+  workspaceFolder?: string;
+}
+
+/**
+ * Expands a leading `~` (the home directory) and every `${workspaceFolder}`
+ * in a path setting. A `${workspaceFolder}` without an open folder is left as
+ * written so that the server reports the odd path instead of a silently wrong one.
+ */
+export function expandPath(value: string, ctx: ExpandContext = {}): string {
+  let out = value;
+  if (ctx.workspaceFolder !== undefined) {
+    out = out.split("${workspaceFolder}").join(ctx.workspaceFolder);
+  }
+  const home = ctx.home ?? os.homedir();
+  if (out === "~") {
+    return home;
+  }
+  if (out.startsWith("~/") || out.startsWith("~\\")) {
+    return path.join(home, out.slice(2));
+  }
+  return out;
+}
+
+/** A setting that cannot be sent to the server as it is. */
+export interface SettingProblem {
+  /** The full setting name, e.g. `dsh.maxReferenceBytes`. */
+  setting: string;
+  /** Why it was left out. */
+  reason: string;
+}
+
+/** Result of mapping settings: the options to send and what was left out. */
+export interface MappedSettings {
+  options: ServerOptions;
+  problems: SettingProblem[];
+}
+
+/**
+ * Maps raw `dsh.*` setting values (as `vscode.workspace.getConfiguration("dsh").get(key)`
+ * returns them) to server options. Unset values — `undefined`, `null`, blank
+ * strings, empty lists — are left out so that the server applies its own
+ * defaults. Values of the wrong type are left out and reported; range checks
+ * are the server's job (it answers INVALID_CONFIG with a precise message).
+ */
+export function mapSettings(raw: Record<string, unknown>, ctx: ExpandContext = {}): MappedSettings {
+  const options: Record<string, unknown> = {};
+  const problems: SettingProblem[] = [];
+  for (const [key, kind] of Object.entries(SERVER_OPTION_KINDS) as [keyof ServerOptions, Kind][]) {
+    const value = raw[key];
+    if (value === undefined || value === null) {
+      continue;
+    }
+    const setting = `${SECTION}.${key}`;
+    switch (kind) {
+      case "path":
+      case "string":
+      case "watch": {
+        if (typeof value !== "string") {
+          problems.push({ setting, reason: "must be a string" });
+          continue;
+        }
+        const trimmed = value.trim();
+        if (trimmed === "") {
+          continue;
+        }
+        if (kind === "watch" && !(WATCH_MODES as readonly string[]).includes(trimmed)) {
+          problems.push({ setting, reason: `must be one of ${WATCH_MODES.join(", ")}` });
+          continue;
+        }
+        options[key] = kind === "path" ? expandPath(trimmed, ctx) : trimmed;
+        break;
+      }
+      case "integer":
+      case "number": {
+        if (typeof value !== "number" || !Number.isFinite(value)) {
+          problems.push({ setting, reason: "must be a number" });
+          continue;
+        }
+        if (kind === "integer" && !Number.isInteger(value)) {
+          problems.push({ setting, reason: "must be a whole number" });
+          continue;
+        }
+        options[key] = value;
+        break;
+      }
+      case "stringList": {
+        if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) {
+          problems.push({ setting, reason: "must be a list of strings" });
+          continue;
+        }
+        const list = value.map((v: string) => v.trim()).filter((v) => v !== "");
+        if (list.length > 0) {
+          options[key] = list;
+        }
+        break;
+      }
+    }
+  }
+  return { options: options as ServerOptions, problems };
+}
+
+/** Settings that change how the server process is started; a change needs a restart. */
+export const RESTART_SETTINGS = ["serverPath", "logLevel", "logFile"] as const;
+
+/** Log levels accepted by `--log-level`. */
+export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
+
+/** Command-line arguments for the server from the process settings. */
+export function serverArgs(raw: Record<string, unknown>, ctx: ExpandContext = {}): string[] {
+  const args: string[] = [];
+  const level = raw["logLevel"];
+  if (typeof level === "string" && (LOG_LEVELS as readonly string[]).includes(level)) {
+    args.push("--log-level", level);
+  }
+  const logFile = raw["logFile"];
+  if (typeof logFile === "string" && logFile.trim() !== "") {
+    args.push("--log-file", expandPath(logFile.trim(), ctx));
+  }
+  return args;
+}
+
+/** The payload of workspace/didChangeConfiguration: every set option under `dsh` (the server merges it into what it has). */
+export function didChangeConfigurationParams(options: ServerOptions): { settings: { dsh: ServerOptions } } {
+  return { settings: { [SECTION]: options } as { dsh: ServerOptions } };
+}
+
+/** Reads `dsh.prepareMode`, falling back to `replace` for anything else. */
+export function prepareMode(raw: Record<string, unknown>): PrepareMode {
+  const mode = raw["prepareMode"];
+  return typeof mode === "string" && (PREPARE_MODES as readonly string[]).includes(mode)
+    ? (mode as PrepareMode)
+    : "replace";
+}
+
+/**
+ * Reports whether going from prev to next options needs a server restart
+ * rather than workspace/didChangeConfiguration: dsh-refls merges the options
+ * it is sent into the ones it has (a key left out keeps its value), so a
+ * setting that was cleared can only return to its default in a new server.
+ */
+export function needsRestart(prev: ServerOptions, next: ServerOptions): boolean {
+  return Object.keys(prev).some((key) => !(key in next));
+}

@@ -1,0 +1,199 @@
+// Drives the real dsh-refls binary over stdio the way the extension does:
+// the binary found by findServer, initializationOptions from mapSettings,
+// didChangeConfiguration from didChangeConfigurationParams, and the answers
+// of dsh/prepare and dsh/status through present.ts. The Go test
+// editors/vscode_test.go sets the environment; without it the suite skips.
+
+import { strict as assert } from "node:assert";
+import { ChildProcess, spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { pathToFileURL } from "node:url";
+
+import {
+  CompletionItem,
+  CompletionList,
+  createProtocolConnection,
+  DidChangeConfigurationNotification,
+  DidOpenTextDocumentNotification,
+  ExitNotification,
+  InitializeRequest,
+  InitializedNotification,
+  ProtocolConnection,
+  ShutdownRequest,
+  StreamMessageReader,
+  StreamMessageWriter,
+} from "vscode-languageserver-protocol/node";
+
+import { presentPrepared, presentStatus, PrepareResult } from "../present";
+import { findServer } from "../serverPath";
+import { didChangeConfigurationParams, mapSettings, needsRestart } from "../settings";
+
+const env = {
+  bin: process.env["DSH_REFLS_BIN"],
+  root: process.env["DSH_E2E_SESSIONS_ROOT"],
+  workspace: process.env["DSH_E2E_WORKSPACE"],
+  mention: process.env["DSH_E2E_SESSION_MENTION"],
+  title: process.env["DSH_E2E_SESSION_TITLE"],
+};
+const skip = !env.bin || !env.root || !env.workspace || !env.mention || !env.title
+  ? "DSH_REFLS_BIN and DSH_E2E_* are not set (go test ./editors/ sets them)"
+  : false;
+
+/** Milliseconds to wait for the first index build to show a session. */
+const INDEX_WAIT_MS = 10000;
+
+describe("extension logic against the real server", { skip }, () => {
+  let proc: ChildProcess;
+  let conn: ProtocolConnection;
+  let stderr = "";
+  let exitCode: Promise<number | null>;
+  let exited = false;
+  let binDir = "";
+  const uri = () => pathToFileURL(path.join(env.workspace!, "vscode-message.md")).toString();
+
+  before(async () => {
+    // The lookup the extension does, with a directory holding only this
+    // binary (under the name the extension looks for) on PATH.
+    binDir = fs.mkdtempSync(path.join(os.tmpdir(), "dsh-refls-bin-"));
+    fs.symlinkSync(path.resolve(env.bin!), path.join(binDir, "dsh-refls"));
+    const found = findServer({
+      envPath: binDir,
+      platform: process.platform,
+      arch: process.arch,
+      extensionDir: path.join(env.workspace!, "no-extension"),
+    });
+    assert.deepEqual(found, { path: path.join(binDir, "dsh-refls"), source: "PATH" });
+    proc = spawn(found.path, ["--log-level", "debug"], { stdio: ["pipe", "pipe", "pipe"] });
+    proc.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+    exitCode = new Promise((resolve) =>
+      proc.on("exit", (code) => {
+        exited = true;
+        resolve(code);
+      }),
+    );
+    conn = createProtocolConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));
+    conn.listen();
+    // The server asks for a progress token during the first index build.
+    conn.onRequest("window/workDoneProgress/create", () => null);
+
+    const mapped = mapSettings({ sessionsRoot: env.root, maxReferenceBytes: 65536, watch: "auto", sessionId: "" });
+    assert.deepEqual(mapped.problems, []);
+    const init = await conn.sendRequest(InitializeRequest.type, {
+      processId: process.pid,
+      rootUri: pathToFileURL(env.workspace!).toString(),
+      workspaceFolders: [{ uri: pathToFileURL(env.workspace!).toString(), name: "workspace" }],
+      capabilities: {
+        general: { positionEncodings: ["utf-16"] },
+        textDocument: { completion: { completionItem: { labelDetailsSupport: true } }, hover: { contentFormat: ["markdown", "plaintext"] } },
+      },
+      initializationOptions: mapped.options,
+    });
+    assert.ok(init.capabilities.completionProvider, "no completion provider");
+    await conn.sendNotification(InitializedNotification.type, {});
+  });
+
+  after(async () => {
+    if (binDir !== "") {
+      fs.rmSync(binDir, { recursive: true, force: true });
+    }
+    if (!conn) {
+      return;
+    }
+    assert.equal(exited, false, `the server exited early; stderr:\n${stderr}`);
+    await conn.sendRequest(ShutdownRequest.type);
+    await conn.sendNotification(ExitNotification.type);
+    const code = await exitCode;
+    conn.dispose();
+    assert.equal(code, 0, `server exited with ${code}; stderr:\n${stderr}`);
+  });
+
+  /** Sends a request; fails with the server's stderr if the server exits first. */
+  function request<T>(method: string, params: object): Promise<T> {
+    if (exited) {
+      return Promise.reject(new Error(`the server has exited; stderr:\n${stderr}`));
+    }
+    const died = exitCode.then((code): T => {
+      throw new Error(`the server exited with ${code} during ${method}; stderr:\n${stderr}`);
+    });
+    // Whichever settles first decides; the other must not be reported as unhandled.
+    died.catch(() => undefined);
+    const sent = (async () => (await conn.sendRequest(method, params)) as T)();
+    sent.catch(() => undefined);
+    return Promise.race([sent, died]);
+  }
+
+  /** Completion items at the end of a one-line document. */
+  async function complete(text: string, version: number): Promise<{ items: CompletionItem[]; isIncomplete: boolean }> {
+    await conn.sendNotification(DidOpenTextDocumentNotification.type, {
+      textDocument: { uri: uri(), languageId: "markdown", version, text },
+    });
+    const result = (await request("textDocument/completion", {
+      textDocument: { uri: uri() },
+      position: { line: 0, character: text.length },
+    })) as CompletionList | CompletionItem[] | null;
+    await conn.sendNotification("textDocument/didClose", { textDocument: { uri: uri() } });
+    if (!result) {
+      return { items: [], isIncomplete: false };
+    }
+    return Array.isArray(result) ? { items: result, isIncomplete: false } : result;
+  }
+
+  it("completes sessions with the options the extension sends", async () => {
+    const deadline = Date.now() + INDEX_WAIT_MS;
+    let items: CompletionItem[] = [];
+    let version = 1;
+    while (Date.now() < deadline) {
+      items = (await complete("See @", version++)).items;
+      if (items.some((i) => i.textEdit && "newText" in i.textEdit && i.textEdit.newText === env.mention)) {
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const session = items.find((i) => i.textEdit && "newText" in i.textEdit && i.textEdit.newText === env.mention);
+    assert.ok(session, `no item inserts ${env.mention}: ${JSON.stringify(items.map((i) => i.label))}`);
+    assert.equal(session.label, env.title);
+  });
+
+  it("rejects an invalid option sent through the mapping with INVALID_CONFIG", async () => {
+    const resp = await request("dsh/prepare", { text: `Look at ${env.mention}`, maxReferenceBytes: -5 })
+      .then(() => undefined, (err: { data?: { code?: string } }) => err);
+    assert.ok(resp, "a negative maxReferenceBytes must fail");
+    assert.match(String(resp.data?.code), /^SESSION_REFERENCE_(INVALID_CONFIG|INVALID_REFERENCE)$/);
+  });
+
+  it("prepares a message into what Prepare Message shows", async () => {
+    const result = await request<PrepareResult>("dsh/prepare", { text: `Look at ${env.mention} please` });
+    const shown = presentPrepared(result);
+    assert.equal(shown.message, `Look at @${env.title} please`);
+    assert.ok(shown.context?.includes("<referenced-sessions>"), shown.context);
+    assert.match(shown.summary, /^Prepared with 1 session reference/);
+  });
+
+  it("shows the index status", async () => {
+    const status = await request<unknown>("dsh/status", {});
+    const text = presentStatus(status);
+    assert.match(text, /^# dsh-refls index status\n/);
+    assert.ok(fs.existsSync(env.root!));
+  });
+  it("applies didChangeConfiguration as the extension sends it", async () => {
+    const before = await complete("See @", 100);
+    const sessionsBefore = before.items.filter((i) => i.kind === 18).length;
+    assert.ok(sessionsBefore > 3, `want more than 3 sessions before the change, got ${sessionsBefore}`);
+    for (const [limit, version] of [[1, 101], [3, 102]]) {
+      const prev = mapSettings({ sessionsRoot: env.root }).options;
+      const next = mapSettings({ sessionsRoot: env.root, candidateLimit: limit }).options;
+      assert.equal(needsRestart(prev, next), false);
+      await conn.sendNotification(DidChangeConfigurationNotification.type, didChangeConfigurationParams(next));
+      const got = await complete("See @", version);
+      const sessions = got.items.filter((i) => i.kind === 18).length;
+      assert.equal(sessions, limit, `candidateLimit ${limit} should leave ${limit} sessions, got ${sessions}`);
+      assert.equal(got.isIncomplete, true, "a capped list must be incomplete");
+    }
+    // The server keeps preparing with the changed options.
+    const result = await request<PrepareResult>("dsh/prepare", { text: `Again ${env.mention}` });
+    assert.ok(presentPrepared(result).context?.includes("<referenced-sessions>"));
+  });
+});

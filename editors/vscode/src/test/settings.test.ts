@@ -1,0 +1,143 @@
+import { strict as assert } from "node:assert";
+import * as path from "node:path";
+import { describe, it } from "node:test";
+
+import {
+  didChangeConfigurationParams,
+  expandPath,
+  mapSettings,
+  needsRestart,
+  prepareMode,
+  SERVER_OPTION_KINDS,
+  serverArgs,
+} from "../settings";
+
+const ctx = { home: "/home/u", workspaceFolder: "/work/proj" };
+
+describe("mapSettings", () => {
+  it("covers every SPEC §4.1 option key", () => {
+    assert.deepEqual(Object.keys(SERVER_OPTION_KINDS).sort(), [
+      "candidateLimit",
+      "contextWindow",
+      "cwd",
+      "excludedDirectories",
+      "fileMaxResults",
+      "maxReferenceBytes",
+      "maxReferences",
+      "referenceContextFraction",
+      "sessionId",
+      "sessionsRoot",
+      "spillDir",
+      "watch",
+    ]);
+  });
+
+  it("maps every key with its type", () => {
+    const got = mapSettings(
+      {
+        sessionsRoot: "~/.dsh/sessions",
+        sessionId: " 228b7b82 ",
+        cwd: "${workspaceFolder}",
+        maxReferences: 2,
+        maxReferenceBytes: 4096,
+        referenceContextFraction: 0.25,
+        contextWindow: 128000,
+        candidateLimit: 10,
+        fileMaxResults: 5,
+        excludedDirectories: ["node_modules", " dist ", ""],
+        spillDir: "${workspaceFolder}/.spill",
+        watch: "poll",
+        serverPath: "/ignored/here",
+        prepareMode: "preserve",
+      },
+      ctx,
+    );
+    assert.deepEqual(got.problems, []);
+    assert.deepEqual(got.options, {
+      sessionsRoot: path.join("/home/u", ".dsh/sessions"),
+      sessionId: "228b7b82",
+      cwd: "/work/proj",
+      maxReferences: 2,
+      maxReferenceBytes: 4096,
+      referenceContextFraction: 0.25,
+      contextWindow: 128000,
+      candidateLimit: 10,
+      fileMaxResults: 5,
+      excludedDirectories: ["node_modules", "dist"],
+      spillDir: "/work/proj/.spill",
+      watch: "poll",
+    });
+  });
+
+  it("leaves unset values out so the server keeps its defaults", () => {
+    const got = mapSettings({
+      sessionsRoot: "",
+      sessionId: "   ",
+      maxReferences: null,
+      maxReferenceBytes: undefined,
+      excludedDirectories: [],
+      watch: "",
+    });
+    assert.deepEqual(got, { options: {}, problems: [] });
+  });
+
+  it("reports values of the wrong type and leaves them out", () => {
+    const cases: [string, unknown, RegExp][] = [
+      ["maxReferenceBytes", "4096", /number/],
+      ["maxReferences", 1.5, /whole/],
+      ["contextWindow", Number.NaN, /number/],
+      ["referenceContextFraction", true, /number/],
+      ["sessionsRoot", 42, /string/],
+      ["excludedDirectories", ["ok", 3], /list of strings/],
+      ["watch", "inotify", /auto, fsnotify, poll, off/],
+    ];
+    for (const [key, value, reason] of cases) {
+      const got = mapSettings({ [key]: value });
+      assert.deepEqual(got.options, {}, key);
+      assert.equal(got.problems.length, 1, key);
+      assert.equal(got.problems[0].setting, `dsh.${key}`);
+      assert.match(got.problems[0].reason, reason, key);
+    }
+  });
+
+  it("passes range errors through for the server to report", () => {
+    assert.deepEqual(mapSettings({ maxReferences: 9, maxReferenceBytes: -1 }).options, { maxReferences: 9, maxReferenceBytes: -1 });
+  });
+});
+
+describe("expandPath", () => {
+  it("expands ~ only at the start and ${workspaceFolder} anywhere", () => {
+    assert.equal(expandPath("~", ctx), "/home/u");
+    assert.equal(expandPath("~/x", ctx), path.join("/home/u", "x"));
+    assert.equal(expandPath("/a/~/b", ctx), "/a/~/b");
+    assert.equal(expandPath("~other/x", ctx), "~other/x");
+    assert.equal(expandPath("${workspaceFolder}/a:${workspaceFolder}", ctx), "/work/proj/a:/work/proj");
+    assert.equal(expandPath("${workspaceFolder}/a", { home: "/h" }), "${workspaceFolder}/a");
+  });
+});
+
+describe("serverArgs and prepareMode", () => {
+  it("builds flags only from valid process settings", () => {
+    assert.deepEqual(serverArgs({ logLevel: "debug", logFile: "~/dsh.log" }, ctx), ["--log-level", "debug", "--log-file", path.join("/home/u", "dsh.log")]);
+    assert.deepEqual(serverArgs({ logLevel: "loud", logFile: " " }, ctx), []);
+  });
+
+  it("defaults the prepare mode to replace", () => {
+    assert.equal(prepareMode({ prepareMode: "preserve" }), "preserve");
+    assert.equal(prepareMode({ prepareMode: "other" }), "replace");
+    assert.equal(prepareMode({}), "replace");
+  });
+
+  it("wraps options under dsh for didChangeConfiguration", () => {
+    assert.deepEqual(didChangeConfigurationParams({ watch: "off" }), { settings: { dsh: { watch: "off" } } });
+  });
+});
+
+describe("needsRestart", () => {
+  it("restarts only when a key was cleared", () => {
+    assert.equal(needsRestart({ candidateLimit: 1 }, { candidateLimit: 5 }), false);
+    assert.equal(needsRestart({}, { watch: "poll" }), false);
+    assert.equal(needsRestart({ candidateLimit: 1, watch: "poll" }, { watch: "poll" }), true);
+    assert.equal(needsRestart({ sessionId: "a" }, {}), true);
+  });
+});

@@ -1,0 +1,181 @@
+package editors
+
+import (
+	"archive/zip"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// npmTimeout bounds one npm step (type-check, unit tests, packaging).
+const npmTimeout = 5 * time.Minute
+
+// serverOptionKeys are the option keys of SPEC §4.1; each has a dsh.<key> setting.
+var serverOptionKeys = []string{
+	"sessionsRoot", "sessionId", "cwd", "maxReferences", "maxReferenceBytes",
+	"referenceContextFraction", "contextWindow", "candidateLimit", "fileMaxResults",
+	"excludedDirectories", "spillDir", "watch",
+}
+
+// extensionManifest is the part of package.json the test checks.
+type extensionManifest struct {
+	Name             string            `json:"name"`
+	Publisher        string            `json:"publisher"`
+	Main             string            `json:"main"`
+	Engines          map[string]string `json:"engines"`
+	ActivationEvents []string          `json:"activationEvents"`
+	Contributes      struct {
+		Languages []struct {
+			ID               string   `json:"id"`
+			Extensions       []string `json:"extensions"`
+			FilenamePatterns []string `json:"filenamePatterns"`
+		} `json:"languages"`
+		Commands []struct {
+			Command string `json:"command"`
+			Title   string `json:"title"`
+		} `json:"commands"`
+		Configuration struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		} `json:"configuration"`
+	} `json:"contributes"`
+}
+
+// vsixEntries reads every file of a .vsix (a zip) into memory.
+func vsixEntries(t *testing.T, path string) map[string][]byte {
+	t.Helper()
+	r, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatalf("opening %s: %v", path, err)
+	}
+	defer r.Close()
+	files := map[string][]byte{}
+	for _, f := range r.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatalf("opening %s in %s: %v", f.Name, path, err)
+		}
+		data, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatalf("reading %s in %s: %v", f.Name, path, err)
+		}
+		files[f.Name] = data
+	}
+	return files
+}
+
+func TestVSCodeExtension(t *testing.T) {
+	// npm and vsce mostly wait on the file system; the Neovim tests run meanwhile.
+	t.Parallel()
+	ext := filepath.Join(repoRoot(t), "editors", "vscode")
+	if _, err := os.Stat(filepath.Join(ext, "node_modules")); err != nil {
+		t.Skip("editors/vscode/node_modules is missing; run `npm ci` in editors/vscode to run the VS Code extension tests")
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("npm is not on PATH; install Node.js 20 and run `npm ci` in editors/vscode")
+	}
+	bin := buildServer(t)
+	dir := t.TempDir()
+	d := newDemoSetup(t, dir)
+	env := isolatedEnv(dir, "npm_config_update_notifier=false", "npm_config_fund=false")
+
+	runIn(t, ext, env, npmTimeout, "npm", "run", "compile")
+	// The unit tests, plus src/test/server.test.ts, which drives the real
+	// binary through the extension's lookup, settings mapping and presentation.
+	testEnv := append(env[:len(env):len(env)],
+		"DSH_REFLS_BIN="+bin,
+		"DSH_E2E_SESSIONS_ROOT="+d.root,
+		"DSH_E2E_WORKSPACE="+d.workspace,
+		"DSH_E2E_SESSION_MENTION="+d.mention,
+		"DSH_E2E_SESSION_TITLE="+d.session.DisplayTitle,
+	)
+	out := runIn(t, ext, testEnv, npmTimeout, "npm", "test")
+	// The node runner's own summary lines are kept out of a passing run's
+	// output, where they could be taken for the suite's closing lines.
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("npm test:\n%s", out)
+		}
+	})
+	if !strings.Contains(out, "# fail 0") || strings.Contains(out, "# pass 0\n") {
+		t.Fatalf("npm test did not report passing tests:\n%s", out)
+	}
+	if strings.Contains(out, "# SKIP") {
+		t.Fatalf("npm test skipped a suite although the server environment was set:\n%s", out)
+	}
+
+	vsix := filepath.Join(dir, "dsh-refls.vsix")
+	runIn(t, ext, env, npmTimeout, "npx", "--no-install", "vsce", "package", "--skip-license", "--out", vsix)
+	files := vsixEntries(t, vsix)
+
+	for _, want := range []string{
+		"extension.vsixmanifest",
+		"extension/package.json",
+		"extension/out/extension.js",
+		"extension/out/serverPath.js",
+		"extension/out/settings.js",
+		"extension/out/present.js",
+		"extension/language-configuration.json",
+		"extension/syntaxes/dsh-prompt.tmLanguage.json",
+		"extension/node_modules/vscode-languageclient/package.json",
+	} {
+		if _, ok := files[want]; !ok {
+			t.Errorf("the .vsix lacks %s", want)
+		}
+	}
+	for name := range files {
+		if strings.HasPrefix(name, "extension/src/") || strings.HasPrefix(name, "extension/out/test/") ||
+			strings.HasPrefix(name, "extension/node_modules/typescript/") || strings.HasPrefix(name, "extension/node_modules/@vscode/vsce/") {
+			t.Errorf("the .vsix holds %s, which only the build needs", name)
+		}
+	}
+
+	var m extensionManifest
+	if err := json.Unmarshal(files["extension/package.json"], &m); err != nil {
+		t.Fatalf("extension/package.json: %v", err)
+	}
+	if m.Main != "./out/extension.js" {
+		t.Errorf("main = %q, want ./out/extension.js", m.Main)
+	}
+	if m.Name != "dsh-refls" || m.Publisher == "" || !strings.HasPrefix(m.Engines["vscode"], "^1.") {
+		t.Errorf("name %q, publisher %q, engines.vscode %q", m.Name, m.Publisher, m.Engines["vscode"])
+	}
+	for _, lang := range []string{"markdown", "plaintext", "dsh-prompt"} {
+		if !slices.Contains(m.ActivationEvents, "onLanguage:"+lang) {
+			t.Errorf("activationEvents %v lack onLanguage:%s", m.ActivationEvents, lang)
+		}
+	}
+	var prompt bool
+	for _, l := range m.Contributes.Languages {
+		if l.ID == "dsh-prompt" && slices.Contains(l.Extensions, ".dshprompt") && slices.Contains(l.FilenamePatterns, "*.prompt.md") {
+			prompt = true
+		}
+	}
+	if !prompt {
+		t.Errorf("no dsh-prompt language for *.prompt.md and *.dshprompt: %+v", m.Contributes.Languages)
+	}
+	titles := map[string]string{}
+	for _, c := range m.Contributes.Commands {
+		titles[c.Command] = c.Title
+	}
+	if titles["dsh.prepareMessage"] != "Prepare Message" || titles["dsh.showIndexStatus"] != "Show Index Status" {
+		t.Errorf("commands: %v", titles)
+	}
+	for _, key := range append([]string{"serverPath"}, serverOptionKeys...) {
+		if _, ok := m.Contributes.Configuration.Properties["dsh."+key]; !ok {
+			t.Errorf("no setting dsh.%s", key)
+		}
+	}
+
+	// The compiled entry point must be what main names, and export activate.
+	js := string(files["extension/out/extension.js"])
+	if !strings.Contains(js, "exports.activate") || !strings.Contains(js, "exports.deactivate") {
+		t.Errorf("out/extension.js does not export activate and deactivate")
+	}
+}

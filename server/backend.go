@@ -1,0 +1,118 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/dsh-refls/dsh-refls/sessionref"
+)
+
+// Sessions is what the server needs from the session side: the title index
+// and preparation. The production implementation wraps package sessionref
+// (see sessionsAdapter); tests may pass their own.
+type Sessions interface {
+	// Build scans the root fully; progress reports done of total logs.
+	Build(ctx context.Context, progress func(done, total int)) error
+	// Refresh re-examines changed paths reported by a watcher.
+	Refresh(ctx context.Context, paths []string) error
+	// Status describes the index as of now.
+	Status() SessionStatus
+	// Locate finds a session by id.
+	Locate(id string) (sessionref.Entry, bool)
+	// Candidates answers a session query (§2.2); capped is true when the
+	// limit cut the list.
+	Candidates(q sessionref.CandidateQuery) (cands []sessionref.Candidate, capped bool, err error)
+	// FindMentions finds the session mentions in text.
+	FindMentions(text string) []SessionMention
+	// Preview is what hover and resolve show for one session.
+	Preview(ctx context.Context, id string, lim sessionref.Limits) (*SessionPreview, error)
+	// PrepareText prepares a text message; explicit != nil skips parsing.
+	PrepareText(ctx context.Context, targetID, text string, mode sessionref.Mode, explicit []sessionref.Reference, lim sessionref.Limits) (*PrepareResult, error)
+	// PrepareContent prepares a message given as content blocks.
+	PrepareContent(ctx context.Context, targetID string, blocks []json.RawMessage, mode sessionref.Mode, explicit []sessionref.Reference, lim sessionref.Limits) (*PrepareResult, error)
+	// Budget is the per-source byte budget for lim (§2.3.5).
+	Budget(lim sessionref.Limits) int
+}
+
+// SessionsFactory opens the session index of one root.
+type SessionsFactory func(root string) (Sessions, error)
+
+// SessionStatus are the index facts dsh/status reports.
+type SessionStatus struct {
+	Root     string
+	Sessions int
+	Skipped  []sessionref.Skipped
+	Updated  time.Time
+	Building bool
+}
+
+// SessionMention is one session mention found in a text, in byte offsets.
+type SessionMention struct {
+	Start, End int
+	Label      string
+	SessionID  string
+	URI        string
+	// Bare is true for a bare `dsh-session:` URI without the Markdown form.
+	Bare bool
+	// Err is set for a malformed mention.
+	Err error
+}
+
+// SessionPreview is the preview of one session: recall facts first, then
+// an excerpt of the last turns.
+type SessionPreview struct {
+	Entry                 sessionref.Entry
+	Stats                 sessionref.Stats
+	CapturedThroughSeq    *int64
+	CapturedFormatVersion *int
+	Budget                int
+	Excerpt               []Turn
+	// Err is why the session could not be prepared now, if it cannot.
+	Err error
+}
+
+// Turn is one message of a preview excerpt.
+type Turn struct {
+	Role string `json:"role"`
+	Text string `json:"text"`
+}
+
+// PrepareResult is the dsh/prepare result.
+type PrepareResult struct {
+	Content           json.RawMessage            `json:"content"`
+	References        []sessionref.Reference     `json:"references"`
+	AdditionalContext *sessionref.ContextMessage `json:"additionalContext,omitempty"`
+}
+
+// FileKind is "file" or "directory".
+type FileKind string
+
+// The kinds of file candidates (§3).
+const (
+	FileKindFile      FileKind = "file"
+	FileKindDirectory FileKind = "directory"
+)
+
+// FileCandidate is one workspace path offered for an `@` mention.
+type FileCandidate struct {
+	// Path is relative to the workspace root, with forward slashes.
+	Path string
+	Kind FileKind
+	// Ignored marks an entry listed only because the query named its
+	// directory explicitly.
+	Ignored bool
+}
+
+// Files is what the server needs from the workspace file index.
+type Files interface {
+	// Search answers a file query of §3; capped is true when limit cut it.
+	Search(ctx context.Context, query string, limit int) (cands []FileCandidate, capped bool, err error)
+	// Count is the number of indexed files.
+	Count() int
+	// Close stops any background work.
+	Close() error
+}
+
+// FilesFactory opens the file index of a workspace root.
+type FilesFactory func(ctx context.Context, root string, excluded []string) (Files, error)

@@ -1,0 +1,184 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/dsh-refls/dsh-refls/sessionref"
+)
+
+// Defaults of the configuration (§2.2, §2.3, §3).
+const (
+	defaultMaxReferences    = 3
+	hardMaxReferences       = 3
+	defaultCandidateLimit   = 50
+	defaultFileMaxResults   = 20
+	defaultContextFraction  = 0.2
+	configSection           = "dsh"
+	spillDirUnderUserCache  = "dsh-refls/spill"
+	watchModeAuto           = "auto"
+	watchModeOff            = "off"
+	watchModeFsnotify       = "fsnotify"
+	watchModePoll           = "poll"
+	defaultExcludedDirGit   = ".git"
+	defaultExcludedDirNodeM = "node_modules"
+)
+
+// Config is the client's configuration of §4.1, after validation and
+// defaults.
+type Config struct {
+	SessionsRoot             string   `json:"sessionsRoot"`
+	SessionID                string   `json:"sessionId"`
+	Cwd                      string   `json:"cwd"`
+	MaxReferences            int      `json:"maxReferences"`
+	MaxReferenceBytes        int      `json:"maxReferenceBytes"`
+	ReferenceContextFraction float64  `json:"referenceContextFraction"`
+	ContextWindow            int      `json:"contextWindow"`
+	CandidateLimit           int      `json:"candidateLimit"`
+	FileMaxResults           int      `json:"fileMaxResults"`
+	ExcludedDirectories      []string `json:"excludedDirectories"`
+	SpillDir                 string   `json:"spillDir"`
+	Watch                    string   `json:"watch"`
+}
+
+// DefaultConfig is the configuration before the client says anything.
+func DefaultConfig() Config {
+	spill := ""
+	if dir, err := os.UserCacheDir(); err == nil {
+		spill = filepath.Join(dir, filepath.FromSlash(spillDirUnderUserCache))
+	}
+	return Config{
+		MaxReferences:            defaultMaxReferences,
+		ReferenceContextFraction: defaultContextFraction,
+		CandidateLimit:           defaultCandidateLimit,
+		FileMaxResults:           defaultFileMaxResults,
+		ExcludedDirectories:      []string{defaultExcludedDirGit, defaultExcludedDirNodeM},
+		SpillDir:                 spill,
+		Watch:                    watchModeAuto,
+	}
+}
+
+// Limits are the preparation limits this configuration implies.
+func (c Config) Limits() sessionref.Limits {
+	return sessionref.Limits{
+		MaxReferences:            c.MaxReferences,
+		MaxReferenceBytes:        c.MaxReferenceBytes,
+		ContextWindow:            c.ContextWindow,
+		ReferenceContextFraction: c.ReferenceContextFraction,
+		SpillDir:                 c.SpillDir,
+	}
+}
+
+// applyConfig returns base with the fields present in raw applied. raw is a
+// JSON object; null or absent means no change. Every present field is
+// type- and range-checked; the first invalid one is reported by name and
+// nothing is applied. Unknown keys are returned so the caller can log them.
+func applyConfig(base Config, raw json.RawMessage) (Config, []string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return base, nil, nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return base, nil, &configError{Field: "(settings)", Msg: "must be a JSON object"}
+	}
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	c := base
+	var unknown []string
+	for _, k := range keys {
+		v := fields[k]
+		if string(bytes.TrimSpace(v)) == "null" {
+			continue
+		}
+		var err error
+		switch k {
+		case "sessionsRoot":
+			c.SessionsRoot, err = decodeString(v)
+		case "sessionId":
+			c.SessionID, err = decodeString(v)
+		case "cwd":
+			c.Cwd, err = decodeString(v)
+		case "spillDir":
+			c.SpillDir, err = decodeString(v)
+		case "maxReferences":
+			c.MaxReferences, err = decodeInt(v, 1, hardMaxReferences)
+		case "maxReferenceBytes":
+			c.MaxReferenceBytes, err = decodeInt(v, 1, -1)
+		case "contextWindow":
+			c.ContextWindow, err = decodeInt(v, 1, -1)
+		case "candidateLimit":
+			c.CandidateLimit, err = decodeInt(v, 1, -1)
+		case "fileMaxResults":
+			c.FileMaxResults, err = decodeInt(v, 1, -1)
+		case "referenceContextFraction":
+			var f float64
+			if err = json.Unmarshal(v, &f); err != nil {
+				err = fmt.Errorf("must be a number")
+			} else if !(f > 0 && f <= 1) {
+				err = fmt.Errorf("must be > 0 and ≤ 1, got %v", f)
+			}
+			c.ReferenceContextFraction = f
+		case "excludedDirectories":
+			var dirs []string
+			if err = json.Unmarshal(v, &dirs); err != nil {
+				err = fmt.Errorf("must be an array of strings")
+			}
+			for _, d := range dirs {
+				if d == "" || strings.ContainsAny(d, `/\`) {
+					err = fmt.Errorf("entries must be plain directory names, got %q", d)
+				}
+			}
+			c.ExcludedDirectories = dirs
+		case "watch":
+			var s string
+			s, err = decodeString(v)
+			switch s {
+			case watchModeAuto, watchModeFsnotify, watchModePoll, watchModeOff:
+			default:
+				if err == nil {
+					err = fmt.Errorf(`must be "auto", "fsnotify", "poll" or "off", got %q`, s)
+				}
+			}
+			c.Watch = s
+		default:
+			unknown = append(unknown, k)
+		}
+		if err != nil {
+			return base, nil, &configError{Field: k, Msg: err.Error()}
+		}
+	}
+	return c, unknown, nil
+}
+
+func decodeString(v json.RawMessage) (string, error) {
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return "", fmt.Errorf("must be a string")
+	}
+	return s, nil
+}
+
+// decodeInt decodes an integer in [lo, hi]; hi < 0 means no upper bound.
+func decodeInt(v json.RawMessage, lo, hi int) (int, error) {
+	var f float64
+	if err := json.Unmarshal(v, &f); err != nil || f != float64(int(f)) {
+		return 0, fmt.Errorf("must be an integer")
+	}
+	n := int(f)
+	if n < lo || (hi >= 0 && n > hi) {
+		if hi >= 0 {
+			return 0, fmt.Errorf("must be between %d and %d, got %d", lo, hi, n)
+		}
+		return 0, fmt.Errorf("must be ≥ %d, got %d", lo, n)
+	}
+	return n, nil
+}

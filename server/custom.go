@@ -1,0 +1,256 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/dsh-refls/dsh-refls/completion"
+	"github.com/dsh-refls/dsh-refls/sessionref"
+)
+
+// The custom methods of §4.3.
+const (
+	MethodPrepare    = "dsh/prepare"
+	MethodCandidates = "dsh/candidates"
+	MethodFiles      = "dsh/files"
+	MethodStatus     = "dsh/status"
+)
+
+// prepareParams are the params of dsh/prepare. Exactly one of text,
+// content and textDocument gives the message.
+type prepareParams struct {
+	Text              *string                 `json:"text"`
+	Content           json.RawMessage         `json:"content"`
+	TextDocument      *textDocumentIdentifier `json:"textDocument"`
+	References        json.RawMessage         `json:"references"`
+	SessionID         *string                 `json:"sessionId"`
+	Mode              string                  `json:"mode"`
+	MaxReferenceBytes json.RawMessage         `json:"maxReferenceBytes"`
+	ContextWindow     json.RawMessage         `json:"contextWindow"`
+}
+
+func present(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && string(raw) != "null"
+}
+
+func (s *Server) prepareCall(params json.RawMessage) (call, error) {
+	var p prepareParams
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, invalidParams(MethodPrepare, err)
+	}
+	given := 0
+	var text string
+	var blocks []json.RawMessage
+	if p.Text != nil {
+		given++
+		text = *p.Text
+	}
+	if present(p.Content) {
+		given++
+		if err := json.Unmarshal(p.Content, &blocks); err != nil {
+			return nil, invalidParams(MethodPrepare, fmt.Errorf("content must be an array of content blocks: %w", err))
+		}
+	}
+	if p.TextDocument != nil {
+		given++
+		doc, ok := s.docs.get(p.TextDocument.URI)
+		if !ok {
+			return nil, invalidParams(MethodPrepare, fmt.Errorf("document %s is not open", p.TextDocument.URI))
+		}
+		text = doc.Text
+	}
+	if given != 1 {
+		return nil, invalidParams(MethodPrepare, fmt.Errorf("give exactly one of text, content and textDocument (got %d)", given))
+	}
+	mode := sessionref.ModeReplace
+	switch p.Mode {
+	case "", string(sessionref.ModeReplace):
+	case string(sessionref.ModePreserve):
+		mode = sessionref.ModePreserve
+	default:
+		return nil, invalidParams(MethodPrepare, fmt.Errorf(`mode must be "replace" or "preserve", got %q`, p.Mode))
+	}
+	var explicit []sessionref.Reference
+	if present(p.References) {
+		refs, err := sessionref.ParseReferences(p.References)
+		if err != nil {
+			return nil, err
+		}
+		explicit = refs
+		if explicit == nil {
+			explicit = []sessionref.Reference{}
+		}
+	}
+	cfg := s.config()
+	lim := cfg.Limits()
+	if present(p.MaxReferenceBytes) {
+		n, err := decodeInt(p.MaxReferenceBytes, 1, -1)
+		if err != nil {
+			return nil, &configError{Field: "maxReferenceBytes", Msg: err.Error()}
+		}
+		lim.MaxReferenceBytes = n
+	}
+	if present(p.ContextWindow) {
+		n, err := decodeInt(p.ContextWindow, 1, -1)
+		if err != nil {
+			return nil, &configError{Field: "contextWindow", Msg: err.Error()}
+		}
+		lim.ContextWindow = n
+	}
+	target := cfg.SessionID
+	if p.SessionID != nil {
+		target = *p.SessionID
+	}
+	isContent := present(p.Content)
+	return func(ctx context.Context) (any, error) {
+		sess := s.currentSessions()
+		if sess == nil {
+			return nil, jsonrpc2.NewError(jsonrpc2.InternalError, "no session index is open")
+		}
+		if isContent {
+			return sess.PrepareContent(ctx, target, blocks, mode, explicit, lim)
+		}
+		return sess.PrepareText(ctx, target, text, mode, explicit, lim)
+	}, nil
+}
+
+// queryParams are the params of dsh/candidates and dsh/files.
+type queryParams struct {
+	Query string          `json:"query"`
+	Limit json.RawMessage `json:"limit"`
+}
+
+func (s *Server) candidatesCall(params json.RawMessage) (call, error) {
+	var p queryParams
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, invalidParams(MethodCandidates, err)
+	}
+	cfg := s.config()
+	limit := cfg.CandidateLimit
+	if present(p.Limit) {
+		var n float64
+		if err := json.Unmarshal(p.Limit, &n); err != nil || n != float64(int(n)) || n <= 0 {
+			return nil, sessionref.Errorf(sessionref.CodeInvalidReference, "limit must be a positive integer, got %s", p.Limit)
+		}
+		limit = int(n)
+	}
+	return func(ctx context.Context) (any, error) {
+		sess := s.currentSessions()
+		if sess == nil {
+			return []sessionref.Candidate{}, nil
+		}
+		cands, _, err := sess.Candidates(sessionref.CandidateQuery{Query: p.Query, TargetID: cfg.SessionID, TargetCwd: cfg.Cwd, Limit: limit})
+		if err != nil {
+			return nil, err
+		}
+		if cands == nil {
+			cands = []sessionref.Candidate{}
+		}
+		return cands, nil
+	}, nil
+}
+
+// fileResult is one entry of dsh/files.
+type fileResult struct {
+	Path    string   `json:"path"`
+	Kind    FileKind `json:"kind"`
+	Mention string   `json:"mention"`
+	Ignored bool     `json:"ignored,omitempty"`
+}
+
+func (s *Server) filesCall(params json.RawMessage) (call, error) {
+	var p queryParams
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, invalidParams(MethodFiles, err)
+	}
+	limit := s.config().FileMaxResults
+	if present(p.Limit) {
+		n, err := decodeInt(p.Limit, 1, -1)
+		if err != nil {
+			return nil, invalidParams(MethodFiles, fmt.Errorf("limit %w", err))
+		}
+		limit = n
+	}
+	return func(ctx context.Context) (any, error) {
+		out := []fileResult{}
+		files := s.currentFiles()
+		if files == nil {
+			return out, nil
+		}
+		cands, _, err := files.Search(ctx, p.Query, limit)
+		if err != nil {
+			return nil, fmt.Errorf("searching workspace files for %q: %w", p.Query, err)
+		}
+		for _, c := range cands {
+			if !completion.Offerable(c.Path) {
+				continue
+			}
+			kind := completion.KindFile
+			if c.Kind == FileKindDirectory {
+				kind = completion.KindDirectory
+			}
+			out = append(out, fileResult{Path: c.Path, Kind: c.Kind, Mention: completion.InsertFile(c.Path, kind, false), Ignored: c.Ignored})
+		}
+		return out, nil
+	}, nil
+}
+
+// statusResult is the answer of dsh/status.
+type statusResult struct {
+	SessionsRoot     string               `json:"sessionsRoot"`
+	WorkspaceRoot    string               `json:"workspaceRoot"`
+	SessionsIndexed  int                  `json:"sessionsIndexed"`
+	FilesIndexed     int                  `json:"filesIndexed"`
+	WatchMode        string               `json:"watchMode"`
+	LastUpdate       *time.Time           `json:"lastUpdate"`
+	Building         bool                 `json:"building"`
+	Skipped          []sessionref.Skipped `json:"skipped"`
+	Degraded         []string             `json:"degraded"`
+	PositionEncoding PositionEncoding     `json:"positionEncoding"`
+	SessionID        string               `json:"sessionId,omitempty"`
+}
+
+func (s *Server) statusCall() (call, error) {
+	return func(ctx context.Context) (any, error) {
+		s.capsMu.Lock()
+		res := statusResult{
+			WorkspaceRoot:    s.workspaceRoot,
+			PositionEncoding: s.caps.encoding,
+			SessionID:        s.cfg.SessionID,
+			Skipped:          []sessionref.Skipped{},
+			Degraded:         []string{},
+		}
+		if s.configErr != "" {
+			res.Degraded = append(res.Degraded, "configuration rejected: "+s.configErr)
+		}
+		s.capsMu.Unlock()
+		mode, degraded := s.watchStatus()
+		res.WatchMode = mode
+		res.Degraded = append(res.Degraded, degraded...)
+		if sess := s.currentSessions(); sess != nil {
+			st := sess.Status()
+			res.SessionsRoot = st.Root
+			res.SessionsIndexed = st.Sessions
+			res.Building = st.Building
+			if !st.Updated.IsZero() {
+				u := st.Updated.UTC()
+				res.LastUpdate = &u
+			}
+			if st.Skipped != nil {
+				res.Skipped = append(res.Skipped, st.Skipped...)
+				sort.SliceStable(res.Skipped, func(i, j int) bool { return res.Skipped[i].Path < res.Skipped[j].Path })
+			}
+		}
+		if f := s.currentFiles(); f != nil {
+			res.FilesIndexed = f.Count()
+		}
+		return res, nil
+	}, nil
+}

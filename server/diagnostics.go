@@ -1,0 +1,273 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.lsp.dev/protocol"
+	"go.uber.org/zap"
+
+	"github.com/dsh-refls/dsh-refls/completion"
+	"github.com/dsh-refls/dsh-refls/fileref"
+	"github.com/dsh-refls/dsh-refls/sessionref"
+)
+
+// diagnosticSource is the source of every diagnostic (§4.2).
+const diagnosticSource = "dsh-refls"
+
+// diagnostics debounces and publishes diagnostics per open document. Each
+// document has at most one timer and one running computation; a newer
+// change cancels the running one, and a result is published only if the
+// document is still at the version it was computed for.
+type diagnostics struct {
+	s     *Server
+	delay time.Duration
+	wg    sync.WaitGroup
+
+	// mu guards pending, running and stopped.
+	mu      sync.Mutex
+	pending map[string]*time.Timer
+	running map[string]context.CancelFunc
+	stopped bool
+
+	// recallMu guards recall: whether a session can be recalled, keyed by
+	// what the index knows of its log, so typing does not re-read
+	// unchanged logs.
+	recallMu sync.Mutex
+	recall   map[recallKey]error
+}
+
+// maxRecallCache bounds the recall cache; it is cleared when full, which
+// only costs re-reading the logs of the mentions in open documents.
+const maxRecallCache = 256
+
+// recallKey identifies one session log state and budget.
+type recallKey struct {
+	id      string
+	offset  int64
+	lastSeq int64
+	limits  sessionref.Limits
+}
+
+// recallError says why session id cannot be recalled now (nil when it
+// can), reading its log only when it changed since the last check.
+func (d *diagnostics) recallError(ctx context.Context, sess Sessions, id string, lim sessionref.Limits) error {
+	entry, ok := sess.Locate(id)
+	if !ok {
+		return &sessionref.Error{Code: sessionref.CodeReadFailed, Message: fmt.Sprintf("unknown session %q", id), SessionID: id}
+	}
+	key := recallKey{id: id, offset: entry.Offset, lastSeq: entry.LastSeq, limits: lim}
+	d.recallMu.Lock()
+	err, hit := d.recall[key]
+	d.recallMu.Unlock()
+	if hit {
+		return err
+	}
+	p, perr := sess.Preview(ctx, id, lim)
+	switch {
+	case perr != nil:
+		err = perr
+	case p.Err != nil:
+		err = p.Err
+	}
+	if ctx.Err() != nil {
+		return err // a cancelled read says nothing about the log
+	}
+	d.recallMu.Lock()
+	if len(d.recall) >= maxRecallCache {
+		clear(d.recall)
+	}
+	d.recall[key] = err
+	d.recallMu.Unlock()
+	return err
+}
+
+func newDiagnostics(s *Server, delay time.Duration) *diagnostics {
+	return &diagnostics{s: s, delay: delay, pending: map[string]*time.Timer{}, running: map[string]context.CancelFunc{},
+		recall: map[recallKey]error{}}
+}
+
+// schedule (re)starts the debounce timer of uri and cancels a computation
+// in progress for it.
+func (d *diagnostics) schedule(uri string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stopped {
+		return
+	}
+	if cancel, ok := d.running[uri]; ok {
+		cancel()
+	}
+	if t, ok := d.pending[uri]; ok {
+		t.Reset(d.delay)
+		return
+	}
+	d.pending[uri] = time.AfterFunc(d.delay, func() { d.fire(uri) })
+}
+
+// scheduleAll reschedules every open document, after the index changed.
+func (d *diagnostics) scheduleAll() {
+	for _, u := range d.s.docs.uris() {
+		d.schedule(u)
+	}
+}
+
+// forget drops the state of a closed document and clears its diagnostics.
+func (d *diagnostics) forget(uri string) {
+	d.mu.Lock()
+	if t, ok := d.pending[uri]; ok {
+		t.Stop()
+		delete(d.pending, uri)
+	}
+	if cancel, ok := d.running[uri]; ok {
+		cancel()
+		delete(d.running, uri)
+	}
+	stopped := d.stopped
+	d.mu.Unlock()
+	if !stopped {
+		d.publish(uri, nil, []diagnostic{})
+	}
+}
+
+// stop cancels everything and waits for running computations.
+func (d *diagnostics) stop() {
+	d.mu.Lock()
+	d.stopped = true
+	for u, t := range d.pending {
+		t.Stop()
+		delete(d.pending, u)
+	}
+	for _, cancel := range d.running {
+		cancel()
+	}
+	d.mu.Unlock()
+	d.wg.Wait()
+}
+
+func (d *diagnostics) fire(uri string) {
+	d.mu.Lock()
+	delete(d.pending, uri)
+	if d.stopped {
+		d.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithCancel(d.s.bgCtx)
+	d.running[uri] = cancel
+	d.wg.Add(1)
+	d.mu.Unlock()
+	defer d.wg.Done()
+	defer func() {
+		cancel()
+		d.mu.Lock()
+		delete(d.running, uri)
+		d.mu.Unlock()
+	}()
+	doc, ok := d.s.docs.get(uri)
+	if !ok {
+		return
+	}
+	diags := d.s.computeDiagnostics(ctx, doc)
+	if ctx.Err() != nil {
+		return
+	}
+	cur, ok := d.s.docs.get(uri)
+	if !ok || cur.Version != doc.Version || cur.Text != doc.Text {
+		return // stale: a newer change has its own run scheduled
+	}
+	version := doc.Version
+	d.publish(uri, &version, diags)
+}
+
+func (d *diagnostics) publish(uri string, version *int32, diags []diagnostic) {
+	p := publishDiagnosticsParams{URI: uri, Version: version, Diagnostics: diags}
+	if err := d.s.conn.Notify(d.s.bgCtx, protocol.MethodTextDocumentPublishDiagnostics, p); err != nil {
+		d.s.logger.Debug("diagnostics not published", zap.String("uri", uri), zap.Error(err))
+	}
+}
+
+// computeDiagnostics finds every mention problem in doc (§4.2).
+func (s *Server) computeDiagnostics(ctx context.Context, doc document) []diagnostic {
+	caps := s.clientCaps()
+	cfg := s.config()
+	m := NewMapper(doc.Text, caps.encoding)
+	out := []diagnostic{}
+	add := func(start, end, severity int, code sessionref.Code, msg string) {
+		out = append(out, diagnostic{Range: m.Range(start, end), Severity: severity, Code: string(code), Source: diagnosticSource, Message: msg})
+	}
+	maxRefs := cfg.MaxReferences
+	if maxRefs <= 0 {
+		maxRefs = defaultMaxReferences
+	}
+	if sess := s.currentSessions(); sess != nil {
+		distinct := map[string]bool{}
+		checked := map[string]error{}
+		for _, men := range sess.FindMentions(doc.Text) {
+			if ctx.Err() != nil {
+				return nil
+			}
+			switch {
+			case men.Err != nil:
+				add(men.Start, men.End, severityError, sessionref.CodeInvalidReference, errorText(men.Err))
+				continue
+			case men.SessionID == cfg.SessionID && cfg.SessionID != "":
+				add(men.Start, men.End, severityError, sessionref.CodeSelfReference, "a session cannot reference itself")
+				continue
+			}
+			if _, ok := sess.Locate(men.SessionID); !ok {
+				add(men.Start, men.End, severityError, sessionref.CodeReadFailed, fmt.Sprintf("unknown session %q", men.SessionID))
+				continue
+			}
+			if !distinct[men.SessionID] {
+				distinct[men.SessionID] = true
+				if len(distinct) > maxRefs {
+					add(men.Start, men.End, severityError, sessionref.CodeTooMany,
+						fmt.Sprintf("more than %d distinct sessions are referenced", maxRefs))
+					continue
+				}
+			}
+			err, done := checked[men.SessionID]
+			if !done {
+				err = s.diags.recallError(ctx, sess, men.SessionID, cfg.Limits())
+				checked[men.SessionID] = err
+			}
+			if err != nil && ctx.Err() == nil {
+				code := sessionref.CodeOf(err)
+				if code == "" {
+					code = sessionref.CodeReadFailed
+				}
+				add(men.Start, men.End, severityError, code, errorText(err))
+			}
+		}
+	}
+	if root := s.workspace(); root != "" {
+		for n := 0; n < m.LineCount(); n++ {
+			line, start := m.Line(n)
+			for _, fm := range completion.FileMentions(line) {
+				switch f := fileref.StatMention(root, fm.Path); {
+				case f.OutsideWorkspace:
+					add(start+fm.Start, start+fm.End, severityWarning, "", fmt.Sprintf("%s is outside the workspace", fm.Path))
+				case f.Missing:
+					add(start+fm.Start, start+fm.End, severityWarning, "", fmt.Sprintf("%s does not exist in the workspace", fm.Path))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// errorText is the human part of an error: a contract error's message
+// without its code prefix, which the diagnostic carries separately.
+func errorText(err error) string {
+	var e *sessionref.Error
+	if errors.As(err, &e) {
+		if e.Err != nil {
+			return e.Message + ": " + e.Err.Error()
+		}
+		return e.Message
+	}
+	return err.Error()
+}

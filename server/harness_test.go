@@ -1,0 +1,336 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf16"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.uber.org/zap/zaptest"
+)
+
+// cursor marks the position of a request in test documents.
+const cursor = "‸"
+
+// testTimeout bounds every wait of a test.
+const testTimeout = 10 * time.Second
+
+// notification is one message the server sent to the client.
+type notification struct {
+	Method string
+	Params json.RawMessage
+}
+
+// harness drives a Server in-process over net.Pipe like an editor would.
+type harness struct {
+	t      testing.TB
+	client jsonrpc2.Conn
+	ctx    context.Context
+
+	mu    sync.Mutex
+	notes []notification
+	calls []notification // server-to-client requests
+	wake  chan struct{}
+
+	done chan serveResult
+}
+
+type serveResult struct {
+	code int
+	err  error
+}
+
+// newHarness starts Serve on one end of a pipe and a client on the other.
+func newHarness(t *testing.T, opts Options) *harness {
+	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = zaptest.NewLogger(t)
+	}
+	return newBenchHarness(t, opts)
+}
+
+// newBenchHarness is newHarness for tests and benchmarks alike; it does not
+// default the logger.
+func newBenchHarness(t testing.TB, opts Options) *harness {
+	t.Helper()
+	if opts.DiagnosticsDelay == 0 {
+		opts.DiagnosticsDelay = 20 * time.Millisecond
+	}
+	if opts.Watch == "" {
+		opts.Watch = watchModeOff
+	}
+	serverEnd, clientEnd := net.Pipe()
+	h := &harness{t: t, wake: make(chan struct{}, 1), done: make(chan serveResult, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	h.ctx = ctx
+	go func() {
+		code, err := Serve(ctx, serverEnd, opts)
+		h.done <- serveResult{code, err}
+	}()
+	h.client = jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(clientEnd), jsonrpc2.WithCodec(jsonCodec{}))
+	h.client.Go(ctx, func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		n := notification{Method: strings.Clone(req.Method()), Params: json.RawMessage(append([]byte(nil), req.Params()...))}
+		h.mu.Lock()
+		if req.IsCall() {
+			h.calls = append(h.calls, n)
+		} else {
+			h.notes = append(h.notes, n)
+		}
+		h.mu.Unlock()
+		select {
+		case h.wake <- struct{}{}:
+		default:
+		}
+		return nil, nil
+	})
+	t.Cleanup(func() {
+		cancel()
+		_ = clientEnd.Close()
+		select {
+		case <-h.done:
+		case <-time.After(testTimeout):
+			t.Error("server did not stop after the client closed")
+		}
+	})
+	return h
+}
+
+// call sends a request and decodes the result into result.
+func (h *harness) call(method string, params, result any) error {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(h.ctx, testTimeout)
+	defer cancel()
+	_, err := h.client.Call(ctx, method, params, result)
+	return err
+}
+
+// mustCall is call that fails the test on error.
+func (h *harness) mustCall(method string, params, result any) {
+	h.t.Helper()
+	if err := h.call(method, params, result); err != nil {
+		h.t.Fatalf("%s: %v", method, err)
+	}
+}
+
+func (h *harness) notify(method string, params any) {
+	h.t.Helper()
+	if err := h.client.Notify(h.ctx, method, params); err != nil {
+		h.t.Fatalf("notify %s: %v", method, err)
+	}
+}
+
+// initOptions are the knobs of one initialize.
+type initOptions struct {
+	utf8          bool
+	markdown      bool
+	insertReplace bool
+	labelDetails  bool
+	progress      bool
+	root          string
+	settings      map[string]any
+}
+
+// initialize runs initialize and initialized.
+func (h *harness) initialize(o initOptions) initializeResult {
+	h.t.Helper()
+	var res initializeResult
+	if err := h.call("initialize", initParams(o), &res); err != nil {
+		h.t.Fatalf("initialize: %v", err)
+	}
+	h.notify("initialized", map[string]any{})
+	return res
+}
+
+func initParams(o initOptions) map[string]any {
+	formats := []string{"plaintext"}
+	if o.markdown {
+		formats = []string{"markdown", "plaintext"}
+	}
+	caps := map[string]any{
+		"textDocument": map[string]any{
+			"completion": map[string]any{"completionItem": map[string]any{
+				"insertReplaceSupport": o.insertReplace, "labelDetailsSupport": o.labelDetails,
+				"documentationFormat": formats}},
+			"hover": map[string]any{"contentFormat": formats},
+		},
+		"window": map[string]any{"workDoneProgress": o.progress},
+	}
+	if o.utf8 {
+		caps["general"] = map[string]any{"positionEncodings": []string{"utf-8", "utf-16"}}
+	}
+	p := map[string]any{"processId": nil, "capabilities": caps, "initializationOptions": o.settings}
+	if o.root != "" {
+		p["rootUri"] = "file://" + filepath.ToSlash(o.root)
+	}
+	return p
+}
+
+// open opens a document whose text contains one cursor marker and returns
+// the position of the marker in the given encoding, computed independently
+// of the server's mapper.
+func (h *harness) open(uri, marked string, enc PositionEncoding) Position {
+	h.t.Helper()
+	text, pos := splitMarked(h.t, marked, enc)
+	h.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+		"uri": uri, "languageId": "markdown", "version": 1, "text": text}})
+	return pos
+}
+
+// splitMarked removes the cursor marker and returns the text and the
+// marker's position.
+func splitMarked(t testing.TB, marked string, enc PositionEncoding) (string, Position) {
+	t.Helper()
+	i := strings.Index(marked, cursor)
+	if i < 0 {
+		return marked, Position{}
+	}
+	text := marked[:i] + marked[i+len(cursor):]
+	before := marked[:i]
+	line := strings.Count(before, "\n")
+	prefix := before[strings.LastIndex(before, "\n")+1:]
+	col := len(prefix)
+	if enc == EncodingUTF16 {
+		col = len(utf16.Encode([]rune(prefix)))
+	}
+	return text, Position{Line: line, Character: col}
+}
+
+// colOf is the column of the first occurrence of sub in line, in enc.
+func colOf(line, sub string, enc PositionEncoding) int {
+	prefix := line[:strings.Index(line, sub)]
+	if enc == EncodingUTF16 {
+		return len(utf16.Encode([]rune(prefix)))
+	}
+	return len(prefix)
+}
+
+// waitNote waits for a notification matching pred.
+func (h *harness) waitNote(pred func(notification) bool) notification {
+	h.t.Helper()
+	deadline := time.After(testTimeout)
+	for {
+		h.mu.Lock()
+		for _, n := range h.notes {
+			if pred(n) {
+				h.mu.Unlock()
+				return n
+			}
+		}
+		h.mu.Unlock()
+		select {
+		case <-h.wake:
+		case <-time.After(10 * time.Millisecond):
+		case <-deadline:
+			h.t.Fatal("timed out waiting for a notification")
+		}
+	}
+}
+
+// notesOf returns the notifications of one method received so far.
+func (h *harness) notesOf(method string) []notification {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []notification
+	for _, n := range h.notes {
+		if n.Method == method {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// diagnosticsFor waits for published diagnostics of uri at version.
+func (h *harness) diagnosticsFor(uri string, version int32) publishDiagnosticsParams {
+	h.t.Helper()
+	n := h.waitNote(func(n notification) bool {
+		if n.Method != "textDocument/publishDiagnostics" {
+			return false
+		}
+		var p publishDiagnosticsParams
+		return json.Unmarshal(n.Params, &p) == nil && p.URI == uri && p.Version != nil && *p.Version == version
+	})
+	var p publishDiagnosticsParams
+	_ = json.Unmarshal(n.Params, &p)
+	return p
+}
+
+// shutdownExit sends shutdown and exit and returns the exit code.
+func (h *harness) shutdownExit() int {
+	h.t.Helper()
+	h.mustCall("shutdown", nil, nil)
+	h.notify("exit", nil)
+	return h.wait()
+}
+
+// wait returns Serve's exit code.
+func (h *harness) wait() int {
+	h.t.Helper()
+	select {
+	case r := <-h.done:
+		h.done <- r // for cleanup
+		return r.code
+	case <-time.After(testTimeout):
+		h.t.Fatal("server did not exit")
+		return -1
+	}
+}
+
+// rpcError extracts the JSON-RPC error and its contract code.
+func rpcError(t *testing.T, err error) (jsonrpc2.Code, string) {
+	t.Helper()
+	var e *jsonrpc2.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error %v (%T) is not a JSON-RPC error", err, err)
+	}
+	var data ErrorData
+	if len(e.Data) > 0 {
+		if jerr := json.Unmarshal(e.Data, &data); jerr != nil {
+			t.Fatalf("error data %s: %v", e.Data, jerr)
+		}
+	}
+	return e.Code, string(data.Code)
+}
+
+// fakeOptions returns options serving a fake session index in a temp
+// workspace with a few files.
+func fakeOptions(t *testing.T) (Options, *fakeSessions, string) {
+	t.Helper()
+	ws := t.TempDir()
+	for _, f := range []string{"README.md", "src/main.go", "src/parser.go", "my docs/guide.md", ".hidden/x"} {
+		p := filepath.Join(ws, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("content of "+f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fake := newFakeSessions(t.TempDir(), time.Now())
+	opts := Options{OpenSessions: func(string) (Sessions, error) { return fake, nil }}
+	return opts, fake, ws
+}
+
+// fixturesRoot returns the shared raw fixtures store or skips.
+func fixturesRoot(t testing.TB) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", "..", "shared", "fixtures", "raw", "sessions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(root); err != nil {
+		t.Skipf("shared fixtures not found at %s (they live beside the repository in ../shared): %v", root, err)
+	}
+	return root
+}
+
+// asRPC is errors.As for JSON-RPC errors.
+func asRPC(err error, target **jsonrpc2.Error) bool { return errors.As(err, target) }

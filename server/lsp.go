@@ -1,0 +1,260 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// This file holds the few LSP shapes the server reads and writes. They are
+// spelled out here, with encoding/json, rather than taken from the
+// generated protocol package, whose union types would make every field a
+// type switch; method names come from go.lsp.dev/protocol.
+
+// jsonCodec is the payload codec of the connection: encoding/json, without
+// HTML escaping, so results are written exactly as the contract spells them.
+type jsonCodec struct{}
+
+// Marshal implements jsonrpc2.Codec.
+func (jsonCodec) Marshal(v any) ([]byte, error) {
+	if raw, ok := v.(json.RawMessage); ok {
+		if raw == nil {
+			return []byte("null"), nil
+		}
+		return raw, nil
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// Unmarshal implements jsonrpc2.Codec.
+func (jsonCodec) Unmarshal(data []byte, v any) error {
+	if raw, ok := v.(*json.RawMessage); ok {
+		*raw = bytes.Clone(data)
+		return nil
+	}
+	return json.Unmarshal(data, v)
+}
+
+type clientCapabilities struct {
+	General *struct {
+		PositionEncodings []string `json:"positionEncodings"`
+	} `json:"general"`
+	TextDocument *struct {
+		Completion *struct {
+			CompletionItem *struct {
+				InsertReplaceSupport bool     `json:"insertReplaceSupport"`
+				LabelDetailsSupport  bool     `json:"labelDetailsSupport"`
+				DocumentationFormat  []string `json:"documentationFormat"`
+			} `json:"completionItem"`
+		} `json:"completion"`
+		Hover *struct {
+			ContentFormat []string `json:"contentFormat"`
+		} `json:"hover"`
+	} `json:"textDocument"`
+	Window *struct {
+		WorkDoneProgress bool `json:"workDoneProgress"`
+	} `json:"window"`
+}
+
+type workspaceFolder struct {
+	URI  string `json:"uri"`
+	Name string `json:"name"`
+}
+
+type initializeParams struct {
+	ProcessID             *int               `json:"processId"`
+	RootURI               *string            `json:"rootUri"`
+	RootPath              *string            `json:"rootPath"`
+	WorkspaceFolders      []workspaceFolder  `json:"workspaceFolders"`
+	Capabilities          clientCapabilities `json:"capabilities"`
+	InitializationOptions json.RawMessage    `json:"initializationOptions"`
+	Trace                 string             `json:"trace"`
+}
+
+type completionOptions struct {
+	TriggerCharacters []string               `json:"triggerCharacters"`
+	ResolveProvider   bool                   `json:"resolveProvider"`
+	CompletionItem    *completionItemOptions `json:"completionItem,omitempty"`
+}
+
+type completionItemOptions struct {
+	LabelDetailsSupport bool `json:"labelDetailsSupport"`
+}
+
+type textDocumentSyncOptions struct {
+	OpenClose bool `json:"openClose"`
+	// Change is 2: incremental.
+	Change int `json:"change"`
+}
+
+type serverCapabilities struct {
+	PositionEncoding   string                  `json:"positionEncoding"`
+	TextDocumentSync   textDocumentSyncOptions `json:"textDocumentSync"`
+	CompletionProvider completionOptions       `json:"completionProvider"`
+	HoverProvider      bool                    `json:"hoverProvider"`
+	Experimental       map[string]any          `json:"experimental,omitempty"`
+}
+
+type serverInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+type initializeResult struct {
+	Capabilities serverCapabilities `json:"capabilities"`
+	ServerInfo   serverInfo         `json:"serverInfo"`
+}
+
+type textDocumentIdentifier struct {
+	URI string `json:"uri"`
+}
+
+type textDocumentItem struct {
+	URI        string `json:"uri"`
+	LanguageID string `json:"languageId"`
+	Version    int32  `json:"version"`
+	Text       string `json:"text"`
+}
+
+type didOpenParams struct {
+	TextDocument textDocumentItem `json:"textDocument"`
+}
+
+type contentChange struct {
+	Range *Range `json:"range"`
+	Text  string `json:"text"`
+}
+
+type didChangeParams struct {
+	TextDocument struct {
+		URI     string `json:"uri"`
+		Version int32  `json:"version"`
+	} `json:"textDocument"`
+	ContentChanges []contentChange `json:"contentChanges"`
+}
+
+type didCloseParams struct {
+	TextDocument textDocumentIdentifier `json:"textDocument"`
+}
+
+type textDocumentPositionParams struct {
+	TextDocument textDocumentIdentifier `json:"textDocument"`
+	Position     Position               `json:"position"`
+}
+
+type didChangeConfigurationParams struct {
+	Settings json.RawMessage `json:"settings"`
+}
+
+type setTraceParams struct {
+	Value string `json:"value"`
+}
+
+type logTraceParams struct {
+	Message string `json:"message"`
+	Verbose string `json:"verbose,omitempty"`
+}
+
+type showMessageParams struct {
+	Type    int    `json:"type"`
+	Message string `json:"message"`
+}
+
+// LSP message types of window/showMessage.
+const (
+	messageTypeError   = 1
+	messageTypeWarning = 2
+	messageTypeInfo    = 3
+)
+
+type markupContent struct {
+	Kind  string `json:"kind"`
+	Value string `json:"value"`
+}
+
+type hoverResult struct {
+	Contents markupContent `json:"contents"`
+	Range    Range         `json:"range"`
+}
+
+type textEdit struct {
+	Range   Range  `json:"range"`
+	NewText string `json:"newText"`
+}
+
+type insertReplaceEdit struct {
+	NewText string `json:"newText"`
+	Insert  Range  `json:"insert"`
+	Replace Range  `json:"replace"`
+}
+
+type labelDetails struct {
+	Detail      string `json:"detail,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+type completionItem struct {
+	Label         string          `json:"label"`
+	LabelDetails  *labelDetails   `json:"labelDetails,omitempty"`
+	Kind          int             `json:"kind,omitempty"`
+	Detail        string          `json:"detail,omitempty"`
+	Documentation *markupContent  `json:"documentation,omitempty"`
+	SortText      string          `json:"sortText,omitempty"`
+	FilterText    string          `json:"filterText,omitempty"`
+	TextEdit      any             `json:"textEdit,omitempty"`
+	Data          json.RawMessage `json:"data,omitempty"`
+}
+
+type completionList struct {
+	IsIncomplete bool             `json:"isIncomplete"`
+	Items        []completionItem `json:"items"`
+}
+
+// LSP completion item kinds.
+const (
+	completionKindFile      = 17
+	completionKindReference = 18
+	completionKindFolder    = 19
+)
+
+type diagnostic struct {
+	Range    Range  `json:"range"`
+	Severity int    `json:"severity"`
+	Code     string `json:"code,omitempty"`
+	Source   string `json:"source"`
+	Message  string `json:"message"`
+}
+
+// LSP diagnostic severities.
+const (
+	severityError   = 1
+	severityWarning = 2
+)
+
+type publishDiagnosticsParams struct {
+	URI         string       `json:"uri"`
+	Version     *int32       `json:"version,omitempty"`
+	Diagnostics []diagnostic `json:"diagnostics"`
+}
+
+type progressParams struct {
+	Token string `json:"token"`
+	Value any    `json:"value"`
+}
+
+type workDoneProgressCreateParams struct {
+	Token string `json:"token"`
+}
+
+type workDoneProgressValue struct {
+	Kind        string `json:"kind"`
+	Title       string `json:"title,omitempty"`
+	Message     string `json:"message,omitempty"`
+	Percentage  *int   `json:"percentage,omitempty"`
+	Cancellable *bool  `json:"cancellable,omitempty"`
+}
