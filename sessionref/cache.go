@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 )
 
 // cacheMagic opens every index cache file; cacheFormat changes whenever the
@@ -17,7 +19,7 @@ import (
 // trusted.
 const (
 	cacheMagic  = "dsh-refls title index\n"
-	cacheFormat = 3
+	cacheFormat = 4
 )
 
 // cachedSession is one tracked session as the cache stores it.
@@ -34,6 +36,9 @@ type cachedSession struct {
 	IdentityErr string
 	Started     bool
 	Tail        []byte
+	// Search is the entry's lowercased search text, so a restart does not
+	// lowercase every title again.
+	SearchAll, SearchID, SearchTitle, SearchDisplay string
 }
 
 // cacheFile is the whole cache.
@@ -64,9 +69,18 @@ func (ix *Index) SaveCache(path string) error {
 			ProjectName: t.dir.projectName, DirName: t.dir.dirName, LogPath: t.dir.log.path,
 			Encoding: t.dir.log.encoding, Generation: t.dir.log.generation, DirModTime: t.dir.dirModTime,
 			Entry: t.entry, File: t.file, Skip: t.skip, IdentityErr: t.identityErr, Started: t.started, Tail: t.tail,
+			SearchAll: t.search.all, SearchID: t.search.id, SearchTitle: t.search.title, SearchDisplay: t.search.display,
 		})
 	}
 	ix.writeMu.Unlock()
+	// Saved newest first, so the snapshot published on load sorts a sorted list.
+	sort.Slice(cf.Sessions, func(i, j int) bool {
+		a, b := &cf.Sessions[i].Entry, &cf.Sessions[j].Entry
+		if a.CreatedAt != b.CreatedAt {
+			return a.CreatedAt > b.CreatedAt
+		}
+		return a.ID < b.ID
+	})
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("creating cache directory: %w", err)
 	}
@@ -126,16 +140,19 @@ func (ix *Index) LoadCache(path string) error {
 	if cf.Root != ix.root {
 		return fmt.Errorf("%w: %s indexes %s, not %s", ErrCacheUnusable, path, cf.Root, ix.root)
 	}
+	const sep = string(filepath.Separator)
 	loaded := make(map[string]*tracked, len(cf.Sessions))
 	for _, s := range cf.Sessions {
 		d := sessionDir{projectName: s.ProjectName, dirName: s.DirName,
-			path: filepath.Join(ix.root, s.ProjectName, s.DirName),
+			path: ix.root + sep + s.ProjectName + sep + s.DirName,
 			log:  logFile{path: s.LogPath, encoding: s.Encoding, generation: s.Generation}, dirModTime: s.DirModTime}
-		if filepath.Dir(filepath.Dir(filepath.Dir(s.LogPath))) != ix.root {
+		if !isProjectDirName(s.ProjectName) || strings.ContainsAny(s.DirName, `/\`) || s.DirName == "" ||
+			!strings.HasPrefix(s.LogPath, d.path+sep) || strings.ContainsAny(s.LogPath[len(d.path)+1:], `/\`) {
 			return fmt.Errorf("%w: %s lists a log outside the root: %s", ErrCacheUnusable, path, s.LogPath)
 		}
 		t := &tracked{dir: d, entry: s.Entry, file: s.File, skip: s.Skip, identityErr: s.IdentityErr, started: s.Started, tail: s.Tail}
-		if t.skip == "" {
+		t.search = searchText{all: s.SearchAll, id: s.SearchID, title: s.SearchTitle, display: s.SearchDisplay}
+		if t.skip == "" && t.search.all == "" {
 			t.search = newSearchText(&t.entry)
 		}
 		loaded[d.path] = t

@@ -69,12 +69,14 @@ type fileIdentity struct {
 	Device  uint64
 }
 
-func identify(info os.FileInfo) fileIdentity {
-	id := fileIdentity{Size: info.Size(), ModTime: info.ModTime().UnixNano()}
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		id.Inode, id.Device = st.Ino, uint64(st.Dev)
+// statIdentity stats path without building an os.FileInfo: a restart
+// stats every log, so the allocation per call shows.
+func statIdentity(path string) (fileIdentity, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return fileIdentity{}, &os.PathError{Op: "stat", Path: path, Err: err}
 	}
-	return id
+	return fileIdentity{Size: st.Size, ModTime: st.Mtim.Nano(), Inode: st.Ino, Device: uint64(st.Dev)}, nil
 }
 
 // NewIndex returns an empty index over root; call Build to fill it.
@@ -298,12 +300,11 @@ func (ix *Index) updateOne(ref dirRef, prior *tracked) updateResult {
 
 // readTracked reads what is new in one log.
 func (ix *Index) readTracked(t *tracked) {
-	info, err := os.Stat(t.dir.log.path)
+	id, err := statIdentity(t.dir.log.path)
 	if err != nil {
 		t.skip = fmt.Sprintf("log unreadable: %v", err)
 		return
 	}
-	id := identify(info)
 	if t.started && (id.Inode != t.file.Inode || id.Device != t.file.Device || id.Size < t.entry.Offset) {
 		// Replaced or truncated: read it again from the start.
 		*t = tracked{dir: t.dir}

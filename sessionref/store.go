@@ -165,11 +165,11 @@ func discoverProject(pPath, projectName string) ([]dirRef, []Skipped) {
 // directory while the directory's modification time is unchanged, so a
 // restart costs a stat, not a listing.
 func chooseSessionLog(ref dirRef, prior *sessionDir) (sessionDir, *Skipped) {
-	info, err := os.Stat(ref.path)
+	dirID, err := statIdentity(ref.path)
 	if err != nil {
 		return sessionDir{}, &Skipped{Path: ref.path, Reason: fmt.Sprintf("session directory unreadable: %v", err)}
 	}
-	mod := info.ModTime().UnixNano()
+	mod := dirID.ModTime
 	if prior != nil && prior.dirModTime == mod && prior.log.path != "" {
 		return *prior, nil
 	}

@@ -38,6 +38,11 @@ type Options struct {
 	OnDegraded func(reason string)
 	// Progress is called while the first build reads logs.
 	Progress func(done, total int)
+	// OnUpdate is called after the first build and after each batch of
+	// changes is applied, from the goroutine running Run, so that users of
+	// the index (diagnostics, caches) can refresh. It must not block long:
+	// the next batch waits for it.
+	OnUpdate func()
 	// PollInterval, Debounce and MaxWait tune the watcher (zero: its defaults).
 	PollInterval, Debounce, MaxWait time.Duration
 }
@@ -145,6 +150,7 @@ func (s *Store) Run(ctx context.Context) error {
 	}
 	s.build(ctx)
 	close(s.ready)
+	s.updated()
 	dirty := false
 	save := time.NewTicker(cacheSaveInterval)
 	defer save.Stop()
@@ -158,6 +164,7 @@ func (s *Store) Run(ctx context.Context) error {
 		case b := <-batches:
 			s.apply(ctx, b)
 			dirty = true
+			s.updated()
 		case <-save.C:
 			if dirty {
 				s.saveCache()
@@ -212,6 +219,13 @@ func (s *Store) apply(ctx context.Context, b watch.Batch) {
 	s.statusMu.Unlock()
 	if err != nil && ctx.Err() == nil {
 		s.log.Warn("refreshing the session index", zap.Error(err))
+	}
+}
+
+// updated calls OnUpdate, if set.
+func (s *Store) updated() {
+	if s.opts.OnUpdate != nil {
+		s.opts.OnUpdate()
 	}
 }
 

@@ -321,3 +321,43 @@ func TestCacheOfAnotherRootIsRefused(t *testing.T) {
 		t.Fatal("a cache of another root was accepted")
 	}
 }
+
+// TestOnUpdate checks that OnUpdate runs after the first build and after a
+// watched change, and that the index already shows the change when it
+// runs.
+func TestOnUpdate(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "sessions")
+	path := filepath.Join(sessionDir(root, "upd-1"), "session.jsonl")
+	writeFile(t, path, header("upd-1")+titleLine(0, "before"))
+	updates := make(chan string, 16)
+	var st *live.Store
+	st, err := live.Open(live.Options{Root: root, Watch: watch.ModeFsnotify, CachePath: live.NoCache, Logger: zaptest.NewLogger(t),
+		OnUpdate: func() {
+			e, _ := st.Index().Snapshot().Locate("upd-1")
+			updates <- e.Title
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- st.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	next := func() string {
+		t.Helper()
+		select {
+		case title := <-updates:
+			return title
+		case <-time.After(visibleWithin):
+			t.Fatal("no OnUpdate")
+			return ""
+		}
+	}
+	if got := next(); got != "before" {
+		t.Fatalf("first OnUpdate saw title %q, want the built %q", got, "before")
+	}
+	appendFile(t, path, []byte(titleLine(1, "after")))
+	for got := next(); got != "after"; got = next() {
+		// A batch may arrive before the title line is complete.
+	}
+}
