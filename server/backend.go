@@ -5,17 +5,21 @@ import (
 	"encoding/json"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
-// Sessions is what the server needs from the session side: the title index
-// and preparation. The production implementation wraps package sessionref
-// (see sessionsAdapter); tests may pass their own.
+// Sessions is what the server needs from the session side: a title index
+// kept fresh in the background, and preparation. The production
+// implementation wraps package sessionref/live (see liveSessions); tests may
+// pass their own.
 type Sessions interface {
-	// Build scans the root fully; progress reports done of total logs.
-	Build(ctx context.Context, progress func(done, total int)) error
-	// Refresh re-examines changed paths reported by a watcher.
-	Refresh(ctx context.Context, paths []string) error
+	// Run restores, builds and then keeps the index fresh until ctx ends.
+	Run(ctx context.Context) error
+	// Ready is closed once the first build has finished, or Run stopped
+	// before it could.
+	Ready() <-chan struct{}
 	// Status describes the index as of now.
 	Status() SessionStatus
 	// Locate finds a session by id.
@@ -35,8 +39,26 @@ type Sessions interface {
 	Budget(lim sessionref.Limits) int
 }
 
-// SessionsFactory opens the session index of one root.
-type SessionsFactory func(root string) (Sessions, error)
+// SessionsConfig is what the server asks of the session index it opens.
+type SessionsConfig struct {
+	// Root is the resolved sessions root.
+	Root string
+	// Watch is the watch mode: "auto", "fsnotify", "poll" or "off".
+	Watch string
+	// Logger receives the index's log.
+	Logger *zap.Logger
+	// Progress is called while the first build reads logs.
+	Progress func(done, total int)
+	// OnUpdate is called after the first build and after each change
+	// applied to the index.
+	OnUpdate func()
+	// OnDegraded is called once when watching falls back to polling.
+	OnDegraded func(reason string)
+}
+
+// SessionsFactory opens the session index of one root; the server then
+// runs it until the root changes or the connection ends.
+type SessionsFactory func(cfg SessionsConfig) (Sessions, error)
 
 // SessionStatus are the index facts dsh/status reports.
 type SessionStatus struct {
@@ -45,6 +67,12 @@ type SessionStatus struct {
 	Skipped  []sessionref.Skipped
 	Updated  time.Time
 	Building bool
+	// WatchMode is the effective watch mode of the root.
+	WatchMode string
+	// Degraded says why watching fell back to polling, or is empty.
+	Degraded string
+	// Problem is the last build or refresh error, or empty.
+	Problem string
 }
 
 // SessionMention is one session mention found in a text, in byte offsets.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"sort"
@@ -10,7 +11,15 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref"
+)
+
+// Size of the large benchmark store: as many sessions as a heavy user
+// keeps, at small logs so generating it takes seconds, not minutes.
+const (
+	largeStoreSessions = 10000
+	largeStoreBytes    = 100 << 20
+	// largeStoreBuildTimeout bounds the first index build of that store.
+	largeStoreBuildTimeout = 5 * time.Minute
 )
 
 // BenchmarkCompletion measures one completion round trip (request framed
@@ -22,6 +31,27 @@ func BenchmarkCompletion(b *testing.B) {
 	if err := dshgen.DemoStore(store, time.Now()); err != nil {
 		b.Fatal(err)
 	}
+	benchCompletion(b, store, time.Minute)
+}
+
+// BenchmarkCompletionLargeStore is BenchmarkCompletion on a generated
+// store of largeStoreSessions sessions (largeStoreBytes of logs).
+func BenchmarkCompletionLargeStore(b *testing.B) {
+	store := b.TempDir()
+	start := time.Now()
+	rep, err := dshgen.BenchStoreWith(context.Background(), store, dshgen.BenchConfig{
+		Sessions: largeStoreSessions, TargetBytes: largeStoreBytes, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("generated %d sessions (%d MB) in %v", rep.Sessions, rep.DiskBytes>>20, time.Since(start).Round(time.Millisecond))
+	benchCompletion(b, store, largeStoreBuildTimeout)
+}
+
+// benchCompletion serves store and a small workspace, waits for both
+// indexes, and measures completion of a bare `@` and of a query after an
+// emoji.
+func benchCompletion(b *testing.B, store string, buildTimeout time.Duration) {
 	ws := b.TempDir()
 	for _, f := range []string{"README.md", "api/middleware/ratelimit.go", "tests/login.spec.ts", "docs/rate limits.md"} {
 		p := filepath.Join(ws, filepath.FromSlash(f))
@@ -35,17 +65,19 @@ func BenchmarkCompletion(b *testing.B) {
 	h := newBenchHarness(b, Options{
 		Logger:       zap.NewNop(),
 		SessionsRoot: store,
-		OpenSessions: NewSessionrefFactory(sessionref.IndexOptions{}, false),
+		OpenSessions: NewLiveSessionsFactory(false),
 		OpenFiles:    NewFilerefFactory(zap.NewNop()),
 	})
 	h.initialize(initOptions{root: ws, settings: map[string]any{"sessionId": "bench-target", "cwd": dshgen.DefaultDemoWorkspace}})
-	for i := 0; ; i++ {
+	start := time.Now()
+	for {
 		var st statusResult
 		h.mustCall(MethodStatus, nil, &st)
 		if !st.Building && st.SessionsIndexed > 0 && st.FilesIndexed > 0 {
+			b.Logf("indexed %d sessions in %v", st.SessionsIndexed, time.Since(start).Round(time.Millisecond))
 			break
 		}
-		if i > 1000 {
+		if time.Since(start) > buildTimeout {
 			b.Fatal("indexes never finished")
 		}
 		time.Sleep(time.Millisecond)

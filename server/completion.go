@@ -66,7 +66,11 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 	}
 	insertRange := m.Range(lineStart+tok.Start, lineStart+tok.Cursor)
 	replaceRange := m.Range(lineStart+tok.Start, lineStart+tok.End)
-	typed := tok.Text(line)
+	// Clients filter on the text inside the edit range; the replace range
+	// covers the whole token, and the insert range its start up to the
+	// cursor, a prefix of it. filterText starts with the whole token so it
+	// starts with both.
+	covered := line[tok.Start:tok.End]
 	edit := func(newText string) any {
 		if caps.insertReplace {
 			return insertReplaceEdit{NewText: newText, Insert: insertRange, Replace: replaceRange}
@@ -86,15 +90,17 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 		if err != nil {
 			return nil, err
 		}
-		list.IsIncomplete = list.IsIncomplete || capped || sess.Status().Building
-		now := time.Now()
+		// Incomplete while the first build (or a rescan) runs: asking again
+		// later gives more.
+		list.IsIncomplete = list.IsIncomplete || capped || !sessionsReady(sess) || sess.Status().Building
+		now := s.now()
 		for _, c := range cands {
 			data, _ := json.Marshal(completionData{Kind: dataKindSession, SessionID: c.SessionID})
 			item := completionItem{
 				Label:      c.DisplayTitle,
 				Kind:       completionKindReference,
 				SortText:   nextSort(),
-				FilterText: typed + " " + c.DisplayTitle + " " + c.SessionID,
+				FilterText: covered + " " + c.DisplayTitle + " " + c.SessionID,
 				TextEdit:   edit(c.Mention),
 				Data:       data,
 			}
@@ -116,12 +122,12 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	if files := s.currentFiles(); files != nil {
-		cands, capped, err := files.Search(ctx, tok.Query, cfg.FileMaxResults)
+	if fh := s.files.Load(); fh != nil {
+		cands, capped, err := fh.f.Search(ctx, tok.Query, cfg.FileMaxResults)
 		if err != nil {
 			return nil, fmt.Errorf("searching workspace files for %q: %w", tok.Query, err)
 		}
-		list.IsIncomplete = list.IsIncomplete || capped
+		list.IsIncomplete = list.IsIncomplete || capped || fh.building
 		for _, f := range cands {
 			if !completion.Offerable(f.Path) {
 				continue
@@ -137,7 +143,7 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 				Label:      label,
 				Kind:       ckind,
 				SortText:   nextSort(),
-				FilterText: typed + " " + label,
+				FilterText: covered + " " + label,
 				TextEdit:   edit(completion.InsertFile(f.Path, kind, tok.Quoted)),
 				Data:       data,
 			}
@@ -186,7 +192,10 @@ func (s *Server) resolve(ctx context.Context, item map[string]json.RawMessage) (
 	var doc string
 	switch data.Kind {
 	case dataKindSession:
-		sess := s.currentSessions()
+		sess, err := s.readySessions(ctx)
+		if err != nil {
+			return nil, err
+		}
 		if sess == nil {
 			return item, nil
 		}

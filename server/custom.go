@@ -110,7 +110,12 @@ func (s *Server) prepareCall(params json.RawMessage) (call, error) {
 	}
 	isContent := present(p.Content)
 	return func(ctx context.Context) (any, error) {
-		sess := s.currentSessions()
+		// A host may prepare right after initialize: wait for the first
+		// build rather than report its sessions as missing.
+		sess, err := s.readySessions(ctx)
+		if err != nil {
+			return nil, err
+		}
 		if sess == nil {
 			return nil, jsonrpc2.NewError(jsonrpc2.InternalError, "no session index is open")
 		}
@@ -142,7 +147,12 @@ func (s *Server) candidatesCall(params json.RawMessage) (call, error) {
 		limit = int(n)
 	}
 	return func(ctx context.Context) (any, error) {
-		sess := s.currentSessions()
+		// Unlike completion, this answer has no way to say it is
+		// incomplete, so it waits for the first build.
+		sess, err := s.readySessions(ctx)
+		if err != nil {
+			return nil, err
+		}
 		if sess == nil {
 			return []sessionref.Candidate{}, nil
 		}
@@ -209,6 +219,7 @@ type statusResult struct {
 	SessionsIndexed  int                  `json:"sessionsIndexed"`
 	FilesIndexed     int                  `json:"filesIndexed"`
 	WatchMode        string               `json:"watchMode"`
+	WorkspaceWatch   string               `json:"workspaceWatchMode"`
 	LastUpdate       *time.Time           `json:"lastUpdate"`
 	Building         bool                 `json:"building"`
 	Skipped          []sessionref.Skipped `json:"skipped"`
@@ -231,14 +242,18 @@ func (s *Server) statusCall() (call, error) {
 			res.Degraded = append(res.Degraded, "configuration rejected: "+s.configErr)
 		}
 		s.capsMu.Unlock()
-		mode, degraded := s.watchStatus()
+		mode, wsMode, degraded := s.watchStatus()
 		res.WatchMode = mode
+		res.WorkspaceWatch = wsMode
 		res.Degraded = append(res.Degraded, degraded...)
 		if sess := s.currentSessions(); sess != nil {
 			st := sess.Status()
 			res.SessionsRoot = st.Root
 			res.SessionsIndexed = st.Sessions
 			res.Building = st.Building
+			if st.Problem != "" {
+				res.Degraded = append(res.Degraded, "session index: "+st.Problem)
+			}
 			if !st.Updated.IsZero() {
 				u := st.Updated.UTC()
 				res.LastUpdate = &u

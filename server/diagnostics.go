@@ -203,9 +203,21 @@ func (s *Server) computeDiagnostics(ctx context.Context, doc document) []diagnos
 		maxRefs = defaultMaxReferences
 	}
 	if sess := s.currentSessions(); sess != nil {
+		mentions := sess.FindMentions(doc.Text)
+		if needsIndex(mentions) {
+			// Unknown-session and budget checks need the index: wait for
+			// its first build (a newer change cancels the wait).
+			ready, err := s.readySessions(ctx)
+			if err != nil || ready == nil {
+				// Cancelled (the run is dropped) or the index was closed
+				// (the next one reschedules this document).
+				mentions = nil
+			}
+			sess = ready
+		}
 		distinct := map[string]bool{}
 		checked := map[string]error{}
-		for _, men := range sess.FindMentions(doc.Text) {
+		for _, men := range mentions {
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -257,6 +269,17 @@ func (s *Server) computeDiagnostics(ctx context.Context, doc document) []diagnos
 		}
 	}
 	return out
+}
+
+// needsIndex reports whether checking mentions needs the session index:
+// whether any of them is well formed.
+func needsIndex(mentions []SessionMention) bool {
+	for _, m := range mentions {
+		if m.Err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // errorText is the human part of an error: a contract error's message

@@ -29,9 +29,29 @@ type fakeSessions struct {
 	candidatesDelay time.Duration
 	// buildDelay slows the index build down.
 	buildDelay time.Duration
+	// holdBuild, when set, keeps the first build from finishing until it
+	// is closed.
+	holdBuild chan struct{}
+	// degraded, when set, is reported (twice) as the watcher falling back
+	// to polling.
+	degraded string
+
+	ready     chan struct{}
+	readyOnce sync.Once
 
 	mu     sync.Mutex
 	builds int
+	cfg    SessionsConfig
+	opened int
+}
+
+// factory is the SessionsFactory serving f, recording what it was asked.
+func (f *fakeSessions) factory(cfg SessionsConfig) (Sessions, error) {
+	f.mu.Lock()
+	f.cfg = cfg
+	f.opened++
+	f.mu.Unlock()
+	return f, nil
 }
 
 func newFakeSessions(root string, now time.Time) *fakeSessions {
@@ -47,33 +67,59 @@ func newFakeSessions(root string, now time.Time) *fakeSessions {
 			{ID: "s-target", Cwd: cwd, HasCwd: true, CreatedAt: now.Add(-5 * time.Hour).UnixMilli(), Title: "The current session", HasTitle: true},
 		},
 		overBudget: map[string]bool{"s-delta": true},
+		ready:      make(chan struct{}),
 	}
 }
 
-func (f *fakeSessions) Build(ctx context.Context, progress func(done, total int)) error {
+// Run builds (slowly, if asked), closes Ready and waits for ctx, like
+// the live store.
+func (f *fakeSessions) Run(ctx context.Context) error {
+	defer f.readyOnce.Do(func() { close(f.ready) })
+	f.mu.Lock()
+	cfg := f.cfg
+	f.mu.Unlock()
+	if f.degraded != "" && cfg.OnDegraded != nil {
+		cfg.OnDegraded(f.degraded)
+		cfg.OnDegraded(f.degraded)
+	}
 	for i := range f.entries {
 		select {
 		case <-time.After(f.buildDelay / time.Duration(len(f.entries))):
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil
 		}
-		if progress != nil {
-			progress(i+1, len(f.entries))
+		if cfg.Progress != nil {
+			cfg.Progress(i+1, len(f.entries))
+		}
+	}
+	if f.holdBuild != nil {
+		select {
+		case <-f.holdBuild:
+		case <-ctx.Done():
+			return nil
 		}
 	}
 	f.mu.Lock()
 	f.builds++
 	f.mu.Unlock()
+	f.readyOnce.Do(func() { close(f.ready) })
+	if cfg.OnUpdate != nil {
+		cfg.OnUpdate()
+	}
+	<-ctx.Done()
 	return nil
 }
 
-func (f *fakeSessions) Refresh(context.Context, []string) error { return nil }
+func (f *fakeSessions) Ready() <-chan struct{} { return f.ready }
 
 func (f *fakeSessions) Status() SessionStatus {
 	f.mu.Lock()
 	building := f.builds == 0
 	f.mu.Unlock()
-	return SessionStatus{Root: f.root, Sessions: len(f.entries), Updated: time.Now(), Building: building,
+	f.mu.Lock()
+	mode := f.cfg.Watch
+	f.mu.Unlock()
+	return SessionStatus{Root: f.root, Sessions: len(f.entries), Updated: time.Now(), Building: building, WatchMode: mode, Degraded: f.degraded,
 		Skipped: []sessionref.Skipped{{Path: f.root + "/flat.jsonl", Reason: "flat layout"}}}
 }
 

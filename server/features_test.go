@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
@@ -63,6 +64,10 @@ func TestCompletion(t *testing.T) {
 		{"CJK before at, insert/replace", "文件 @sr‸c/main", "@src/main", initOptions{insertReplace: true}, []string{"src/"}, nil},
 		{"directory listing", "@src/‸", "@src/", initOptions{}, []string{"src/main.go", "src/parser.go"}, []string{"Fix the parser"}},
 		{"quoted directory", `@"my d‸`, `@"my d`, initOptions{}, []string{"my docs/"}, nil},
+		{"emoji before quoted, utf-16", `😀 @"my d‸`, `@"my d`, initOptions{}, []string{"my docs/"}, nil},
+		{"emoji before quoted, utf-8", `😀 @"my d‸`, `@"my d`, initOptions{utf8: true}, []string{"my docs/"}, nil},
+		{"cursor inside the token, utf-16", "😀 see @pa‸r", "@par", initOptions{}, []string{"Fix the parser", "src/parser.go"}, nil},
+		{"cursor inside the token, utf-8, insert/replace", "😀 see @pa‸r", "@par", initOptions{utf8: true, insertReplace: true}, []string{"Fix the parser", "src/parser.go"}, nil},
 		{"hidden only when asked", "@.hi‸", "@.hi", initOptions{}, []string{".hidden/"}, nil},
 		{"descriptor label", "@direct‸", "@direct", initOptions{labelDetails: true}, []string{"Check direct child"}, nil},
 	}
@@ -91,11 +96,19 @@ func TestCompletion(t *testing.T) {
 				if replace.Start != wantStart || replace.End != wantEnd {
 					t.Errorf("%q: replace range %+v, want %+v–%+v", it.Label, replace, wantStart, wantEnd)
 				}
-				if insert.End != pos || insert.Start != wantStart {
+				// Without insert/replace support the one range is the
+				// replace range, checked above.
+				if tt.caps.insertReplace && (insert.End != pos || insert.Start != wantStart) {
 					t.Errorf("%q: insert range %+v, want %+v–%+v", it.Label, insert, wantStart, pos)
 				}
 				if !strings.HasPrefix(it.FilterText, typed) {
 					t.Errorf("%q: filterText %q does not start with the typed %q", it.Label, it.FilterText, typed)
+				}
+				// Clients filter on the text inside the edit's ranges.
+				for _, r := range []Range{insert, replace} {
+					if covered := textInRange(t, line, r, enc); !strings.HasPrefix(it.FilterText, covered) {
+						t.Errorf("%q: filterText %q does not start with %q, the text its range %+v covers", it.Label, it.FilterText, covered, r)
+					}
 				}
 				if want := fmt.Sprintf("%05d", i+1); it.SortText != want {
 					t.Errorf("%q: sortText %q, want %q", it.Label, it.SortText, want)
@@ -140,6 +153,33 @@ func TestCompletion(t *testing.T) {
 	}
 }
 
+// textInRange is the text of line (line 1 of the test document) that r
+// covers, converting columns in enc by counting code units.
+func textInRange(t *testing.T, line string, r Range, enc PositionEncoding) string {
+	t.Helper()
+	if r.Start.Line != 1 || r.End.Line != 1 {
+		t.Fatalf("range %+v is not on line 1", r)
+	}
+	byteAt := func(col int) int {
+		if enc == EncodingUTF8 {
+			return col
+		}
+		units := 0
+		for i, ru := range line {
+			if units >= col {
+				return i
+			}
+			units += len(utf16.Encode([]rune{ru}))
+		}
+		return len(line)
+	}
+	start, end := byteAt(r.Start.Character), byteAt(r.End.Character)
+	if start > end || end > len(line) {
+		t.Fatalf("range %+v outside line %q", r, line)
+	}
+	return line[start:end]
+}
+
 func keys(m map[string]wireItem) []string {
 	var out []string
 	for k := range m {
@@ -157,6 +197,12 @@ func TestCompletionIsIncompleteWhenCapped(t *testing.T) {
 	h.mustCall("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": "file:///a.md"}, "position": pos}, &list)
 	if !list.IsIncomplete {
 		t.Error("capped list is not incomplete")
+	}
+	// The same query under the limit: complete.
+	pos = h.open("file:///c.md", "@parser‸", EncodingUTF16)
+	h.mustCall("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": "file:///c.md"}, "position": pos}, &list)
+	if len(list.Items) == 0 || list.IsIncomplete {
+		t.Errorf("uncapped list: %d items, isIncomplete %v; want items and false", len(list.Items), list.IsIncomplete)
 	}
 	// Not a trigger: an empty list, not null.
 	pos = h.open("file:///b.md", "mail a@b‸", EncodingUTF16)

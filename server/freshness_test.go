@@ -29,7 +29,7 @@ func TestWatchedChangesReachCompletion(t *testing.T) {
 			h := newHarness(t, Options{
 				SessionsRoot: store,
 				Watch:        mode,
-				OpenSessions: NewSessionrefFactory(sessionref.IndexOptions{}, false),
+				OpenSessions: NewLiveSessionsFactory(false),
 				OpenFiles:    NewFilerefFactory(zap.NewNop()),
 			})
 			h.initialize(initOptions{root: ws, settings: map[string]any{"sessionId": "fresh-target"}})
@@ -99,7 +99,7 @@ func TestIndexCacheIsSaved(t *testing.T) {
 		t.Fatal(err)
 	}
 	for run := 0; run < 2; run++ {
-		h := newHarness(t, Options{SessionsRoot: store, OpenSessions: NewSessionrefFactory(sessionref.IndexOptions{}, true)})
+		h := newHarness(t, Options{SessionsRoot: store, OpenSessions: NewLiveSessionsFactory(true)})
 		h.initialize(initOptions{})
 		waitStatus(t, h, func(st statusResult) bool { return !st.Building && st.SessionsIndexed > 0 })
 		deadline := time.Now().Add(testTimeout)

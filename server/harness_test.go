@@ -39,6 +39,9 @@ type harness struct {
 	notes []notification
 	calls []notification // server-to-client requests
 	wake  chan struct{}
+	// refuse lists server-to-client methods the client answers with an
+	// error.
+	refuse map[string]bool
 
 	done chan serveResult
 }
@@ -85,10 +88,14 @@ func newBenchHarness(t testing.TB, opts Options) *harness {
 		} else {
 			h.notes = append(h.notes, n)
 		}
+		refused := h.refuse[n.Method]
 		h.mu.Unlock()
 		select {
 		case h.wake <- struct{}{}:
 		default:
+		}
+		if refused {
+			return nil, jsonrpc2.NewError(jsonrpc2.MethodNotFound, n.Method+" is not supported")
 		}
 		return nil, nil
 	})
@@ -135,8 +142,11 @@ type initOptions struct {
 	insertReplace bool
 	labelDetails  bool
 	progress      bool
-	root          string
-	settings      map[string]any
+	// watchedFiles and relativePatterns announce client-side file watching.
+	watchedFiles     bool
+	relativePatterns bool
+	root             string
+	settings         map[string]any
 }
 
 // initialize runs initialize and initialized.
@@ -163,6 +173,10 @@ func initParams(o initOptions) map[string]any {
 			"hover": map[string]any{"contentFormat": formats},
 		},
 		"window": map[string]any{"workDoneProgress": o.progress},
+	}
+	if o.watchedFiles {
+		caps["workspace"] = map[string]any{"didChangeWatchedFiles": map[string]any{
+			"dynamicRegistration": true, "relativePatternSupport": o.relativePatterns}}
 	}
 	if o.utf8 {
 		caps["general"] = map[string]any{"positionEncodings": []string{"utf-8", "utf-16"}}
@@ -315,7 +329,7 @@ func fakeOptions(t *testing.T) (Options, *fakeSessions, string) {
 		}
 	}
 	fake := newFakeSessions(t.TempDir(), time.Now())
-	opts := Options{OpenSessions: func(string) (Sessions, error) { return fake, nil }}
+	opts := Options{OpenSessions: fake.factory}
 	return opts, fake, ws
 }
 

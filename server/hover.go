@@ -49,7 +49,12 @@ func (s *Server) hover(ctx context.Context, doc document, pos Position) (*hoverR
 			if men.Err != nil {
 				text = "Malformed session reference: " + errorText(men.Err)
 			} else {
-				text = s.sessionPreviewText(ctx, sess, men.SessionID, caps.hoverMarkdown)
+				// The recall facts need the index: wait for its first build.
+				ready, err := s.readySessions(ctx)
+				if err != nil {
+					return nil, err
+				}
+				text = s.sessionPreviewText(ctx, ready, men.SessionID, caps.hoverMarkdown)
 			}
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -99,7 +104,7 @@ func (s *Server) sessionPreviewText(ctx context.Context, sess Sessions, id strin
 		cwd = quoteInline(entry.Cwd, markdown)
 	}
 	fact("cwd", cwd)
-	fact("created", time.UnixMilli(entry.CreatedAt).UTC().Format(time.RFC3339))
+	fact("created", fmt.Sprintf("%s (%s)", time.UnixMilli(entry.CreatedAt).UTC().Format(time.RFC3339), humanAge(s.now(), entry.CreatedAt)))
 	fact("format version", fmt.Sprint(entry.FormatVersion))
 
 	p, err := sess.Preview(ctx, id, cfg.Limits())

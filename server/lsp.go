@@ -59,6 +59,55 @@ type clientCapabilities struct {
 	Window *struct {
 		WorkDoneProgress bool `json:"workDoneProgress"`
 	} `json:"window"`
+	Workspace *struct {
+		DidChangeWatchedFiles *struct {
+			DynamicRegistration    bool `json:"dynamicRegistration"`
+			RelativePatternSupport bool `json:"relativePatternSupport"`
+		} `json:"didChangeWatchedFiles"`
+	} `json:"workspace"`
+}
+
+// registrationParams are the params of client/registerCapability.
+type registrationParams struct {
+	Registrations []registration `json:"registrations"`
+}
+
+// registration is one capability registered dynamically.
+type registration struct {
+	ID              string `json:"id"`
+	Method          string `json:"method"`
+	RegisterOptions any    `json:"registerOptions,omitempty"`
+}
+
+// didChangeWatchedFilesRegistrationOptions name the files a client
+// watches for the server.
+type didChangeWatchedFilesRegistrationOptions struct {
+	Watchers []fileSystemWatcher `json:"watchers"`
+}
+
+// fileSystemWatcher is one glob; GlobPattern is a pattern string or a
+// relativePattern.
+type fileSystemWatcher struct {
+	GlobPattern any `json:"globPattern"`
+}
+
+// relativePattern is a glob relative to a base folder (LSP 3.17).
+type relativePattern struct {
+	BaseURI string `json:"baseUri"`
+	Pattern string `json:"pattern"`
+}
+
+// didChangeWatchedFilesParams are the params of
+// workspace/didChangeWatchedFiles.
+type didChangeWatchedFilesParams struct {
+	Changes []fileEvent `json:"changes"`
+}
+
+// fileEvent is one change a client reports: created (1), changed (2) or
+// deleted (3).
+type fileEvent struct {
+	URI  string `json:"uri"`
+	Type int    `json:"type"`
 }
 
 type workspaceFolder struct {

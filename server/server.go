@@ -61,8 +61,8 @@ type Options struct {
 	SessionsRoot string
 	// Watch is the --watch flag: "auto", "fsnotify", "poll" or "off".
 	Watch string
-	// OpenSessions opens the session index of a root. Nil uses package
-	// sessionref.
+	// OpenSessions opens the session index of a root. Nil uses
+	// package sessionref/live without the index cache.
 	OpenSessions SessionsFactory
 	// OpenFiles opens the workspace file index. Nil lists directories
 	// live with a bounded walk for other queries.
@@ -74,6 +74,9 @@ type Options struct {
 	MaxConcurrency int
 	// DiagnosticsDelay overrides the diagnostics debounce.
 	DiagnosticsDelay time.Duration
+	// Now is the clock of relative ages (completion labelDetails, hover);
+	// nil means time.Now.
+	Now func() time.Time
 }
 
 // lifecycle states of a connection.
@@ -93,6 +96,13 @@ type clientCaps struct {
 	completionMarkdown bool
 	hoverMarkdown      bool
 	workDoneProgress   bool
+	// watchedFiles is true when the client registers
+	// workspace/didChangeWatchedFiles dynamically; it then reports
+	// workspace changes and the server does not watch the workspace.
+	watchedFiles bool
+	// relativePatterns is true when the client takes RelativePattern
+	// globs in file watchers.
+	relativePatterns bool
 }
 
 // Server holds the server-side state of one client connection.
@@ -116,16 +126,25 @@ type Server struct {
 	exited   chan struct{}
 	exitCode int
 
-	// capsMu guards caps, traceLevel, cfg, workspaceRoot, the two watchers
+	// capsMu guards caps, traceLevel, cfg, workspaceRoot, workspaceWatcher
 	// and configErr.
 	capsMu           sync.Mutex
 	caps             clientCaps
 	traceLevel       string
 	cfg              Config
 	workspaceRoot    string
-	watcher          *watch.Watcher // the session root
 	workspaceWatcher *watch.Watcher
 	configErr        string
+
+	// filesMu serialises publishing a built workspace index with the
+	// workspace changes that arrive meanwhile: pendingChanges holds what
+	// the client reported while the index was building (pendingOverflow
+	// when there was too much to keep), and clientWatches says whether the
+	// client watches the workspace for us.
+	filesMu         sync.Mutex
+	pendingChanges  []string
+	pendingOverflow bool
+	clientWatches   bool
 
 	// These are atomics: read by every request, replaced only when the
 	// configuration names another root.
@@ -138,10 +157,12 @@ type Server struct {
 	firstBuild atomic.Pointer[progressReporter]
 }
 
-// sessionsHolder is one opened session index with the context of its
-// background work (build, watch), cancelled when it is replaced.
+// sessionsHolder is one opened session index with the watch mode it was
+// opened with and the context of its background work (build, watch),
+// cancelled when it is replaced.
 type sessionsHolder struct {
 	s      Sessions
+	watch  string
 	ctx    context.Context
 	cancel context.CancelFunc
 }
@@ -149,8 +170,14 @@ type sessionsHolder struct {
 // filesHolder is the current workspace file source with the context of
 // its background work (build, watch), cancelled when it is replaced.
 type filesHolder struct {
-	f      Files
-	cancel context.CancelFunc
+	f Files
+	// building is true while f is the interim live lister and the
+	// workspace index is still being built.
+	building bool
+	root     string
+	cfg      Config
+	ctx      context.Context
+	cancel   context.CancelFunc
 }
 
 // Serve runs the server over rwc until the client sends exit or closes its
@@ -165,6 +192,9 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) (int, erro
 	}
 	if opts.DiagnosticsDelay <= 0 {
 		opts.DiagnosticsDelay = defaultDiagnosticsDelay
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	n := opts.MaxConcurrency
 	if n <= 0 {
@@ -408,6 +438,9 @@ func (s *Server) notify(ctx context.Context, method string, params json.RawMessa
 	switch method {
 	case protocol.MethodInitialized:
 		s.attachProgress()
+		s.registerFileWatching()
+	case protocol.MethodWorkspaceDidChangeWatchedFiles:
+		return s.didChangeWatchedFiles(params)
 	case protocol.MethodTextDocumentDidOpen:
 		var p didOpenParams
 		if err := json.Unmarshal(params, &p); err != nil {
@@ -503,6 +536,10 @@ func (s *Server) initialize(params json.RawMessage) (*initializeResult, error) {
 	if w := p.Capabilities.Window; w != nil {
 		caps.workDoneProgress = w.WorkDoneProgress
 	}
+	if ws := p.Capabilities.Workspace; ws != nil && ws.DidChangeWatchedFiles != nil {
+		caps.watchedFiles = ws.DidChangeWatchedFiles.DynamicRegistration
+		caps.relativePatterns = ws.DidChangeWatchedFiles.RelativePatternSupport
+	}
 	root := ""
 	switch {
 	case len(p.WorkspaceFolders) > 0:
@@ -524,6 +561,9 @@ func (s *Server) initialize(params json.RawMessage) (*initializeResult, error) {
 	s.workspaceRoot = root
 	s.traceLevel = p.Trace
 	s.capsMu.Unlock()
+	s.filesMu.Lock()
+	s.clientWatches = caps.watchedFiles && root != ""
+	s.filesMu.Unlock()
 
 	if err := s.openSessions(cfg); err != nil {
 		return nil, err
@@ -574,7 +614,7 @@ func uriToPath(u string) string {
 }
 
 // openSessions opens the session index for cfg's root, replacing the
-// current one when the root changed.
+// current one when the root or the watch mode changed.
 func (s *Server) openSessions(cfg Config) error {
 	flagRoot := cfg.SessionsRoot
 	if flagRoot == "" {
@@ -582,22 +622,35 @@ func (s *Server) openSessions(cfg Config) error {
 	}
 	open := s.opts.OpenSessions
 	if open == nil {
-		open = openSessionref
+		open = NewLiveSessionsFactory(false)
 	}
 	root, err := resolveRoot(flagRoot)
 	if err != nil {
 		return &configError{Field: "sessionsRoot", Msg: err.Error()}
 	}
-	if h := s.sessions.Load(); h != nil && h.s.Status().Root == root {
+	if h := s.sessions.Load(); h != nil && h.s.Status().Root == root && h.watch == cfg.Watch {
 		return nil
 	}
-	sess, err := open(root)
+	report := s.newProgressReporter()
+	var degradedOnce sync.Once
+	sess, err := open(SessionsConfig{
+		Root:     root,
+		Watch:    cfg.Watch,
+		Logger:   s.logger.Named("sessions"),
+		Progress: report.update,
+		OnUpdate: s.diags.scheduleAll,
+		OnDegraded: func(reason string) {
+			degradedOnce.Do(func() {
+				s.showMessage(messageTypeWarning, fmt.Sprintf("dsh-refls: watching %s by polling: %s", root, reason))
+			})
+		},
+	})
 	if err != nil {
 		return &configError{Field: "sessionsRoot", Msg: err.Error()}
 	}
 	ctx, cancel := context.WithCancel(s.bgCtx)
-	old := s.sessions.Swap(&sessionsHolder{s: sess, ctx: ctx, cancel: cancel})
-	report := s.buildSessions(ctx, sess)
+	old := s.sessions.Swap(&sessionsHolder{s: sess, watch: cfg.Watch, ctx: ctx, cancel: cancel})
+	s.runSessions(ctx, sess, report)
 	if old != nil {
 		old.cancel()
 	} else {
@@ -614,11 +667,15 @@ func (s *Server) openFiles(root string, cfg Config) {
 	}
 	ctx, cancel := context.WithCancel(s.bgCtx)
 	interim, _ := openDirLister(ctx, root, cfg.ExcludedDirectories)
-	if old := s.files.Swap(&filesHolder{f: interim, cancel: cancel}); old != nil {
+	open := s.opts.OpenFiles
+	holder := &filesHolder{f: interim, building: open != nil, root: root, cfg: cfg, ctx: ctx, cancel: cancel}
+	s.filesMu.Lock()
+	old := s.files.Swap(holder)
+	s.filesMu.Unlock()
+	if old != nil {
 		old.cancel()
 		_ = old.f.Close()
 	}
-	open := s.opts.OpenFiles
 	if open == nil {
 		return
 	}
@@ -630,19 +687,50 @@ func (s *Server) openFiles(root string, cfg Config) {
 		if err != nil {
 			if ctx.Err() == nil {
 				s.logger.Warn("workspace file index unavailable; listing directories live", zap.String("root", root), zap.Error(err))
+				s.filesMu.Lock()
+				if s.files.CompareAndSwap(holder, &filesHolder{f: interim, root: root, cfg: cfg, ctx: ctx, cancel: cancel}) {
+					s.pendingChanges, s.pendingOverflow = nil, false
+				}
+				s.filesMu.Unlock()
 			}
 			return
 		}
-		// Publish only if no newer configuration replaced this build.
-		if cur := s.files.Load(); cur == nil || cur.f != interim || !s.files.CompareAndSwap(cur, &filesHolder{f: f, cancel: cancel}) {
+		if !s.publishFiles(holder, f) {
 			_ = f.Close()
 			return
 		}
 		s.logger.Info("workspace indexed", zap.String("root", root), zap.Int("files", f.Count()), zap.Duration("took", time.Since(start)))
-		if a, ok := f.(applier); ok {
-			s.watchWorkspace(ctx, root, cfg, a)
-		}
+		s.diags.scheduleAll()
 	}()
+}
+
+// publishFiles replaces the interim holder with the built index f, unless
+// a newer configuration replaced it meanwhile. It applies the changes the
+// client reported during the build, and starts the workspace watcher when
+// the client does not watch files itself.
+func (s *Server) publishFiles(interim *filesHolder, f Files) bool {
+	s.filesMu.Lock()
+	defer s.filesMu.Unlock()
+	built := &filesHolder{f: f, root: interim.root, cfg: interim.cfg, ctx: interim.ctx, cancel: interim.cancel}
+	if !s.files.CompareAndSwap(interim, built) {
+		return false
+	}
+	pending, overflow := s.pendingChanges, s.pendingOverflow
+	s.pendingChanges, s.pendingOverflow = nil, false
+	a, ok := f.(applier)
+	if !ok {
+		return true
+	}
+	if overflow {
+		pending = []string{built.root}
+	}
+	if len(pending) > 0 {
+		a.Apply(pending)
+	}
+	if !s.clientWatches {
+		s.watchWorkspace(built.ctx, built.root, built.cfg, a)
+	}
+	return true
 }
 
 func (s *Server) currentSessions() Sessions {
@@ -749,38 +837,78 @@ func (s *Server) attachProgress() {
 	}()
 }
 
-// buildSessions runs one index build in the background and returns its
-// progress.
-func (s *Server) buildSessions(ctx context.Context, sess Sessions) *progressReporter {
-	report := s.newProgressReporter()
-	s.bgWG.Add(1)
+// runSessions runs sess in the background until ctx ends, and ends report
+// when its first build has finished.
+func (s *Server) runSessions(ctx context.Context, sess Sessions, report *progressReporter) {
+	s.bgWG.Add(2)
 	go func() {
 		defer s.bgWG.Done()
-		// Watch first and build once the watcher is ready, so no change made
-		// during the build is missed.
-		if w := s.startWatch(ctx, sess); w != nil {
-			select {
-			case <-w.Ready():
-			case <-ctx.Done():
-			}
+		if err := sess.Run(ctx); err != nil && ctx.Err() == nil {
+			s.logger.Warn("session index stopped", zap.String("root", sess.Status().Root), zap.Error(err))
 		}
+	}()
+	go func() {
+		defer s.bgWG.Done()
 		start := time.Now()
-		err := sess.Build(ctx, report.update)
-		report.end(err)
+		select {
+		case <-sess.Ready():
+		case <-ctx.Done():
+			report.end(ctx.Err())
+			return
+		}
 		st := sess.Status()
 		switch {
-		case errors.Is(err, context.Canceled):
+		case ctx.Err() != nil:
+			report.end(ctx.Err())
 			s.logger.Debug("session index build cancelled", zap.String("root", st.Root))
-		case err != nil:
-			s.logger.Warn("session index build failed", zap.String("root", st.Root), zap.Error(err))
+		case st.Problem != "":
+			report.end(errors.New(st.Problem))
+			s.logger.Warn("session index build failed", zap.String("root", st.Root), zap.String("error", st.Problem))
 		default:
+			report.end(nil)
 			s.logger.Info("session index built", zap.String("root", st.Root), zap.Int("sessions", st.Sessions),
 				zap.Int("skipped", len(st.Skipped)), zap.Duration("took", time.Since(start)))
 		}
-		s.diags.scheduleAll()
 	}()
-	return report
 }
+
+// readySessions returns the session index once its first build has
+// finished, waiting until then or until ctx ends. It returns nil when no
+// index is open.
+func (s *Server) readySessions(ctx context.Context) (Sessions, error) {
+	for {
+		h := s.sessions.Load()
+		if h == nil {
+			return nil, nil
+		}
+		select {
+		case <-h.s.Ready():
+			return h.s, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-h.ctx.Done():
+			// Replaced by another root (or the connection ended): wait for
+			// the current one instead.
+			if s.sessions.Load() == h {
+				return nil, fmt.Errorf("the session index of %s was closed: %w", h.s.Status().Root, context.Canceled)
+			}
+		}
+	}
+}
+
+// sessionsReady reports whether the current index finished its first
+// build, without waiting.
+func sessionsReady(sess Sessions) bool {
+	select {
+	case <-sess.Ready():
+		return true
+	default:
+		return false
+	}
+}
+
+// now is the server's clock.
+func (s *Server) now() time.Time { return s.opts.Now() }
 
 // resolveRoot applies §1.1 through sessionref.
 func resolveRoot(flagValue string) (string, error) {

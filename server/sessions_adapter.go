@@ -3,104 +3,94 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"os"
-	"sync"
+	"fmt"
 
 	"go.uber.org/zap"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/live"
+	"github.com/dsh-refls/dsh-refls/watch"
 )
 
-// sessionsAdapter is the production Sessions: package sessionref's title
-// index, with every lookup answered from one immutable snapshot.
-type sessionsAdapter struct {
-	ix     *sessionref.Index
-	logger *zap.Logger
-	// cachePath, when set, is the persisted index: loaded before the first
-	// build (so a restart reads only what changed) and saved after each.
-	cachePath string
-
-	// loadOnce guards the cache load.
-	loadOnce sync.Once
+// liveSessions is the production Sessions: a live.Store (the title index
+// with its cache and its watcher on the sessions root), with every lookup
+// answered from one immutable snapshot of the index.
+type liveSessions struct {
+	store *live.Store
 }
 
-// openSessionref opens the sessionref index of root, without a cache.
-func openSessionref(root string) (Sessions, error) {
-	return &sessionsAdapter{ix: sessionref.NewIndex(root, sessionref.IndexOptions{}), logger: zap.NewNop()}, nil
+// NewLiveSessionsFactory returns the production SessionsFactory. With
+// useCache the index persists under the user cache dir
+// (sessionref.DefaultCachePath), which `dsh-refls index` also fills, so a
+// restart reads only what changed.
+func NewLiveSessionsFactory(useCache bool) SessionsFactory {
+	return func(cfg SessionsConfig) (Sessions, error) { return openLiveSessions(cfg, useCache) }
 }
 
-// NewSessionrefFactory returns a factory whose indexes use opts (logger,
-// parallelism). With useCache the index persists under the user cache dir
-// (sessionref.DefaultCachePath), which `dsh-refls index` also fills.
-func NewSessionrefFactory(opts sessionref.IndexOptions, useCache bool) SessionsFactory {
-	logger := opts.Logger
+// openLiveSessions opens a live store for cfg.
+func openLiveSessions(cfg SessionsConfig, useCache bool) (Sessions, error) {
+	mode, err := watch.ParseMode(cfg.Watch)
+	if err != nil {
+		return nil, fmt.Errorf("opening sessions root %s: %w", cfg.Root, err)
+	}
+	cachePath := live.NoCache
+	if useCache {
+		cachePath = "" // the default location
+	}
+	logger := cfg.Logger
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	return func(root string) (Sessions, error) {
-		a := &sessionsAdapter{ix: sessionref.NewIndex(root, opts), logger: logger}
-		if useCache {
-			path, err := sessionref.DefaultCachePath(root)
-			if err != nil {
-				logger.Warn("no index cache", zap.Error(err))
-			} else {
-				a.cachePath = path
-			}
-		}
-		return a, nil
+	st, err := live.Open(live.Options{
+		Root: cfg.Root, Watch: mode, CachePath: cachePath, Logger: logger,
+		OnDegraded: cfg.OnDegraded, Progress: cfg.Progress, OnUpdate: cfg.OnUpdate,
+	})
+	if err != nil {
+		return nil, err
 	}
+	return &liveSessions{store: st}, nil
 }
 
-// Build implements Sessions.
-func (a *sessionsAdapter) Build(ctx context.Context, progress func(done, total int)) error {
-	if a.cachePath != "" {
-		a.loadOnce.Do(func() {
-			if err := a.ix.LoadCache(a.cachePath); err != nil && !errors.Is(err, os.ErrNotExist) {
-				a.logger.Warn("index cache not used", zap.String("path", a.cachePath), zap.Error(err))
-			}
-		})
-	}
-	if err := a.ix.Build(ctx, progress); err != nil {
-		return err
-	}
-	if a.cachePath != "" {
-		if err := a.ix.SaveCache(a.cachePath); err != nil {
-			a.logger.Warn("index cache not saved", zap.String("path", a.cachePath), zap.Error(err))
-		}
-	}
-	return nil
-}
+// Run implements Sessions.
+func (a *liveSessions) Run(ctx context.Context) error { return a.store.Run(ctx) }
 
-// Refresh implements Sessions.
-func (a *sessionsAdapter) Refresh(ctx context.Context, paths []string) error {
-	return a.ix.Refresh(ctx, paths)
-}
+// Ready implements Sessions.
+func (a *liveSessions) Ready() <-chan struct{} { return a.store.Ready() }
 
 // Status implements Sessions.
-func (a *sessionsAdapter) Status() SessionStatus {
-	snap := a.ix.Snapshot()
+func (a *liveSessions) Status() SessionStatus {
+	snap := a.store.Index().Snapshot()
+	st := a.store.Status()
+	ready := false
+	select {
+	case <-a.store.Ready():
+		ready = true
+	default:
+	}
 	return SessionStatus{
-		Root:     a.ix.Root(),
-		Sessions: len(snap.Sessions),
-		Skipped:  snap.Skipped,
-		Updated:  snap.Updated,
-		Building: snap.Building,
+		Root:      st.Root,
+		Sessions:  len(snap.Sessions),
+		Skipped:   snap.Skipped,
+		Updated:   snap.Updated,
+		Building:  snap.Building || !ready,
+		WatchMode: string(st.WatchMode),
+		Degraded:  st.Degraded,
+		Problem:   st.RefreshError,
 	}
 }
 
 // Locate implements Sessions.
-func (a *sessionsAdapter) Locate(id string) (sessionref.Entry, bool) {
-	return a.ix.Snapshot().Locate(id)
+func (a *liveSessions) Locate(id string) (sessionref.Entry, bool) {
+	return a.store.Index().Snapshot().Locate(id)
 }
 
 // Candidates implements Sessions.
-func (a *sessionsAdapter) Candidates(q sessionref.CandidateQuery) ([]sessionref.Candidate, bool, error) {
-	return a.ix.Snapshot().Candidates(q)
+func (a *liveSessions) Candidates(q sessionref.CandidateQuery) ([]sessionref.Candidate, bool, error) {
+	return a.store.Index().Snapshot().Candidates(q)
 }
 
 // FindMentions implements Sessions.
-func (a *sessionsAdapter) FindMentions(text string) []SessionMention {
+func (a *liveSessions) FindMentions(text string) []SessionMention {
 	spans := sessionref.FindMentions(text)
 	out := make([]SessionMention, len(spans))
 	for i, m := range spans {
@@ -110,11 +100,11 @@ func (a *sessionsAdapter) FindMentions(text string) []SessionMention {
 }
 
 // Budget implements Sessions.
-func (a *sessionsAdapter) Budget(lim sessionref.Limits) int { return sessionref.Budget(lim) }
+func (a *liveSessions) Budget(lim sessionref.Limits) int { return sessionref.Budget(lim) }
 
 // Preview implements Sessions.
-func (a *sessionsAdapter) Preview(ctx context.Context, id string, lim sessionref.Limits) (*SessionPreview, error) {
-	p, err := sessionref.PreviewSession(ctx, a.ix.Snapshot(), id, lim)
+func (a *liveSessions) Preview(ctx context.Context, id string, lim sessionref.Limits) (*SessionPreview, error) {
+	p, err := sessionref.PreviewSession(ctx, a.store.Index().Snapshot(), id, lim)
 	if err != nil {
 		return nil, err
 	}
@@ -127,8 +117,8 @@ func (a *sessionsAdapter) Preview(ctx context.Context, id string, lim sessionref
 }
 
 // PrepareText implements Sessions.
-func (a *sessionsAdapter) PrepareText(ctx context.Context, targetID, text string, mode sessionref.Mode, explicit []sessionref.Reference, lim sessionref.Limits) (*PrepareResult, error) {
-	r, err := sessionref.PrepareText(ctx, a.ix.Snapshot(), targetID, text, mode, explicit, lim)
+func (a *liveSessions) PrepareText(ctx context.Context, targetID, text string, mode sessionref.Mode, explicit []sessionref.Reference, lim sessionref.Limits) (*PrepareResult, error) {
+	r, err := sessionref.PrepareText(ctx, a.store.Index().Snapshot(), targetID, text, mode, explicit, lim)
 	if err != nil {
 		return nil, err
 	}
@@ -136,8 +126,8 @@ func (a *sessionsAdapter) PrepareText(ctx context.Context, targetID, text string
 }
 
 // PrepareContent implements Sessions.
-func (a *sessionsAdapter) PrepareContent(ctx context.Context, targetID string, blocks []json.RawMessage, mode sessionref.Mode, explicit []sessionref.Reference, lim sessionref.Limits) (*PrepareResult, error) {
-	r, err := sessionref.PrepareContent(ctx, a.ix.Snapshot(), targetID, blocks, mode, explicit, lim)
+func (a *liveSessions) PrepareContent(ctx context.Context, targetID string, blocks []json.RawMessage, mode sessionref.Mode, explicit []sessionref.Reference, lim sessionref.Limits) (*PrepareResult, error) {
+	r, err := sessionref.PrepareContent(ctx, a.store.Index().Snapshot(), targetID, blocks, mode, explicit, lim)
 	if err != nil {
 		return nil, err
 	}

@@ -39,6 +39,11 @@ const demoTarget = "demo-current-session"
 // demoContextLines is how much of the prepared context the demo prints.
 const demoContextLines = 24
 
+// demoClockLead is how long after the newest session of the sample store
+// the demo's clock stands, so ages read like a store in daily use rather
+// than the age of the generated files.
+const demoClockLead = 3 * time.Hour
+
 // demoWorkspaceFiles are the files of the demo's temporary workspace.
 var demoWorkspaceFiles = map[string]string{
 	"README.md":                 "# Webshop\n",
@@ -132,6 +137,11 @@ func demo(out io.Writer) error {
 
 	ctx, cancel := context.WithTimeout(context.Background(), demoTimeout)
 	defer cancel()
+	newest, err := newestSession(ctx, store)
+	if err != nil {
+		return err
+	}
+	demoNow := newest.Add(demoClockLead)
 	serverEnd, clientEnd := net.Pipe()
 	logger := zap.NewNop()
 	done := make(chan int, 1)
@@ -141,8 +151,9 @@ func demo(out io.Writer) error {
 			Version:      versionString(),
 			SessionsRoot: store,
 			Watch:        "off",
-			OpenSessions: server.NewSessionrefFactory(sessionref.IndexOptions{Logger: logger}, false),
+			OpenSessions: server.NewLiveSessionsFactory(false),
 			OpenFiles:    server.NewFilerefFactory(logger),
+			Now:          func() time.Time { return demoNow },
 		})
 		done <- code
 	}()
@@ -259,6 +270,21 @@ func demo(out io.Writer) error {
 	}
 	fmt.Fprintf(out, "\nThat's it. Editors start `dsh-refls` and speak LSP to it on stdin/stdout; see --help.\n")
 	return nil
+}
+
+// newestSession is when the newest session of the store at root was
+// created.
+func newestSession(ctx context.Context, root string) (time.Time, error) {
+	ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	if err := ix.Build(ctx, nil); err != nil {
+		return time.Time{}, fmt.Errorf("reading the sample store: %w", err)
+	}
+	snap := ix.Snapshot()
+	if len(snap.Sessions) == 0 {
+		return time.Time{}, fmt.Errorf("the sample store at %s has no sessions", root)
+	}
+	// Snapshots list the newest session first.
+	return time.UnixMilli(snap.Sessions[0].CreatedAt), nil
 }
 
 // waitIndexed waits until the first index build has finished.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -23,6 +24,14 @@ func TestDemo(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
+	}
+	// The demo clock stands demoClockLead after the newest session, so
+	// that session reads as that old and none as weeks old.
+	if want := fmt.Sprintf(" %dh ago", int(demoClockLead.Hours())); !strings.Contains(out, want) {
+		t.Errorf("demo output lacks the newest session's age %q:\n%s", want, out)
+	}
+	if strings.Contains(out, "28d ago") || !strings.Contains(out, "(2d ago)") {
+		t.Errorf("demo ages do not follow the demo clock:\n%s", out)
 	}
 	if strings.Index(out, "originalMessages") > strings.Index(out, "Excerpt") {
 		t.Error("hover shows the excerpt before the facts")

@@ -16,7 +16,6 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/dsh-refls/dsh-refls/server"
-	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
 // version is set at link time (-ldflags "-X main.version=…"); otherwise the
@@ -172,7 +171,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		Version:      versionString(),
 		SessionsRoot: f.sessionsRoot,
 		Watch:        f.watch,
-		OpenSessions: server.NewSessionrefFactory(sessionref.IndexOptions{Logger: logger.Named("sessions")}, !f.noIndexCache),
+		OpenSessions: server.NewLiveSessionsFactory(!f.noIndexCache),
 		OpenFiles:    server.NewFilerefFactory(logger.Named("files")),
 	}
 	if f.rpcTrace != "" {

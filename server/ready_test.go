@@ -1,0 +1,171 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/dsh-refls/dsh-refls/internal/dshgen"
+	"github.com/dsh-refls/dsh-refls/sessionref"
+)
+
+// stillWaiting is how long a test watches a request that must wait for the
+// first build; long enough that an answer given at once would have
+// arrived.
+const stillWaiting = 200 * time.Millisecond
+
+// callResult is the outcome of a request run in the background.
+type callResult struct {
+	raw json.RawMessage
+	err error
+}
+
+// callAsync sends a request in the background.
+func (h *harness) callAsync(method string, params any) <-chan callResult {
+	ch := make(chan callResult, 1)
+	go func() {
+		var raw json.RawMessage
+		err := h.call(method, params, &raw)
+		ch <- callResult{raw, err}
+	}()
+	return ch
+}
+
+// TestRequestsWaitForFirstBuild holds the first index build: prepare,
+// hover and dsh/candidates wait for it and then answer from the built
+// index, while completion answers at once, marked incomplete.
+func TestRequestsWaitForFirstBuild(t *testing.T) {
+	opts, fake, ws := fakeOptions(t)
+	fake.holdBuild = make(chan struct{})
+	h := newHarness(t, opts)
+	h.initialize(initOptions{root: ws, settings: map[string]any{"sessionId": "s-target", "cwd": "/home/dev/proj"}})
+
+	mention := sessionref.Mention("Fix the parser", "s-alpha")
+	prepare := h.callAsync(MethodPrepare, map[string]any{"text": "see " + mention})
+	candidates := h.callAsync(MethodCandidates, map[string]any{"query": "parser"})
+	pos := h.open("file:///w.md", "see @[Fix"+cursor+mention[len("@[Fix"):], EncodingUTF16)
+	hover := h.callAsync("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": "file:///w.md"}, "position": pos})
+
+	cpos := h.open("file:///c.md", "@par"+cursor, EncodingUTF16)
+	var list wireList
+	h.mustCall("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": "file:///c.md"}, "position": cpos}, &list)
+	if !list.IsIncomplete {
+		t.Error("completion during the first build is not marked incomplete")
+	}
+
+	select {
+	case r := <-prepare:
+		t.Fatalf("prepare answered before the first build finished: %s %v", r.raw, r.err)
+	case r := <-hover:
+		t.Fatalf("hover answered before the first build finished: %s %v", r.raw, r.err)
+	case r := <-candidates:
+		t.Fatalf("dsh/candidates answered before the first build finished: %s %v", r.raw, r.err)
+	case <-time.After(stillWaiting):
+	}
+	close(fake.holdBuild)
+
+	r := <-prepare
+	if r.err != nil {
+		t.Fatalf("prepare after the build: %v", r.err)
+	}
+	var prep PrepareResult
+	if err := json.Unmarshal(r.raw, &prep); err != nil {
+		t.Fatal(err)
+	}
+	if len(prep.References) != 1 || prep.References[0].SessionID != "s-alpha" || prep.AdditionalContext == nil {
+		t.Errorf("prepare = %s, want one reference to s-alpha with context", r.raw)
+	}
+	r = <-hover
+	if r.err != nil || !strings.Contains(string(r.raw), "originalMessages: 4") {
+		t.Errorf("hover after the build = %s %v, want the recall facts", r.raw, r.err)
+	}
+	r = <-candidates
+	if r.err != nil || !strings.Contains(string(r.raw), `"sessionId":"s-alpha"`) {
+		t.Errorf("candidates after the build = %s %v", r.raw, r.err)
+	}
+	h.mustCall("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": "file:///c.md"}, "position": cpos}, &list)
+	if list.IsIncomplete {
+		t.Error("completion after the build is still incomplete though nothing was capped")
+	}
+}
+
+// TestPrepareWaitIsCancellable cancels a prepare that waits for the first
+// build: it is answered RequestCancelled, and the server keeps serving.
+func TestPrepareWaitIsCancellable(t *testing.T) {
+	opts, fake, _ := fakeOptions(t)
+	fake.holdBuild = make(chan struct{})
+	c := newRawClient(t, opts)
+	c.initialize(map[string]any{"sessionId": "s-target"})
+	text := "see " + sessionref.Mention("Fix the parser", "s-alpha")
+	c.send(map[string]any{"id": "waiting", "method": MethodPrepare, "params": map[string]any{"text": text}})
+	time.Sleep(30 * time.Millisecond)
+	c.send(map[string]any{"method": "$/cancelRequest", "params": map[string]any{"id": "waiting"}})
+	if m := c.readResponse(`"waiting"`); m.Error == nil || m.Error.Code != -32800 || len(m.Result) != 0 {
+		t.Fatalf("cancelled wait answered %+v %s, want -32800 and no result", m.Error, m.Result)
+	}
+	close(fake.holdBuild)
+	c.send(map[string]any{"id": "after", "method": MethodPrepare, "params": map[string]any{"text": text}})
+	if m := c.readResponse(`"after"`); m.Error != nil || !strings.Contains(string(m.Result), "s-alpha") {
+		t.Fatalf("prepare after the build: %+v %s", m.Error, m.Result)
+	}
+}
+
+// TestDiagnosticsWaitForFirstBuild opens a document during the first
+// build: its diagnostics come from the built index (no false "unknown
+// session"), and only once it is built.
+func TestDiagnosticsWaitForFirstBuild(t *testing.T) {
+	opts, fake, _ := fakeOptions(t)
+	fake.holdBuild = make(chan struct{})
+	h := newHarness(t, opts)
+	h.initialize(initOptions{settings: map[string]any{"sessionId": "s-target"}})
+	text := sessionref.Mention("Fix the parser", "s-alpha") + " and " + sessionref.Mention("ghost", "no-such-session")
+	h.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+		"uri": "file:///d.md", "languageId": "markdown", "version": 1, "text": text}})
+	time.Sleep(stillWaiting)
+	if n := h.notesOf("textDocument/publishDiagnostics"); len(n) != 0 {
+		t.Fatalf("diagnostics published before the first build: %s", n[0].Params)
+	}
+	close(fake.holdBuild)
+	p := h.diagnosticsFor("file:///d.md", 1)
+	if len(p.Diagnostics) != 1 || p.Diagnostics[0].Code != string(sessionref.CodeReadFailed) ||
+		!strings.Contains(p.Diagnostics[0].Message, "no-such-session") {
+		t.Errorf("diagnostics %+v, want one READ_FAILED for the unknown session only", p.Diagnostics)
+	}
+}
+
+// TestPrepareRightAfterInitializeRealStore sends dsh/prepare right after
+// initialize on a real store large enough that its first build is still
+// running: the answer is the prepared message, not READ_FAILED.
+func TestPrepareRightAfterInitializeRealStore(t *testing.T) {
+	store := t.TempDir()
+	if _, err := dshgen.BenchStoreWith(context.Background(), store, dshgen.BenchConfig{Sessions: 1500, TargetBytes: 3 << 20, Seed: 7}); err != nil {
+		t.Fatal(err)
+	}
+	exp, err := dshgen.DemoStoreFor(store, dshgen.DefaultDemoWorkspace, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref dshgen.Expected
+	for _, e := range exp {
+		if e.HasTitle && e.Title != "" {
+			ref = e
+			break
+		}
+	}
+	h := newHarness(t, Options{Logger: zap.NewNop(), SessionsRoot: store, OpenSessions: NewLiveSessionsFactory(false)})
+	h.initialize(initOptions{settings: map[string]any{"sessionId": "prepare-target", "spillDir": t.TempDir()}})
+	var st statusResult
+	h.mustCall(MethodStatus, nil, &st)
+	var prep PrepareResult
+	h.mustCall(MethodPrepare, map[string]any{"text": "continue " + sessionref.Mention(ref.Title, ref.ID)}, &prep)
+	if len(prep.References) != 1 || prep.References[0].SessionID != ref.ID || prep.AdditionalContext == nil {
+		t.Fatalf("prepare = %+v, want the one reference %s with its snapshot", prep, ref.ID)
+	}
+	if !st.Building {
+		t.Logf("the first build had already finished when prepare was sent; the test did not exercise the wait")
+	}
+}
