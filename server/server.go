@@ -281,6 +281,16 @@ func (s *Server) keepServing(h jsonrpc2.Handler) jsonrpc2.Handler {
 	}
 }
 
+// waitsForFirstBuild reports whether a request's answer needs the session
+// index built; the others answer at once with what they have.
+func waitsForFirstBuild(method string) bool {
+	switch method {
+	case MethodPrepare, MethodCandidates, "textDocument/hover", "completionItem/resolve":
+		return true
+	}
+	return false
+}
+
 // call is the part of a request that runs concurrently, after the parts
 // that must see the connection's wire order (params, document snapshots).
 type call func(ctx context.Context) (any, error)
@@ -305,6 +315,14 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	jsonrpc2.Async(ctx)
 	if err != nil {
 		return nil, toRPCError(ctx, err)
+	}
+	if waitsForFirstBuild(method) {
+		// Wait before taking a concurrency slot: requests parked until the
+		// first build must not keep completion, which answers at once,
+		// from running.
+		if _, err := s.readySessions(ctx); err != nil && ctx.Err() != nil {
+			return nil, cancelledError()
+		}
 	}
 	select {
 	case s.sem <- struct{}{}:
