@@ -81,7 +81,7 @@ func FuzzTitleScanner(f *testing.F) {
 		entry := Entry{LastSeq: -1}
 		s := titleScanner{entry: &entry}
 		s.line(line)
-		s.finish()
+		s.finish(line)
 		seq, title, hasTitle := fullDecodeScan(line)
 		if entry.LastSeq != seq {
 			t.Errorf("line %q: scanner seq %d, full decode %d", line, entry.LastSeq, seq)

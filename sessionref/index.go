@@ -347,7 +347,7 @@ func (ix *Index) readTracked(t *tracked) {
 		t.scanner = titleScanner{entry: &t.entry}
 		res, err = r.read(0, nil, scan)
 	}
-	t.scanner.finish()
+	t.scanner.finish(res.LastLine)
 	t.tail = res.Tail
 	ix.bytesRead.Add(res.BytesRead)
 	ix.logsRead.Add(1)

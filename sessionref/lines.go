@@ -69,6 +69,9 @@ type readResult struct {
 	BytesRead int64
 	// Tail holds the bytes just before Offset, to check on the next read.
 	Tail []byte
+	// LastLine is the newest complete line this read delivered (nil when it
+	// delivered none), without its newline.
+	LastLine []byte
 }
 
 // read calls fn for every complete line after offset, in order, without the
@@ -98,6 +101,9 @@ func (r lineReader) read(offset int64, tail []byte, fn func(line []byte) error) 
 	} else {
 		res, err = r.readRaw(f, offset, fn)
 	}
+	if r.encoding == EncodingRaw && res.Offset > offset {
+		res.LastLine = lastLineBefore(f, offset, res.Offset)
+	}
 	if res.Offset > 0 {
 		n := min(resumeTailLen, res.Offset)
 		buf := make([]byte, n)
@@ -106,6 +112,26 @@ func (r lineReader) read(offset int64, tail []byte, fn func(line []byte) error) 
 		}
 	}
 	return res, err
+}
+
+// lastLineBefore reads back the complete line that ends (with its newline)
+// at end, not looking before start. Reading it again costs one small read,
+// where keeping a copy of every line in case it is the last cost a copy of
+// the whole log.
+func lastLineBefore(f *os.File, start, end int64) []byte {
+	for chunk := int64(4096); ; chunk *= 4 {
+		from := max(start, end-1-chunk)
+		buf := make([]byte, end-1-from)
+		if _, err := f.ReadAt(buf, from); err != nil {
+			return nil
+		}
+		if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+			return buf[i+1:]
+		}
+		if from == start {
+			return buf
+		}
+	}
 }
 
 // openRegular opens a log for reading, refusing anything but a regular
@@ -201,6 +227,9 @@ func (r lineReader) readFrames(f *os.File, offset int64, fn func([]byte) error) 
 				i := bytes.IndexByte(rest, '\n')
 				if ferr := fn(rest[:i]); ferr != nil {
 					return res, ferr
+				}
+				if i == len(rest)-1 { // the frame's last line: the newest so far
+					res.LastLine = append(res.LastLine[:0], rest[:i]...)
 				}
 				rest = rest[i+1:]
 			}

@@ -10,15 +10,14 @@ import (
 // decoding most of them: dsh writes every event as {"type":"…","seq":N,…},
 // so the type and seq are read from the line's first bytes and only title
 // and descriptor lines are decoded in full. Only the seq of the newest line
-// survives a read, so that one line is decoded in full when the read ends:
-// the index then agrees exactly with a full decode of the log.
+// survives a read, so finish decodes that one line in full: the index then
+// agrees exactly with a full decode of the log.
 type titleScanner struct {
 	entry *Entry
-	// last is a copy of the newest line and prevSeq the last seq before it.
-	last           []byte
-	hasLast        bool
-	prevSeq        int64
-	descriptorSeen bool
+	// prevSeq is the last seq before the newest line, for when finish finds
+	// that line unparsable.
+	prevSeq int64
+	fed     bool
 }
 
 var (
@@ -26,42 +25,57 @@ var (
 	seqPrefix  = []byte(`,"seq":`)
 )
 
-// line feeds one event line (not the header).
+// line feeds one event line (not the header). It keeps no reference to it.
 func (s *titleScanner) line(line []byte) {
 	s.prevSeq = s.entry.LastSeq
-	s.last = append(s.last[:0], line...)
-	s.hasLast = true
+	s.fed = true
 	typ, rest, fast := fastType(line)
-	if fast && (typ == "" || !endsLikeObject(line)) {
-		return // unparsable: changes nothing
-	}
 	if !fast {
 		var e envelope
 		if json.Unmarshal(line, &e) != nil || e.Type == "" {
 			return // unparsable lines do not change titles or seqs
 		}
-		typ = e.Type
 		if seq, ok := e.lastSeq(); ok {
 			s.entry.LastSeq = seq
 		}
-	} else {
-		switch typ {
-		case typeTextChunks, typeReasoningChunks, typeToolCallChunks:
-			// The seq of a packed row needs its member count; finish
-			// settles it if this row stays the newest line.
-		default:
-			if seq, ok := fastSeq(rest); ok {
-				s.entry.LastSeq = seq
-			} else {
-				var e envelope
-				if json.Unmarshal(line, &e) == nil {
-					if seq, ok := e.lastSeq(); ok {
-						s.entry.LastSeq = seq
-					}
-				}
-			}
+		s.decodeTitled(e.Type, line)
+		return
+	}
+	if len(typ) == 0 || !endsLikeObject(line) {
+		return // unparsable: changes nothing
+	}
+	// switch on string(typ) compares without allocating.
+	switch string(typ) {
+	case typeTextChunks, typeReasoningChunks, typeToolCallChunks:
+		// A packed row's seq needs its member count; finish settles it if
+		// this row stays the newest line.
+		return
+	case typeTitle:
+		s.fastSeqOrDecode(rest, line)
+		s.decodeTitled(typeTitle, line)
+	case typeDescriptor:
+		s.fastSeqOrDecode(rest, line)
+		s.decodeTitled(typeDescriptor, line)
+	default:
+		s.fastSeqOrDecode(rest, line)
+	}
+}
+
+func (s *titleScanner) fastSeqOrDecode(rest, line []byte) {
+	if seq, ok := fastSeq(rest); ok {
+		s.entry.LastSeq = seq
+		return
+	}
+	var e envelope
+	if json.Unmarshal(line, &e) == nil {
+		if seq, ok := e.lastSeq(); ok {
+			s.entry.LastSeq = seq
 		}
 	}
+}
+
+// decodeTitled decodes a title or descriptor line in full.
+func (s *titleScanner) decodeTitled(typ string, line []byte) {
 	switch typ {
 	case typeTitle:
 		var t struct {
@@ -88,14 +102,16 @@ func (s *titleScanner) line(line []byte) {
 	}
 }
 
-// finish decodes the newest line in full and settles the last seq from it.
-func (s *titleScanner) finish() {
-	if !s.hasLast {
+// finish settles the last seq from the newest line of a read, decoded in
+// full; last is that line (nil when the read had none).
+func (s *titleScanner) finish(last []byte) {
+	if !s.fed {
 		return
 	}
-	s.hasLast = false
-	last := s.last
-	s.last = nil // the index keeps no line between reads (§1.5)
+	s.fed = false
+	if last == nil {
+		return
+	}
 	var e envelope
 	if json.Unmarshal(last, &e) != nil || e.Type == "" {
 		s.entry.LastSeq = s.prevSeq // the newest line is unparsable
@@ -111,22 +127,25 @@ func (s *titleScanner) finish() {
 // endsLikeObject reports whether a line ends with '}' as every complete
 // event does; a cheap guard against torn or garbled lines.
 func endsLikeObject(line []byte) bool {
-	trimmed := bytes.TrimRight(line, " \t\r")
-	return len(trimmed) > 0 && trimmed[len(trimmed)-1] == '}'
+	i := len(line) - 1
+	for i >= 0 && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r') {
+		i--
+	}
+	return i >= 0 && line[i] == '}'
 }
 
 // fastType reads the event type from a line that starts the way dsh writes
 // it. rest is the line after the type string.
-func fastType(line []byte) (typ string, rest []byte, ok bool) {
+func fastType(line []byte) (typ, rest []byte, ok bool) {
 	if !bytes.HasPrefix(line, typePrefix) {
-		return "", nil, false
+		return nil, nil, false
 	}
 	tail := line[len(typePrefix):]
 	end := bytes.IndexByte(tail, '"')
 	if end < 0 || bytes.IndexByte(tail[:end], '\\') >= 0 {
-		return "", nil, false
+		return nil, nil, false
 	}
-	return string(tail[:end]), tail[end+1:], true
+	return tail[:end], tail[end+1:], true
 }
 
 // fastSeq reads `,"seq":N` right after the type.
@@ -142,6 +161,17 @@ func fastSeq(rest []byte) (int64, bool) {
 	if n == 0 || n >= len(digits) || (digits[n] != ',' && digits[n] != '}') {
 		return 0, false
 	}
-	v, err := strconv.ParseInt(string(digits[:n]), 10, 64)
-	return v, err == nil
+	if n > maxFastDigits {
+		v, err := strconv.ParseInt(string(digits[:n]), 10, 64)
+		return v, err == nil
+	}
+	var v int64
+	for _, d := range digits[:n] {
+		v = v*10 + int64(d-'0')
+	}
+	return v, true
 }
+
+// maxFastDigits is how many digits are summed without an overflow check:
+// 18 decimal digits always fit an int64.
+const maxFastDigits = 18
