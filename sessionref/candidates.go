@@ -138,15 +138,16 @@ func (s *Snapshot) matching(query string) []int32 {
 	}
 	s.queries.mu.Unlock()
 	var out []int32
+	need := byteMask(query)
 	if base != nil {
 		for _, i := range base {
-			if strings.Contains(s.search[i].all, query) {
+			if st := &s.search[i]; need&^st.bytes == 0 && strings.Contains(st.all, query) {
 				out = append(out, i)
 			}
 		}
 	} else {
 		for i := range s.search {
-			if strings.Contains(s.search[i].all, query) {
+			if st := &s.search[i]; need&^st.bytes == 0 && strings.Contains(st.all, query) {
 				out = append(out, int32(i))
 			}
 		}

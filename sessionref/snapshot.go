@@ -44,6 +44,19 @@ type searchText struct {
 	// all joins id, cwd, title and display title with a byte no query spans.
 	all                string
 	id, title, display string
+	// bytes has bit b&63 set for every byte b of all: a query with a byte
+	// whose bit is clear cannot match, which rules most sessions out
+	// without looking at their text.
+	bytes uint64
+}
+
+// byteMask returns the bytes summary of s (see searchText.bytes).
+func byteMask(s string) uint64 {
+	var m uint64
+	for i := 0; i < len(s); i++ {
+		m |= 1 << (s[i] & 63)
+	}
+	return m
 }
 
 func newSearchText(e *Entry) searchText {
@@ -53,6 +66,7 @@ func newSearchText(e *Entry) searchText {
 		display: strings.ToLower(e.DisplayTitle()),
 	}
 	st.all = st.id + "\x00" + strings.ToLower(e.Cwd) + "\x00" + st.title + "\x00" + st.display
+	st.bytes = byteMask(st.all)
 	return st
 }
 
