@@ -18,9 +18,19 @@ var benchWords = []string{"refactor", "parser", "fix", "flaky", "test", "deploy"
 
 var (
 	benchStoreOnce sync.Once
+	benchStoreDir  string
 	benchStoreRoot string
 	benchStoreErr  error
 )
+
+// TestMain removes the benchmark store, which benchmarks share, at the end.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchStoreDir != "" {
+		os.RemoveAll(benchStoreDir)
+	}
+	os.Exit(code)
+}
 
 // benchStore writes 10,000 small sessions over 40 projects once per run.
 func benchStore(b *testing.B) string {
@@ -31,6 +41,7 @@ func benchStore(b *testing.B) string {
 			benchStoreErr = err
 			return
 		}
+		benchStoreDir = dir
 		benchStoreRoot = filepath.Join(dir, "sessions")
 		rnd := rand.New(rand.NewSource(1))
 		for i := 0; i < 10000; i++ {
