@@ -151,7 +151,7 @@ func (ix *Index) LoadCache(path string) error {
 			return fmt.Errorf("%w: %s lists a log outside the root: %s", ErrCacheUnusable, path, s.LogPath)
 		}
 		t := &tracked{dir: d, entry: s.Entry, file: s.File, skip: s.Skip, identityErr: s.IdentityErr, started: s.Started, tail: s.Tail}
-		t.search = searchText{all: s.SearchAll, id: s.SearchID, title: s.SearchTitle, display: s.SearchDisplay, bytes: byteMask(s.SearchAll)}
+		t.search = searchText{all: s.SearchAll, id: s.SearchID, title: s.SearchTitle, display: s.SearchDisplay, bytes: byteSetOf(s.SearchAll), pairs: pairSetOf(s.SearchAll)}
 		if t.skip == "" && t.search.all == "" {
 			t.search = newSearchText(&t.entry)
 		}

@@ -1,6 +1,7 @@
 package sessionref
 
 import (
+	"runtime"
 	"strings"
 	"sync"
 	"unicode"
@@ -60,16 +61,18 @@ func (s *Snapshot) Candidates(q CandidateQuery) ([]Candidate, bool, error) {
 		}
 		groups[g] = append(groups[g], i)
 	}
-	out := make([]Candidate, 0, min(limit, len(groups[0])+len(groups[1])+len(groups[2])))
+	total := len(groups[0]) + len(groups[1]) + len(groups[2])
+	capped := total > limit
+	out := make([]Candidate, 0, min(limit, total))
 	for _, members := range groups {
-		if len(members) == 0 {
-			continue
-		}
-		if len(out) == limit {
-			return out, true, nil
+		need := limit - len(out)
+		if need == 0 {
+			break
 		}
 		// Sessions are newest first; bucketing by tier keeps that order
-		// within each tier without sorting.
+		// within each tier without sorting. Once the best tier alone fills
+		// what the list still needs, no later session can displace those,
+		// so the rest of the group is not ranked at all.
 		var tiers [tierSubstring + 1][]int32
 		if query == "" {
 			tiers[0] = members
@@ -77,18 +80,21 @@ func (s *Snapshot) Candidates(q CandidateQuery) ([]Candidate, bool, error) {
 			for _, i := range members {
 				t := matchTier(&s.search[i], query)
 				tiers[t] = append(tiers[t], i)
+				if len(tiers[0]) == need {
+					break
+				}
 			}
 		}
 		for _, tier := range tiers {
 			for _, i := range tier {
 				if len(out) == limit {
-					return out, true, nil
+					return out, capped, nil
 				}
 				out = append(out, candidateOf(&s.Sessions[i], hasTargetCwd, targetCwd))
 			}
 		}
 	}
-	return out, false, nil
+	return out, capped, nil
 }
 
 // recentQueries is how many query results a snapshot remembers. While a
@@ -138,24 +144,65 @@ func (s *Snapshot) matching(query string) []int32 {
 	}
 	s.queries.mu.Unlock()
 	var out []int32
-	need := byteMask(query)
-	if base != nil {
-		for _, i := range base {
-			if st := &s.search[i]; need&^st.bytes == 0 && strings.Contains(st.all, query) {
-				out = append(out, i)
-			}
-		}
-	} else {
-		for i := range s.search {
-			if st := &s.search[i]; need&^st.bytes == 0 && strings.Contains(st.all, query) {
-				out = append(out, int32(i))
-			}
+	need, needPairs := byteSetOf(query), pairSetOf(query)
+	// A one-byte query is answered by the byte sets alone; longer ones are
+	// searched for only where every byte and byte pair may occur.
+	contains := func(st *searchText) bool {
+		return st.bytes.covers(&need) &&
+			(len(query) == 1 || st.pairs.covers(&needPairs) && strings.Contains(st.all, query))
+	}
+	if base == nil {
+		base = make([]int32, len(s.search))
+		for i := range base {
+			base[i] = int32(i)
 		}
 	}
+	out = filterParallel(base, func(i int32) bool { return contains(&s.search[i]) })
 	s.queries.mu.Lock()
 	s.queries.entries[s.queries.next] = cachedQuery{query: query, matches: out, valid: true}
 	s.queries.next = (s.queries.next + 1) % recentQueries
 	s.queries.mu.Unlock()
+	return out
+}
+
+// parallelFilterMin is the number of sessions above which a query is
+// matched on every core: below it, starting goroutines costs more than it
+// saves.
+const parallelFilterMin = 4096
+
+// filterParallel returns the members of in for which keep is true, in
+// order, splitting large inputs across GOMAXPROCS goroutines.
+func filterParallel(in []int32, keep func(int32) bool) []int32 {
+	workers := runtime.GOMAXPROCS(0)
+	if len(in) < parallelFilterMin || workers < 2 {
+		var out []int32
+		for _, i := range in {
+			if keep(i) {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	parts := make([][]int32, workers)
+	chunk := (len(in) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for w := range parts {
+		lo, hi := min(w*chunk, len(in)), min((w+1)*chunk, len(in))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, i := range in[lo:hi] {
+				if keep(i) {
+					parts[w] = append(parts[w], i)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	var out []int32
+	for _, p := range parts {
+		out = append(out, p...)
+	}
 	return out
 }
 

@@ -44,19 +44,58 @@ type searchText struct {
 	// all joins id, cwd, title and display title with a byte no query spans.
 	all                string
 	id, title, display string
-	// bytes has bit b&63 set for every byte b of all: a query with a byte
-	// whose bit is clear cannot match, which rules most sessions out
-	// without looking at their text.
-	bytes uint64
+	// bytes is the set of byte values in all: a query holding a byte that
+	// is not in it cannot match, and a one-byte query needs nothing else.
+	bytes byteSet
+	// pairs summarises the adjacent byte pairs of all: a query holding a
+	// pair whose bit is clear cannot match, which rules out most sessions
+	// before any substring search.
+	pairs pairSet
 }
 
-// byteMask returns the bytes summary of s (see searchText.bytes).
-func byteMask(s string) uint64 {
-	var m uint64
-	for i := 0; i < len(s); i++ {
-		m |= 1 << (s[i] & 63)
+// pairSet is a 512-bit summary of the adjacent byte pairs of a text.
+type pairSet [8]uint64
+
+// pairBit is the bit of the byte pair a, b in a pairSet.
+func pairBit(a, b byte) uint {
+	return (uint(a)*31 + uint(b)) & 511
+}
+
+// pairSetOf returns the pair summary of s.
+func pairSetOf(s string) pairSet {
+	var set pairSet
+	for i := 1; i < len(s); i++ {
+		bit := pairBit(s[i-1], s[i])
+		set[bit>>6] |= 1 << (bit & 63)
 	}
-	return m
+	return set
+}
+
+// covers reports whether every pair bit of need is in set.
+func (set *pairSet) covers(need *pairSet) bool {
+	for i := range set {
+		if need[i]&^set[i] != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// byteSet is a set of byte values.
+type byteSet [4]uint64
+
+// byteSetOf returns the set of the bytes of s.
+func byteSetOf(s string) byteSet {
+	var set byteSet
+	for i := 0; i < len(s); i++ {
+		set[s[i]>>6] |= 1 << (s[i] & 63)
+	}
+	return set
+}
+
+// covers reports whether every byte of need is in set.
+func (set *byteSet) covers(need *byteSet) bool {
+	return need[0]&^set[0] == 0 && need[1]&^set[1] == 0 && need[2]&^set[2] == 0 && need[3]&^set[3] == 0
 }
 
 func newSearchText(e *Entry) searchText {
@@ -66,7 +105,7 @@ func newSearchText(e *Entry) searchText {
 		display: strings.ToLower(e.DisplayTitle()),
 	}
 	st.all = st.id + "\x00" + strings.ToLower(e.Cwd) + "\x00" + st.title + "\x00" + st.display
-	st.bytes = byteMask(st.all)
+	st.bytes, st.pairs = byteSetOf(st.all), pairSetOf(st.all)
 	return st
 }
 
