@@ -1,7 +1,6 @@
 package sessionref_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"path/filepath"
@@ -81,21 +80,7 @@ func checkExpected(t *testing.T, snap *sessionref.Snapshot, w testfixtures.Expec
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !jsonEqual(t, gotJSON, w.Snapshot) {
+	if !testfixtures.SameJSON(t, gotJSON, w.Snapshot) {
 		t.Errorf("snapshot65536 differs\n got: %s\nwant: %s", gotJSON, w.Snapshot)
 	}
-}
-
-func jsonEqual(t *testing.T, a, b []byte) bool {
-	t.Helper()
-	var x, y any
-	if err := json.Unmarshal(a, &x); err != nil {
-		t.Fatalf("decoding %s: %v", a, err)
-	}
-	if err := json.Unmarshal(b, &y); err != nil {
-		t.Fatalf("decoding %s: %v", b, err)
-	}
-	xa, _ := json.Marshal(x)
-	ya, _ := json.Marshal(y)
-	return bytes.Equal(xa, ya)
 }

@@ -117,7 +117,7 @@ func checkPrepared(t *testing.T, root string, w testfixtures.Expected) {
 		t.Fatal(err)
 	}
 	// The prompt writes every '<' as \u003c; decoding both sides compares values.
-	if !sameJSON(t, got[0], snap.Data) {
+	if !testfixtures.SameJSON(t, got[0], snap.Data) {
 		t.Errorf("snapshot data\n got %s\nwant %s", got[0], snap.Data)
 	}
 	facts := res.AdditionalContext.Source.References
@@ -127,20 +127,6 @@ func checkPrepared(t *testing.T, root string, w testfixtures.Expected) {
 	if strings.Count(prompt, "<") != 2 {
 		t.Errorf("prompt has a '<' outside its two tags:\n%s", prompt)
 	}
-}
-
-func sameJSON(t *testing.T, a, b []byte) bool {
-	t.Helper()
-	var x, y any
-	if err := json.Unmarshal(a, &x); err != nil {
-		t.Fatalf("decoding %s: %v", a, err)
-	}
-	if err := json.Unmarshal(b, &y); err != nil {
-		t.Fatalf("decoding %s: %v", b, err)
-	}
-	xa, _ := json.Marshal(x)
-	ya, _ := json.Marshal(y)
-	return bytes.Equal(xa, ya)
 }
 
 // TestCLIErrors checks that every failure is one JSON object on stderr with

@@ -75,3 +75,19 @@ func LoadExpected(t testing.TB, dir string) []Expected {
 	}
 	return out
 }
+
+// SameJSON reports whether two JSON texts hold the same value, whatever
+// their spacing, key order or escaping.
+func SameJSON(t testing.TB, a, b []byte) bool {
+	t.Helper()
+	var x, y any
+	if err := json.Unmarshal(a, &x); err != nil {
+		t.Fatalf("decoding %s: %v", a, err)
+	}
+	if err := json.Unmarshal(b, &y); err != nil {
+		t.Fatalf("decoding %s: %v", b, err)
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return string(xa) == string(ya)
+}
