@@ -260,7 +260,8 @@ type sessionLog struct {
 	surface surface
 	// lastSeq is the seq of the last event, -1 for a log without events.
 	lastSeq int64
-	// skippedLines counts unparsable lines not followed by a turn/end.
+	// skippedLines counts unparsable lines; none may be followed by a
+	// turn/end, which would make the log corrupt.
 	skippedLines int
 }
 
@@ -291,6 +292,7 @@ func readSessionLog(ctx context.Context, path string, enc Encoding, frames *fram
 		}
 		var e envelope
 		if err := json.Unmarshal(line, &e); err != nil || e.Type == "" {
+			log.skippedLines++
 			if badLine == 0 {
 				badLine = lineNo
 				badReason = "not an event object"
@@ -328,9 +330,6 @@ func readSessionLog(ctx context.Context, path string, enc Encoding, frames *fram
 	}
 	if lineNo == 0 {
 		return nil, &CorruptError{Path: path, Reason: "log has no complete header line"}
-	}
-	if badLine != 0 {
-		log.skippedLines++
 	}
 	return log, nil
 }
