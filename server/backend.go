@@ -28,9 +28,9 @@ type Sessions interface {
 	// limit cut the list.
 	Candidates(q sessionref.CandidateQuery) (cands []sessionref.Candidate, capped bool, err error)
 	// FindMentions finds the session mentions in text.
-	FindMentions(text string) []SessionMention
+	FindMentions(text string) []sessionref.MentionSpan
 	// Preview is what hover and resolve show for one session.
-	Preview(ctx context.Context, id string, lim sessionref.Limits) (*SessionPreview, error)
+	Preview(ctx context.Context, id string, lim sessionref.Limits) (*sessionref.Preview, error)
 	// PrepareText prepares a text message; explicit != nil skips parsing.
 	PrepareText(ctx context.Context, targetID, text string, mode sessionref.Mode, explicit []sessionref.Reference, lim sessionref.Limits) (*PrepareResult, error)
 	// PrepareContent prepares a message given as content blocks.
@@ -73,37 +73,6 @@ type SessionStatus struct {
 	Degraded string
 	// Problem is the last build or refresh error, or empty.
 	Problem string
-}
-
-// SessionMention is one session mention found in a text, in byte offsets.
-type SessionMention struct {
-	Start, End int
-	Label      string
-	SessionID  string
-	URI        string
-	// Bare is true for a bare `dsh-session:` URI without the Markdown form.
-	Bare bool
-	// Err is set for a malformed mention.
-	Err error
-}
-
-// SessionPreview is the preview of one session: recall facts first, then
-// an excerpt of the last turns.
-type SessionPreview struct {
-	Entry                 sessionref.Entry
-	Stats                 sessionref.Stats
-	CapturedThroughSeq    *int64
-	CapturedFormatVersion *int
-	Budget                int
-	Excerpt               []Turn
-	// Err is why the session could not be prepared now, if it cannot.
-	Err error
-}
-
-// Turn is one message of a preview excerpt.
-type Turn struct {
-	Role string `json:"role"`
-	Text string `json:"text"`
 }
 
 // PrepareResult is the dsh/prepare result.

@@ -273,7 +273,7 @@ func (s *Server) computeDiagnostics(ctx context.Context, doc document) []diagnos
 
 // needsIndex reports whether checking mentions needs the session index:
 // whether any of them is well formed.
-func needsIndex(mentions []SessionMention) bool {
+func needsIndex(mentions []sessionref.MentionSpan) bool {
 	for _, m := range mentions {
 		if m.Err == nil {
 			return true

@@ -170,12 +170,8 @@ func (f *fakeSessions) Candidates(q sessionref.CandidateQuery) ([]sessionref.Can
 	return out, false, nil
 }
 
-func (f *fakeSessions) FindMentions(text string) []SessionMention {
-	var out []SessionMention
-	for _, m := range sessionref.FindMentions(text) {
-		out = append(out, SessionMention{Start: m.Start, End: m.End, Label: m.Label, SessionID: m.SessionID, URI: m.URI, Bare: m.Bare, Err: m.Err})
-	}
-	return out
+func (f *fakeSessions) FindMentions(text string) []sessionref.MentionSpan {
+	return sessionref.FindMentions(text)
 }
 
 func (f *fakeSessions) Budget(lim sessionref.Limits) int {
@@ -185,15 +181,15 @@ func (f *fakeSessions) Budget(lim sessionref.Limits) int {
 	return 65536
 }
 
-func (f *fakeSessions) Preview(ctx context.Context, id string, lim sessionref.Limits) (*SessionPreview, error) {
+func (f *fakeSessions) Preview(ctx context.Context, id string, lim sessionref.Limits) (*sessionref.Preview, error) {
 	e, ok := f.Locate(id)
 	if !ok {
 		return nil, &sessionref.Error{Code: sessionref.CodeReadFailed, Message: "unknown session", SessionID: id}
 	}
 	seq := int64(41)
-	p := &SessionPreview{Entry: e, CapturedThroughSeq: &seq, Budget: f.Budget(lim),
+	p := &sessionref.Preview{Entry: e, CapturedThroughSeq: &seq, Budget: f.Budget(lim),
 		Stats:   sessionref.Stats{OriginalMessages: 4, RetainedMessages: 4},
-		Excerpt: []Turn{{Role: "user", Text: "please fix ```the``` parser"}, {Role: "assistant", Text: "Done."}}}
+		Excerpt: []sessionref.Turn{{Role: "user", Text: "please fix ```the``` parser"}, {Role: "assistant", Text: "Done."}}}
 	if f.overBudget[id] {
 		p.Err = &sessionref.Error{Code: sessionref.CodeBudgetExceeded, Message: "does not fit the budget", SessionID: id}
 	}

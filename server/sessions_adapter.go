@@ -90,30 +90,16 @@ func (a *liveSessions) Candidates(q sessionref.CandidateQuery) ([]sessionref.Can
 }
 
 // FindMentions implements Sessions.
-func (a *liveSessions) FindMentions(text string) []SessionMention {
-	spans := sessionref.FindMentions(text)
-	out := make([]SessionMention, len(spans))
-	for i, m := range spans {
-		out[i] = SessionMention{Start: m.Start, End: m.End, Label: m.Label, SessionID: m.SessionID, URI: m.URI, Bare: m.Bare, Err: m.Err}
-	}
-	return out
+func (a *liveSessions) FindMentions(text string) []sessionref.MentionSpan {
+	return sessionref.FindMentions(text)
 }
 
 // Budget implements Sessions.
 func (a *liveSessions) Budget(lim sessionref.Limits) int { return sessionref.Budget(lim) }
 
 // Preview implements Sessions.
-func (a *liveSessions) Preview(ctx context.Context, id string, lim sessionref.Limits) (*SessionPreview, error) {
-	p, err := sessionref.PreviewSession(ctx, a.store.Index().Snapshot(), id, lim)
-	if err != nil {
-		return nil, err
-	}
-	out := &SessionPreview{Entry: p.Entry, Stats: p.Stats, CapturedThroughSeq: p.CapturedThroughSeq,
-		CapturedFormatVersion: p.CapturedFormatVersion, Budget: p.Budget, Err: p.Err}
-	for _, t := range p.Excerpt {
-		out.Excerpt = append(out.Excerpt, Turn{Role: t.Role, Text: t.Text})
-	}
-	return out, nil
+func (a *liveSessions) Preview(ctx context.Context, id string, lim sessionref.Limits) (*sessionref.Preview, error) {
+	return sessionref.PreviewSession(ctx, a.store.Index().Snapshot(), id, lim)
 }
 
 // PrepareText implements Sessions.
