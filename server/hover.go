@@ -169,8 +169,8 @@ func (s *Server) fileFactsText(rel string, markdown bool) string {
 	return fmt.Sprintf("%s: %s, %d bytes, modified %s", name, f.Kind, f.Size, f.ModTime.UTC().Format(time.RFC3339))
 }
 
-// fenceFor returns a backtick fence longer than any backtick run in s.
-func fenceFor(s string) string {
+// longestBacktickRun returns the length of the longest run of backticks in s.
+func longestBacktickRun(s string) int {
 	longest, run := 0, 0
 	for _, r := range s {
 		if r == '`' {
@@ -180,7 +180,12 @@ func fenceFor(s string) string {
 			run = 0
 		}
 	}
-	return strings.Repeat("`", max(3, longest+1))
+	return longest
+}
+
+// fenceFor returns a backtick fence longer than any backtick run in s.
+func fenceFor(s string) string {
+	return strings.Repeat("`", max(3, longestBacktickRun(s)+1))
 }
 
 // quoteInline writes s as inline code in Markdown (with a delimiter longer
@@ -189,16 +194,7 @@ func quoteInline(s string, markdown bool) string {
 	if !markdown {
 		return s
 	}
-	longest, run := 0, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	d := strings.Repeat("`", longest+1)
+	d := strings.Repeat("`", longestBacktickRun(s)+1)
 	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
 		return d + " " + s + " " + d
 	}
