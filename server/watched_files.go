@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"path/filepath"
 
 	"go.lsp.dev/protocol"
@@ -107,9 +106,4 @@ func (s *Server) didChangeWatchedFiles(params json.RawMessage) error {
 	s.filesMu.Unlock()
 	s.diags.scheduleAll()
 	return nil
-}
-
-// pathToURI is the file:// URI of an absolute path.
-func pathToURI(path string) string {
-	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
 }

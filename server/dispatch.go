@@ -1,0 +1,221 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+	"go.uber.org/zap"
+)
+
+// keepServing wraps the handler chain so that a notification error (such
+// as a malformed $/cancelRequest, which protocol.CancelHandler reports as a
+// parse error) is logged instead of failing the whole connection.
+func (s *Server) keepServing(h jsonrpc2.Handler) jsonrpc2.Handler {
+	return func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		res, err := h(ctx, req)
+		if err != nil && !req.IsCall() {
+			s.logger.Warn("bad notification ignored", zap.String("method", req.Method()), zap.Error(err))
+			return nil, nil
+		}
+		return res, err
+	}
+}
+
+// waitsForFirstBuild reports whether a request's answer needs the session
+// index built; the others answer at once with what they have.
+func waitsForFirstBuild(method string) bool {
+	switch method {
+	case MethodPrepare, MethodCandidates, "textDocument/hover", "completionItem/resolve":
+		return true
+	}
+	return false
+}
+
+// call is the part of a request that runs concurrently, after the parts
+// that must see the connection's wire order (params, document snapshots).
+type call func(ctx context.Context) (any, error)
+
+// handle is the connection's handler. Notifications run inline, in wire
+// order; requests decode their params and snapshot what they read inline,
+// then release the read loop and run bounded by the semaphore, each with its
+// own panic recovery.
+func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	method := strings.Clone(req.Method())
+	if !req.IsCall() {
+		s.safeNotify(ctx, method, json.RawMessage(req.Params()))
+		return nil, nil
+	}
+	start := time.Now()
+	s.logger.Debug("request", zap.String("method", method))
+	run, err := s.admitAndRoute(ctx, method, json.RawMessage(req.Params()))
+	// Every call is released from the read loop, even one answered at once:
+	// jsonrpc2 recycles the request context of a call that stays
+	// synchronous, while the context CancelHandler derived from it may still
+	// be watched by a goroutine of package context.
+	jsonrpc2.Async(ctx)
+	if err != nil {
+		return nil, toRPCError(ctx, err)
+	}
+	if waitsForFirstBuild(method) {
+		// Wait before taking a concurrency slot: requests parked until the
+		// first build must not keep completion, which answers at once,
+		// from running.
+		if _, err := s.readySessions(ctx); err != nil && ctx.Err() != nil {
+			return nil, cancelledError()
+		}
+	}
+	select {
+	case s.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, cancelledError()
+	}
+	defer func() { <-s.sem }()
+	result, err := s.runRecovered(ctx, method, run)
+	s.traceRequest(method, start, err)
+	if err != nil {
+		rpcErr := toRPCError(ctx, err)
+		s.logger.Debug("request failed", zap.String("method", method), zap.Error(err))
+		return nil, rpcErr
+	}
+	if ctx.Err() != nil {
+		return nil, cancelledError()
+	}
+	return result, nil
+}
+
+// admitAndRoute checks the lifecycle and routes a call.
+func (s *Server) admitAndRoute(ctx context.Context, method string, params json.RawMessage) (call, error) {
+	if err := s.admit(method); err != nil {
+		return nil, err
+	}
+	run, err := s.route(ctx, method, params)
+	if err != nil {
+		return nil, err
+	}
+	if run == nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "method %q is not supported", method)
+	}
+	return run, nil
+}
+
+// runRecovered runs one request, turning a panic into an internal error.
+func (s *Server) runRecovered(ctx context.Context, method string, run call) (result any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.logger.Error("request panicked", zap.String("method", method),
+				zap.Any("panic", r), zap.ByteString("stack", debug.Stack()))
+			result, err = nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "internal error in %s: %v", method, r)
+		}
+	}()
+	return run(ctx)
+}
+
+// admit checks the lifecycle: nothing but initialize before initialize,
+// nothing after shutdown.
+func (s *Server) admit(method string) error {
+	s.lifeMu.Lock()
+	defer s.lifeMu.Unlock()
+	switch {
+	case s.state == stateNew && method != protocol.MethodInitialize:
+		return jsonrpc2.NewError(jsonrpc2.ServerNotInitialized, "the server is not initialized yet: send initialize first")
+	case s.state != stateNew && method == protocol.MethodInitialize:
+		return jsonrpc2.NewError(jsonrpc2.InvalidRequest, "initialize was already received")
+	case s.state == stateShutdown:
+		return jsonrpc2.NewError(jsonrpc2.InvalidRequest, "the server is shutting down: only exit is accepted")
+	}
+	return nil
+}
+
+// route decodes a request's params and returns the work to run, or nil for
+// an unknown method. Errors here are answered at once.
+func (s *Server) route(ctx context.Context, method string, params json.RawMessage) (call, error) {
+	switch method {
+	case protocol.MethodInitialize:
+		res, err := s.initialize(params)
+		return func(context.Context) (any, error) { return res, err }, nil
+	case protocol.MethodShutdown:
+		s.lifeMu.Lock()
+		s.state = stateShutdown
+		s.lifeMu.Unlock()
+		return func(context.Context) (any, error) { return nil, nil }, nil
+	case protocol.MethodTextDocumentCompletion:
+		return s.completionCall(params)
+	case protocol.MethodCompletionItemResolve:
+		return s.resolveCall(params)
+	case protocol.MethodTextDocumentHover:
+		return s.hoverCall(params)
+	case MethodPrepare:
+		return s.prepareCall(params)
+	case MethodCandidates:
+		return s.candidatesCall(params)
+	case MethodFiles:
+		return s.filesCall(params)
+	case MethodStatus:
+		return s.statusCall()
+	}
+	return nil, nil
+}
+
+// safeNotify handles a notification, logging instead of failing: a
+// notification error would end the connection.
+func (s *Server) safeNotify(ctx context.Context, method string, params json.RawMessage) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.logger.Error("notification panicked", zap.String("method", method),
+				zap.Any("panic", r), zap.ByteString("stack", debug.Stack()))
+		}
+	}()
+	if method == protocol.MethodExit {
+		s.lifeMu.Lock()
+		if s.state == stateShutdown {
+			s.exitCode = 0
+		} else {
+			s.exitCode = 1
+		}
+		select {
+		case <-s.exited:
+		default:
+			close(s.exited)
+		}
+		s.lifeMu.Unlock()
+		return
+	}
+	s.lifeMu.Lock()
+	state := s.state
+	s.lifeMu.Unlock()
+	if state == stateNew {
+		s.logger.Debug("notification before initialize dropped", zap.String("method", method))
+		return
+	}
+	if err := s.notify(ctx, method, params); err != nil {
+		s.logger.Warn("notification failed", zap.String("method", method), zap.Error(err))
+	}
+}
+
+func (s *Server) notify(ctx context.Context, method string, params json.RawMessage) error {
+	switch method {
+	case protocol.MethodInitialized:
+		s.attachProgress()
+		s.registerFileWatching()
+	case protocol.MethodWorkspaceDidChangeWatchedFiles:
+		return s.didChangeWatchedFiles(params)
+	case protocol.MethodTextDocumentDidOpen:
+		return s.didOpen(params)
+	case protocol.MethodTextDocumentDidChange:
+		return s.didChange(params)
+	case protocol.MethodTextDocumentDidClose:
+		return s.didClose(params)
+	case protocol.MethodWorkspaceDidChangeConfiguration:
+		return s.didChangeConfiguration(params)
+	case protocol.MethodSetTrace:
+		return s.setTrace(params)
+	default:
+		s.logger.Debug("notification ignored", zap.String("method", method))
+	}
+	return nil
+}

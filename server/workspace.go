@@ -1,0 +1,269 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/dsh-refls/dsh-refls/sessionref"
+)
+
+// openSessions opens the session index for cfg's root, replacing the
+// current one when the root or the watch mode changed.
+func (s *Server) openSessions(cfg Config) error {
+	flagRoot := cfg.SessionsRoot
+	if flagRoot == "" {
+		flagRoot = s.opts.SessionsRoot
+	}
+	open := s.opts.OpenSessions
+	if open == nil {
+		open = NewLiveSessionsFactory(false)
+	}
+	root, err := resolveRoot(flagRoot)
+	if err != nil {
+		return &configError{Field: "sessionsRoot", Msg: err.Error()}
+	}
+	if h := s.sessions.Load(); h != nil && h.s.Status().Root == root && h.watch == cfg.Watch {
+		return nil
+	}
+	report := s.newProgressReporter()
+	var degradedOnce sync.Once
+	sess, err := open(SessionsConfig{
+		Root:     root,
+		Watch:    cfg.Watch,
+		Logger:   s.logger.Named("sessions"),
+		Progress: report.update,
+		OnUpdate: s.diags.scheduleAll,
+		OnDegraded: func(reason string) {
+			degradedOnce.Do(func() {
+				s.showMessage(messageTypeWarning, fmt.Sprintf("dsh-refls: watching %s by polling: %s", root, reason))
+			})
+		},
+	})
+	if err != nil {
+		return &configError{Field: "sessionsRoot", Msg: err.Error()}
+	}
+	ctx, cancel := context.WithCancel(s.bgCtx)
+	old := s.sessions.Swap(&sessionsHolder{s: sess, watch: cfg.Watch, ctx: ctx, cancel: cancel})
+	s.runSessions(ctx, sess, report)
+	if old != nil {
+		old.cancel()
+	} else {
+		s.firstBuild.Store(report)
+	}
+	return nil
+}
+
+// openFiles opens the workspace file index in the background. Until it is
+// built, directories are listed live so completion answers at once.
+func (s *Server) openFiles(root string, cfg Config) {
+	if root == "" {
+		return
+	}
+	ctx, cancel := context.WithCancel(s.bgCtx)
+	interim, _ := openDirLister(ctx, root, cfg.ExcludedDirectories)
+	open := s.opts.OpenFiles
+	holder := &filesHolder{f: interim, building: open != nil, root: root, cfg: cfg, ctx: ctx, cancel: cancel}
+	s.filesMu.Lock()
+	old := s.files.Swap(holder)
+	s.filesMu.Unlock()
+	if old != nil {
+		old.cancel()
+		_ = old.f.Close()
+	}
+	if open == nil {
+		return
+	}
+	s.bgWG.Add(1)
+	go func() {
+		defer s.bgWG.Done()
+		start := time.Now()
+		f, err := open(ctx, root, cfg.ExcludedDirectories)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.logger.Warn("workspace file index unavailable; listing directories live", zap.String("root", root), zap.Error(err))
+				s.filesMu.Lock()
+				if s.files.CompareAndSwap(holder, &filesHolder{f: interim, root: root, cfg: cfg, ctx: ctx, cancel: cancel}) {
+					s.pendingChanges, s.pendingOverflow = nil, false
+				}
+				s.filesMu.Unlock()
+			}
+			return
+		}
+		if !s.publishFiles(holder, f) {
+			_ = f.Close()
+			return
+		}
+		s.logger.Info("workspace indexed", zap.String("root", root), zap.Int("files", f.Count()), zap.Duration("took", time.Since(start)))
+		s.diags.scheduleAll()
+	}()
+}
+
+// publishFiles replaces the interim holder with the built index f, unless
+// a newer configuration replaced it meanwhile. It applies the changes the
+// client reported during the build, and starts the workspace watcher when
+// the client does not watch files itself.
+func (s *Server) publishFiles(interim *filesHolder, f Files) bool {
+	s.filesMu.Lock()
+	defer s.filesMu.Unlock()
+	built := &filesHolder{f: f, root: interim.root, cfg: interim.cfg, ctx: interim.ctx, cancel: interim.cancel}
+	if !s.files.CompareAndSwap(interim, built) {
+		return false
+	}
+	pending, overflow := s.pendingChanges, s.pendingOverflow
+	s.pendingChanges, s.pendingOverflow = nil, false
+	a, ok := f.(applier)
+	if !ok {
+		return true
+	}
+	if overflow {
+		pending = []string{built.root}
+	}
+	if len(pending) > 0 {
+		a.Apply(pending)
+	}
+	if !s.clientWatches {
+		s.watchWorkspace(built.ctx, built.root, built.cfg, a)
+	}
+	return true
+}
+
+func (s *Server) currentSessions() Sessions {
+	if h := s.sessions.Load(); h != nil {
+		return h.s
+	}
+	return nil
+}
+
+func (s *Server) currentFiles() Files {
+	if h := s.files.Load(); h != nil {
+		return h.f
+	}
+	return nil
+}
+
+// didChangeConfiguration applies settings under "dsh". A notification
+// cannot be answered, so an invalid value is reported with
+// window/showMessage (naming the code and field) and in dsh/status, and the
+// previous configuration stays.
+func (s *Server) didChangeConfiguration(params json.RawMessage) error {
+	var p didChangeConfigurationParams
+	if err := json.Unmarshal(params, &p); err != nil {
+		return fmt.Errorf("decoding didChangeConfiguration: %w", err)
+	}
+	var sections map[string]json.RawMessage
+	if err := json.Unmarshal(p.Settings, &sections); err != nil {
+		sections = nil
+	}
+	raw, ok := sections[configSection]
+	if !ok {
+		return nil
+	}
+	cfg, unknown, err := applyConfig(s.config(), raw)
+	if err != nil {
+		s.capsMu.Lock()
+		s.configErr = err.Error()
+		s.capsMu.Unlock()
+		s.showMessage(messageTypeError, err.Error())
+		return err
+	}
+	if len(unknown) > 0 {
+		s.logger.Warn("unknown settings ignored", zap.Strings("keys", unknown))
+	}
+	s.capsMu.Lock()
+	prev := s.cfg
+	s.cfg = cfg
+	s.configErr = ""
+	root := s.workspaceRoot
+	s.capsMu.Unlock()
+	if !slices.Equal(prev.ExcludedDirectories, cfg.ExcludedDirectories) {
+		s.openFiles(root, cfg)
+	}
+	if err := s.openSessions(cfg); err != nil {
+		s.showMessage(messageTypeError, err.Error())
+		return err
+	}
+	s.diags.scheduleAll()
+	return nil
+}
+
+// runSessions runs sess in the background until ctx ends, and ends report
+// when its first build has finished.
+func (s *Server) runSessions(ctx context.Context, sess Sessions, report *progressReporter) {
+	s.bgWG.Add(2)
+	go func() {
+		defer s.bgWG.Done()
+		if err := sess.Run(ctx); err != nil && ctx.Err() == nil {
+			s.logger.Warn("session index stopped", zap.String("root", sess.Status().Root), zap.Error(err))
+		}
+	}()
+	go func() {
+		defer s.bgWG.Done()
+		start := time.Now()
+		select {
+		case <-sess.Ready():
+		case <-ctx.Done():
+			report.end(ctx.Err())
+			return
+		}
+		st := sess.Status()
+		switch {
+		case ctx.Err() != nil:
+			report.end(ctx.Err())
+			s.logger.Debug("session index build cancelled", zap.String("root", st.Root))
+		case st.Problem != "":
+			report.end(errors.New(st.Problem))
+			s.logger.Warn("session index build failed", zap.String("root", st.Root), zap.String("error", st.Problem))
+		default:
+			report.end(nil)
+			s.logger.Info("session index built", zap.String("root", st.Root), zap.Int("sessions", st.Sessions),
+				zap.Int("skipped", len(st.Skipped)), zap.Duration("took", time.Since(start)))
+		}
+	}()
+}
+
+// readySessions returns the session index once its first build has
+// finished, waiting until then or until ctx ends. It returns nil when no
+// index is open.
+func (s *Server) readySessions(ctx context.Context) (Sessions, error) {
+	for {
+		h := s.sessions.Load()
+		if h == nil {
+			return nil, nil
+		}
+		select {
+		case <-h.s.Ready():
+			return h.s, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-h.ctx.Done():
+			// Replaced by another root (or the connection ended): wait for
+			// the current one instead.
+			if s.sessions.Load() == h {
+				return nil, fmt.Errorf("the session index of %s was closed: %w", h.s.Status().Root, context.Canceled)
+			}
+		}
+	}
+}
+
+// sessionsReady reports whether the current index finished its first
+// build, without waiting.
+func sessionsReady(sess Sessions) bool {
+	select {
+	case <-sess.Ready():
+		return true
+	default:
+		return false
+	}
+}
+
+// resolveRoot applies §1.1 through sessionref.
+func resolveRoot(flagValue string) (string, error) {
+	return sessionref.ResolveRoot(flagValue)
+}
