@@ -14,6 +14,13 @@ import (
 // for limit 0 (SPEC §3 fileMaxResults).
 const DefaultLimit = 20
 
+// MaxLimit is the most candidates one search returns, whatever the caller
+// asks for. Limits come from clients (the fileMaxResults setting, the
+// limit of dsh/files); a completion list of more than a thousand paths is
+// of no use to anyone, and the bound keeps what one search allocates
+// independent of the number a client sends.
+const MaxLimit = 1000
+
 // Candidate is one search result.
 type Candidate struct {
 	// Path is relative to the workspace root, "/"-separated, without a
@@ -73,6 +80,7 @@ func (ix *Index) Search(ctx context.Context, query string, limit int) (results [
 	if limit == 0 {
 		limit = DefaultLimit
 	}
+	limit = min(limit, MaxLimit)
 	if err := ctx.Err(); err != nil {
 		return nil, false, fmt.Errorf("searching files for %q: %w", query, err)
 	}

@@ -478,3 +478,22 @@ func mustEval(t *testing.T, p string) string {
 	}
 	return r
 }
+
+// TestSearchClampsLimit: a limit from a client larger than MaxLimit is
+// clamped, in fuzzy search and in listings alike, instead of sizing what
+// the search allocates.
+func TestSearchClampsLimit(t *testing.T) {
+	root := t.TempDir()
+	tree := map[string]string{}
+	for i := 0; i < MaxLimit+20; i++ {
+		tree[fmt.Sprintf("f%04d.txt", i)] = ""
+	}
+	mkTree(t, root, tree)
+	ix := buildTest(t, root)
+	for _, q := range []string{"txt", ""} {
+		res, capped, err := ix.Search(context.Background(), q, 1e10)
+		if err != nil || len(res) != MaxLimit || !capped {
+			t.Errorf("Search(%q, 1e10): %d results, capped %v, err %v; want %d, capped", q, len(res), capped, err, MaxLimit)
+		}
+	}
+}

@@ -8,14 +8,18 @@
 #     20-character queries,
 #   * peak RSS of the process holding the index.
 # Usage: scripts/bench-files.sh [runs]   (default 7 interleaved runs)
-# The tree is kept under ${TMPDIR:-/tmp}/dsh-refls-bench-files and reused;
+# BENCH_FILES=40000 BENCH_IGNORED=10000 scripts/bench-files.sh 3 runs a
+# reduced size (SPEC §5's numbers are for the default 200,000/50,000).
+# The tree is kept under ${TMPDIR:-/tmp}/dsh-refls-bench-files-<files> and reused;
 # delete it to regenerate.
 set -euo pipefail
 
 runs="${1:-7}"
+nfiles="${BENCH_FILES:-200000}"
+nignored="${BENCH_IGNORED:-50000}"
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 tmp="${TMPDIR:-/tmp}"
-tree="$tmp/dsh-refls-bench-files"
+tree="$tmp/dsh-refls-bench-files-$nfiles"
 bin="$tmp/dsh-refls-benchfiles"
 
 if ! command -v fdfind >/dev/null 2>&1; then
@@ -28,9 +32,9 @@ fi
 
 (cd "$repo" && go build -o "$bin" ./scripts/benchfiles)
 
-if [ ! -f "$tree/.generated-200000-50000" ]; then
+if [ ! -f "$tree/.generated-$nfiles-$nignored" ]; then
 	rm -rf "$tree"
-	"$bin" gen -dir "$tree" -files 200000 -ignored 50000
+	"$bin" gen -dir "$tree" -files "$nfiles" -ignored "$nignored"
 	# fdfind honours .gitignore only inside a git repository.
 	if command -v git >/dev/null 2>&1; then
 		git -C "$tree" init -q
@@ -38,7 +42,7 @@ if [ ! -f "$tree/.generated-200000-50000" ]; then
 		mkdir -p "$tree/.git"
 	fi
 	sync
-	touch "$tree/.generated-200000-50000"
+	touch "$tree/.generated-$nfiles-$nignored"
 fi
 
 echo "== machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(fdfind --version)"

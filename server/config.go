@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/dsh-refls/dsh-refls/fileref"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
@@ -118,7 +119,7 @@ func applyConfig(base Config, raw json.RawMessage) (Config, []string, error) {
 		case "candidateLimit":
 			c.CandidateLimit, err = decodeInt(v, 1, -1)
 		case "fileMaxResults":
-			c.FileMaxResults, err = decodeInt(v, 1, -1)
+			c.FileMaxResults, err = decodeInt(v, 1, fileref.MaxLimit)
 		case "referenceContextFraction":
 			var f float64
 			if err = json.Unmarshal(v, &f); err != nil {

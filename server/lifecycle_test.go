@@ -86,6 +86,7 @@ func TestInvalidConfig(t *testing.T) {
 		{"context window", map[string]any{"contextWindow": -1}, "contextWindow"},
 		{"candidate limit", map[string]any{"candidateLimit": 0}, "candidateLimit"},
 		{"file results", map[string]any{"fileMaxResults": 1.5}, "fileMaxResults"},
+		{"file results huge", map[string]any{"fileMaxResults": 1e10}, "fileMaxResults"},
 		{"excluded dirs", map[string]any{"excludedDirectories": "node_modules"}, "excludedDirectories"},
 		{"watch mode", map[string]any{"watch": "inotify"}, "watch"},
 		{"session id type", map[string]any{"sessionId": 7}, "sessionId"},

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// filesPeakLimit is the resident-memory bound of issue 12 for every
+// hostile workspace: the process's high-water mark must stay below it.
+const filesPeakLimit = 300 << 20
+
+// fileHit is one entry of a dsh/files answer.
+type fileHit struct {
+	Path string `json:"path"`
+	Kind string `json:"kind"`
+}
+
+// startWorkspace starts the binary on the workspace ws (with an empty
+// sessions root) and initializes it with settings, which may be nil.
+func startWorkspace(t *testing.T, ws string, settings map[string]any) *wireProc {
+	t.Helper()
+	p := startWire(t, "--sessions-root", t.TempDir(), "--watch", "off", "--log-level", "info")
+	if settings == nil {
+		settings = map[string]any{}
+	}
+	p.send(map[string]any{"id": "init", "method": "initialize", "params": map[string]any{
+		"processId": nil, "rootUri": "file://" + ws, "capabilities": map[string]any{},
+		"initializationOptions": settings}})
+	return p
+}
+
+// waitIndexed waits, with a deadline, until the server logs that it built
+// the workspace index.
+func (p *wireProc) waitIndexed() {
+	p.t.Helper()
+	deadline := time.Now().Add(abuseTimeout)
+	for !strings.Contains(p.stderr.String(), "workspace indexed") {
+		if time.Now().After(deadline) {
+			p.t.Fatalf("the workspace index was not built within %v\nstderr:\n%s", abuseTimeout, p.stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// files asks dsh/files and decodes the answer.
+func (p *wireProc) files(id string, params map[string]any) []fileHit {
+	p.t.Helper()
+	p.send(map[string]any{"id": id, "method": "dsh/files", "params": params})
+	a := p.expectResult("dsh/files "+fmt.Sprint(params), strconv.Quote(id))
+	var hits []fileHit
+	if err := json.Unmarshal(a.Result, &hits); err != nil {
+		p.t.Fatalf("dsh/files answer %s: %v", a.Result, err)
+	}
+	return hits
+}
+
+// peakRSS is the resident high-water mark of the process (VmHWM).
+func (p *wireProc) peakRSS() int64 {
+	p.t.Helper()
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		p.t.Skipf("cannot read the memory of the process: %v", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				p.t.Fatalf("VmHWM %q: %v", v, err)
+			}
+			return kb << 10
+		}
+	}
+	p.t.Fatalf("no VmHWM in /proc/%d/status", p.cmd.Process.Pid)
+	return 0
+}
+
+// checkPeak fails when the process's resident peak passed filesPeakLimit
+// and logs it, for docs/reliability.md.
+func (p *wireProc) checkPeak(what string) {
+	p.t.Helper()
+	peak := p.peakRSS()
+	p.t.Logf("%s: peak RSS %.1f MB", what, float64(peak)/(1<<20))
+	if peak > filesPeakLimit {
+		p.t.Errorf("%s: peak RSS %d bytes, over the bound of %d", what, peak, filesPeakLimit)
+	}
+}
+
+// shutdown ends the process cleanly and checks its exit code.
+func (p *wireProc) shutdown() {
+	p.t.Helper()
+	p.send(map[string]any{"id": "down", "method": "shutdown"})
+	p.expectResult("shutdown", `"down"`)
+	p.send(map[string]any{"method": "exit"})
+	if _, code := p.finish(); code != 0 {
+		p.t.Errorf("exit code %d, want 0\nstderr:\n%s", code, p.stderr.String())
+	}
+}
+
+func writeFiles(t *testing.T, root string, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		path := filepath.Join(root, filepath.FromSlash(n))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestBinaryFileLimitsAreBounded: a client-sent limit of 1e10, in a
+// dsh/files request or as the fileMaxResults setting, once made the
+// server preallocate that many results and die out of memory. The request
+// is clamped, the setting refused with INVALID_CONFIG.
+func TestBinaryFileLimitsAreBounded(t *testing.T) {
+	ws := t.TempDir()
+	writeFiles(t, ws, "file1.txt", "file2.txt", "src/file3.go")
+
+	p := startWorkspace(t, ws, nil)
+	p.expectResult("initialize", `"init"`)
+	p.send(map[string]any{"method": "initialized", "params": map[string]any{}})
+	p.waitIndexed()
+	for _, limit := range []any{1e10, 1 << 62} {
+		hits := p.files("huge", map[string]any{"query": "file", "limit": limit})
+		if len(hits) != 3 {
+			t.Errorf("dsh/files with limit %v: %v, want the 3 files", limit, hits)
+		}
+	}
+	p.checkPeak("dsh/files limit 1e10")
+	p.shutdown()
+
+	p = startWorkspace(t, ws, map[string]any{"fileMaxResults": 1e10})
+	a := p.response()
+	if a.Error == nil || a.Error.Code != -32010 || !strings.Contains(a.Error.Message, "fileMaxResults") {
+		t.Errorf("initialize with fileMaxResults 1e10 answered %s %+v, want INVALID_CONFIG naming the setting", a.Result, a.Error)
+	}
+	p.checkPeak("fileMaxResults 1e10")
+	p.send(map[string]any{"method": "exit"})
+	p.finish()
+}
