@@ -95,7 +95,7 @@ func nonNegativeInt(n json.Number, field string) (int, error) {
 	if err != nil {
 		f, ferr := n.Float64()
 		if ferr != nil || f != math.Trunc(f) {
-			return 0, fmt.Errorf("header %s %s is not an integer", field, n)
+			return 0, fmt.Errorf("header %s is not an integer", field)
 		}
 		v = int64(f)
 	}

@@ -2,6 +2,7 @@ package sessionref
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -10,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 
 	"go.uber.org/zap"
 )
@@ -74,16 +74,6 @@ type fileIdentity struct {
 	ModTime int64
 	Inode   uint64
 	Device  uint64
-}
-
-// statIdentity stats path without building an os.FileInfo: a restart
-// stats every log, so the allocation per call shows.
-func statIdentity(path string) (fileIdentity, error) {
-	var st syscall.Stat_t
-	if err := syscall.Stat(path, &st); err != nil {
-		return fileIdentity{}, &os.PathError{Op: "stat", Path: path, Err: err}
-	}
-	return fileIdentity{Size: st.Size, ModTime: st.Mtim.Nano(), Inode: st.Ino, Device: uint64(st.Dev)}, nil
 }
 
 // NewIndex returns an empty index over root; call Build to fill it.
@@ -364,7 +354,7 @@ func (ix *Index) readTracked(t *tracked) {
 	var corrupt *CorruptError
 	switch {
 	case headerErr != nil:
-		t.skip = fmt.Sprintf("header unreadable: %v", headerErr)
+		t.skip = "header unreadable: " + headerReason(headerErr)
 		t.entry.Offset = 0
 	case errors.As(err, &corrupt):
 		t.entry.Corrupt = corrupt.Reason
@@ -377,4 +367,16 @@ func (ix *Index) readTracked(t *tracked) {
 	if t.skip == "" {
 		t.search = newSearchText(&t.entry)
 	}
+}
+
+// headerReason describes why a header line was refused without quoting the
+// line: a skip reason is logged and answered to clients, and the file may
+// not be what it is named (a log is never followed through a link, but a
+// reason must not become a way to read a byte of any file).
+func headerReason(err error) string {
+	var syntax *json.SyntaxError
+	if errors.As(err, &syntax) {
+		return fmt.Sprintf("header is not a JSON object (invalid JSON at byte %d)", syntax.Offset)
+	}
+	return err.Error()
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"sync"
-	"syscall"
 )
 
 // rawReadBuffer is the read buffer for raw logs: large enough that most
@@ -132,25 +131,6 @@ func lastLineBefore(f *os.File, start, end int64) []byte {
 			return buf
 		}
 	}
-}
-
-// openRegular opens a log for reading, refusing anything but a regular
-// file: a FIFO would block the reader forever and a device never ends.
-func openRegular(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, fmt.Errorf("opening log: %w", err)
-	}
-	info, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("inspecting log: %w", err)
-	}
-	if !info.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("log %s is not a regular file (%s)", path, info.Mode().Type())
-	}
-	return f, nil
 }
 
 func (r lineReader) readRaw(f *os.File, offset int64, fn func([]byte) error) (readResult, error) {

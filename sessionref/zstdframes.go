@@ -44,7 +44,7 @@ func nextFrame(b []byte) (n int, skippable bool, err error) {
 		return 8 + size, true, nil
 	}
 	if magic != zstdMagic {
-		return 0, false, fmt.Errorf("bad zstd magic %#08x", magic)
+		return 0, false, errors.New("bad zstd magic number")
 	}
 	if len(b) < 5 {
 		return 0, false, errFrameIncomplete

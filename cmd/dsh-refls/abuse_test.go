@@ -70,8 +70,14 @@ type answer struct {
 
 func startWire(t *testing.T, args ...string) *wireProc {
 	t.Helper()
+	return startWireCache(t, t.TempDir(), args...)
+}
+
+// startWireCache starts the binary with cacheHome as its user cache dir.
+func startWireCache(t *testing.T, cacheHome string, args ...string) *wireProc {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cacheHome)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
