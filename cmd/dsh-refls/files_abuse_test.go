@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -8,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -147,4 +150,94 @@ func TestBinaryFileLimitsAreBounded(t *testing.T) {
 	p.checkPeak("fileMaxResults 1e10")
 	p.send(map[string]any{"method": "exit"})
 	p.finish()
+}
+
+// TestBinaryHostileIgnoreFiles: ignore files that are devices, FIFOs or
+// symlinks to them once grew memory by hundreds of MB per second or
+// blocked the index build forever. Each is now skipped with a logged
+// reason; the index is built and the workspace's files are offered, with
+// the resident peak below the bound.
+func TestBinaryHostileIgnoreFiles(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "xdg"))
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	mkfifo := func(t *testing.T, path string) {
+		t.Helper()
+		if err := syscall.Mkfifo(path, 0o644); err != nil {
+			t.Skipf("cannot make a FIFO: %v", err)
+		}
+	}
+	symlink := func(t *testing.T, target, path string) {
+		t.Helper()
+		if err := os.Symlink(target, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name string
+		// setup prepares the repository repo and returns the workspace
+		// to open.
+		setup  func(t *testing.T, repo string) string
+		logged string
+	}{
+		{"info/exclude linked to /dev/zero", func(t *testing.T, repo string) string {
+			symlink(t, "/dev/zero", filepath.Join(repo, ".git", "info", "exclude"))
+			return repo
+		}, "is a symlink, which is not followed"},
+		{"info/exclude a FIFO", func(t *testing.T, repo string) string {
+			mkfifo(t, filepath.Join(repo, ".git", "info", "exclude"))
+			return repo
+		}, "is a FIFO"},
+		{"core.excludesFile = /dev/zero", func(t *testing.T, repo string) string {
+			writeFiles(t, repo, ".git/config")
+			if err := os.WriteFile(filepath.Join(repo, ".git", "config"), []byte("[core]\n\texcludesFile = /dev/zero\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return repo
+		}, "is a character device"},
+		{"global config a FIFO", func(t *testing.T, repo string) string {
+			mkfifo(t, filepath.Join(home, ".gitconfig"))
+			t.Cleanup(func() { _ = os.Remove(filepath.Join(home, ".gitconfig")) })
+			return repo
+		}, "is a FIFO"},
+		{"parent .gitignore linked to /dev/zero, subfolder opened", func(t *testing.T, repo string) string {
+			symlink(t, "/dev/zero", filepath.Join(repo, ".gitignore"))
+			writeFiles(t, repo, "sub/keep.txt")
+			return filepath.Join(repo, "sub")
+		}, "is a symlink, which is not followed"},
+		{"in-tree .dshignore linked to /dev/zero and .gitignore a FIFO", func(t *testing.T, repo string) string {
+			symlink(t, "/dev/zero", filepath.Join(repo, ".dshignore"))
+			writeFiles(t, repo, "sub/x.txt")
+			mkfifo(t, filepath.Join(repo, "sub", ".gitignore"))
+			return repo
+		}, ""},
+		{".gitignore of 2 GiB (sparse)", func(t *testing.T, repo string) string {
+			writeFiles(t, repo, ".gitignore")
+			if err := os.Truncate(filepath.Join(repo, ".gitignore"), 2<<30); err != nil {
+				t.Fatal(err)
+			}
+			return repo
+		}, "more than the 1048576 read"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			repo := t.TempDir()
+			writeFiles(t, repo, "keep.txt", ".git/info/.keep")
+			ws := tt.setup(t, repo)
+			p := startWorkspace(t, ws, nil)
+			p.expectResult("initialize", `"init"`)
+			p.send(map[string]any{"method": "initialized", "params": map[string]any{}})
+			p.waitIndexed()
+			hits := p.files("keep", map[string]any{"query": "keep"})
+			if len(hits) != 1 || hits[0].Path != "keep.txt" {
+				t.Errorf("dsh/files keep = %v, want keep.txt", hits)
+			}
+			p.checkPeak(tt.name)
+			if !strings.Contains(p.stderr.String(), tt.logged) {
+				t.Errorf("the reason %q is not logged:\n%s", tt.logged, p.stderr.String())
+			}
+			p.shutdown()
+		})
+	}
 }

@@ -3,13 +3,10 @@ package ignore
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 )
 
 // Env is the part of the process environment that decides where git looks
@@ -127,11 +124,12 @@ func (e Env) ExcludesFile(gitDir, worktree string) (path string, errs []error) {
 
 // readCoreExcludesFile returns the last core.excludesFile value of one git
 // configuration file. A missing file is not an error. include directives
-// are not followed.
+// are not followed. The file may be a symlink (dotfile setups link it),
+// but it must be a regular file of at most maxConfigBytes.
 func readCoreExcludesFile(path string) (value string, ok bool, err error) {
-	data, err := os.ReadFile(path)
+	data, err := readRegular(path, true, maxConfigBytes)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		if isAbsent(err) {
 			return "", false, nil
 		}
 		return "", false, fmt.Errorf("reading git config %s: %w", path, err)
@@ -239,7 +237,7 @@ func GitDirs(dir string) (gitDir, commonDir string, ok bool) {
 	case fi.IsDir():
 		gitDir = dotGit
 	case fi.Mode().IsRegular():
-		data, err := os.ReadFile(dotGit)
+		data, err := readRegular(dotGit, false, maxSmallFileBytes)
 		if err != nil {
 			return "", "", false
 		}
@@ -257,7 +255,7 @@ func GitDirs(dir string) (gitDir, commonDir string, ok bool) {
 		return "", "", false
 	}
 	commonDir = gitDir
-	if data, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+	if data, err := readRegular(filepath.Join(gitDir, "commondir"), false, maxSmallFileBytes); err == nil {
 		c := strings.TrimSpace(string(data))
 		if !filepath.IsAbs(c) {
 			c = filepath.Join(gitDir, c)
@@ -279,7 +277,7 @@ func RepoLists(dir string, env Env) (lists []*List, errs []error) {
 	excl, cerrs := env.ExcludesFile(gitDir, dir)
 	errs = append(errs, cerrs...)
 	if excl != "" {
-		l, err := ReadList("", excl)
+		l, err := readList("", excl, true)
 		if err != nil {
 			errs = append(errs, err)
 		} else if l != nil {
@@ -297,12 +295,20 @@ func RepoLists(dir string, env Env) (lists []*List, errs []error) {
 	return lists, errs
 }
 
-// ReadList reads and parses one ignore file. A missing file gives a nil
-// list and no error.
-func ReadList(base, path string) (*List, error) {
-	data, err := os.ReadFile(path)
+// ReadList reads and parses one ignore file of a repository or workspace
+// (.gitignore, .dshignore, info/exclude). A missing file gives a nil list
+// and no error. Like git (since 2.32) for in-tree ignore files, a symlink
+// is not followed, so no link can lead the reader out of the repository;
+// FIFOs, devices and files over MaxFileBytes are refused with an error
+// saying why, and never block or grow memory.
+func ReadList(base, path string) (*List, error) { return readList(base, path, false) }
+
+// readList is ReadList; follow lets the last component be a symlink, for
+// the user's own global excludes file.
+func readList(base, path string, follow bool) (*List, error) {
+	data, err := readRegular(path, follow, MaxFileBytes)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		if isAbsent(err) {
 			return nil, nil
 		}
 		return nil, fmt.Errorf("reading ignore file %s: %w", path, err)
