@@ -1,0 +1,288 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// expectedPrefix marks a difference that is not a disagreement: dsh-refls
+// follows dsh 0.2's wording or its own documented ranking there.
+const expectedPrefix = "expected: "
+
+// omissionsHeading starts the omission notices dsh 0.2 appends (SPEC
+// §2.3.8); dsh 0.1.1 does not write them.
+const omissionsHeading = "\n\n## Reference omissions\n\n"
+
+// tolerances are the refusals of dsh that dsh-refls does not copy on
+// purpose (issue 16 item 6, docs/reliability.md): a difference that comes
+// only from one of them is expected. Each is matched on dsh's message.
+var tolerances = []struct{ pattern, name string }{
+	{"requires a surfaceOp marker", "surface event without surfaceOp (legacy steering/message)"},
+	{"provider", "assistant message without provider"},
+	{"unknown session event type", "unknown event type in v0"},
+}
+
+// tolerance names the deliberate tolerance behind a dsh failure message.
+func tolerance(message string) (string, bool) {
+	for _, t := range tolerances {
+		if strings.Contains(message, t.pattern) {
+			return t.name, true
+		}
+	}
+	return "", false
+}
+
+// finding is one difference in one case.
+type finding struct {
+	category string
+	detail   string
+}
+
+// compareCandidates compares the results of one candidate case.
+func compareCandidates(c candidateCase, dsh, refls result, reads map[string]string) []finding {
+	if f, done := compareErrors(dsh, refls); done {
+		return f
+	}
+	ids := func(cs []candidate) []string {
+		out := make([]string, len(cs))
+		for i, k := range cs {
+			out[i] = k.SessionID
+		}
+		return out
+	}
+	di, ri := ids(dsh.Candidates), ids(refls.Candidates)
+	var out []finding
+	capped := len(di) == c.Limit || len(ri) == c.Limit
+	if !sameSet(di, ri) {
+		cat := "candidates: different sessions"
+		if c.Query != "" && capped {
+			cat = expectedPrefix + "candidates: match-tier ranking chose other sessions under the limit"
+		}
+		out = append(out, finding{cat, fmt.Sprintf("query %q limit %d: dsh %q, dsh-refls %q", c.Query, c.Limit, di, ri)})
+	} else if !slices.Equal(di, ri) {
+		cat := "candidates: order (empty query)"
+		if c.Query != "" {
+			cat = expectedPrefix + "candidates: match-tier ranking reorders"
+		}
+		out = append(out, finding{cat, fmt.Sprintf("query %q: dsh %q, dsh-refls %q", c.Query, di, ri)})
+	}
+	byID := map[string]candidate{}
+	for _, k := range refls.Candidates {
+		byID[k.SessionID] = k
+	}
+	for _, d := range dsh.Candidates {
+		r, ok := byID[d.SessionID]
+		if !ok {
+			continue
+		}
+		if d.Label != r.Label {
+			cat := "candidates: label"
+			if why := reads[d.SessionID]; why != "ok" {
+				cat = "candidates: label (dsh cannot read the log, labels it by id)"
+				if name, ok := tolerance(why); ok {
+					cat = expectedPrefix + "tolerance: " + name + " (candidate label)"
+				}
+			}
+			out = append(out, finding{cat, fmt.Sprintf("%q: dsh %q, dsh-refls %q; dsh read: %s", d.SessionID, d.Label, r.Label, reads[d.SessionID])})
+		}
+		if !equalPtr(d.Cwd, r.Cwd) || d.CreatedAt != r.CreatedAt {
+			out = append(out, finding{"candidates: cwd or createdAt", fmt.Sprintf("%q", d.SessionID)})
+		}
+	}
+	return out
+}
+
+// compareErrors compares the failure sides of two results; done says the
+// comparison is complete (at least one side failed).
+func compareErrors(dsh, refls result) ([]finding, bool) {
+	switch {
+	case dsh.Error != nil && refls.Error != nil:
+		if dsh.Error.Code == refls.Error.Code {
+			return nil, true
+		}
+		if name, ok := tolerance(dsh.Error.Message); ok {
+			return []finding{{expectedPrefix + "tolerance: " + name + " (dsh refuses the log, dsh-refls reads it and fails later)", dsh.Error.Message}}, true
+		}
+		return []finding{{fmt.Sprintf("error code: dsh %s, dsh-refls %s", short(dsh.Error.Code), short(refls.Error.Code)),
+			fmt.Sprintf("dsh: %s | dsh-refls: %s", dsh.Error.Message, refls.Error.Message)}}, true
+	case dsh.Error != nil:
+		if name, ok := tolerance(dsh.Error.Message); ok {
+			return []finding{{expectedPrefix + "tolerance: " + name, dsh.Error.Message}}, true
+		}
+		return []finding{{fmt.Sprintf("dsh fails %s, dsh-refls succeeds", short(dsh.Error.Code)), dsh.Error.Message}}, true
+	case refls.Error != nil:
+		return []finding{{fmt.Sprintf("dsh succeeds, dsh-refls fails %s", short(refls.Error.Code)), refls.Error.Message}}, true
+	}
+	return nil, false
+}
+
+// short drops the common prefix of the error codes.
+func short(code string) string { return strings.TrimPrefix(code, "SESSION_REFERENCE_") }
+
+// dataObject is one element of the prompt's JSON array.
+type dataObject struct {
+	SessionID          string  `json:"sessionId"`
+	Label              string  `json:"label"`
+	Cwd                *string `json:"cwd"`
+	CapturedThroughSeq *int64  `json:"capturedThroughSeq"`
+	Conversation       []struct {
+		Role string `json:"role"`
+		Text string `json:"text"`
+	} `json:"conversation"`
+}
+
+// promptData parses the data objects out of a prompt.
+func promptData(prompt string) ([]dataObject, error) {
+	const open, closing = "<referenced-sessions>\n", "\n</referenced-sessions>"
+	a := strings.Index(prompt, open)
+	b := strings.LastIndex(prompt, closing)
+	if a < 0 || b < a {
+		return nil, fmt.Errorf("no referenced-sessions element")
+	}
+	var out []dataObject
+	err := json.Unmarshal([]byte(prompt[a+len(open):b]), &out)
+	return out, err
+}
+
+// comparePrepare compares the results of one prepare case.
+func comparePrepare(dsh, refls result) []finding {
+	if f, done := compareErrors(dsh, refls); done {
+		return f
+	}
+	var out []finding
+	if !equalPtr(dsh.Content, refls.Content) {
+		out = append(out, finding{"content", fmt.Sprintf("dsh %q, dsh-refls %q", deref(dsh.Content), deref(refls.Content))})
+	}
+	if (dsh.Prompt == nil) != (refls.Prompt == nil) {
+		return append(out, finding{"context message present on one side only", ""})
+	}
+	if dsh.Prompt == nil {
+		return out
+	}
+	out = append(out, compareSources(dsh.Source, refls.Source)...)
+	rPrompt, omissions, _ := strings.Cut(*refls.Prompt, omissionsHeading)
+	dd, derr := promptData(*dsh.Prompt)
+	rd, rerr := promptData(rPrompt)
+	if derr != nil || rerr != nil {
+		return append(out, finding{"prompt unparsable", fmt.Sprintf("dsh %v, dsh-refls %v", derr, rerr)})
+	}
+	for i := range min(len(dd), len(rd)) {
+		d, r := dd[i], rd[i]
+		if d.Label != r.Label {
+			out = append(out, finding{"snapshot: label", fmt.Sprintf("%q: dsh %q, dsh-refls %q", d.SessionID, d.Label, r.Label)})
+		}
+		if !equalPtr(d.CapturedThroughSeq, r.CapturedThroughSeq) {
+			out = append(out, finding{"snapshot: capturedThroughSeq", fmt.Sprintf("%q: dsh %s, dsh-refls %s", d.SessionID, seqString(d.CapturedThroughSeq), seqString(r.CapturedThroughSeq))})
+		}
+		if len(d.Conversation) != len(r.Conversation) {
+			out = append(out, finding{"snapshot: message count", fmt.Sprintf("%q: dsh %d, dsh-refls %d", d.SessionID, len(d.Conversation), len(r.Conversation))})
+			continue
+		}
+		for j := range d.Conversation {
+			if d.Conversation[j] != r.Conversation[j] {
+				out = append(out, finding{"snapshot: message text" + textFlavour(d.Conversation[j].Text, r.Conversation[j].Text),
+					fmt.Sprintf("%q #%d: dsh %q, dsh-refls %q", d.SessionID, j, clip(d.Conversation[j].Text), clip(r.Conversation[j].Text))})
+				break
+			}
+		}
+	}
+	if len(out) == 0 && *dsh.Prompt != rPrompt {
+		out = append(out, finding{"prompt bytes", firstDiff(*dsh.Prompt, rPrompt)})
+	}
+	if len(out) == 0 && omissions != "" {
+		out = append(out, finding{expectedPrefix + "omission notices (dsh 0.2 wording; dsh 0.1.1 writes none)", ""})
+	}
+	return out
+}
+
+// compareSources compares the references of the context messages.
+func compareSources(d, r *source) []finding {
+	if d == nil || r == nil {
+		return []finding{{"source missing", ""}}
+	}
+	if d.Kind != r.Kind || d.Form != r.Form || d.Version != r.Version || len(d.References) != len(r.References) {
+		return []finding{{"source: kind, form, version or reference count", fmt.Sprintf("dsh %d refs, dsh-refls %d", len(d.References), len(r.References))}}
+	}
+	var out []finding
+	for i := range d.References {
+		a, b := d.References[i], r.References[i]
+		field := func(name string, x, y any) {
+			if fmt.Sprint(x) != fmt.Sprint(y) {
+				out = append(out, finding{"stats: " + name, fmt.Sprintf("%q: dsh %v, dsh-refls %v", a.SessionID, x, y)})
+			}
+		}
+		field("sessionId", a.SessionID, b.SessionID)
+		field("label", a.Label, b.Label)
+		field("capturedThroughSeq", seqString(a.CapturedThroughSeq), seqString(b.CapturedThroughSeq))
+		field("compacted", a.Compacted, b.Compacted)
+		field("originalMessages", a.OriginalMessages, b.OriginalMessages)
+		field("retainedMessages", a.RetainedMessages, b.RetainedMessages)
+		field("omittedMessages", a.OmittedMessages, b.OmittedMessages)
+		field("omittedBytes", a.OmittedBytes, b.OmittedBytes)
+		field("truncated", a.Truncated, b.Truncated)
+		field("inputIndex", a.InputIndex, b.InputIndex)
+		if b.CapturedFormatVersion != nil {
+			out = append(out, finding{"stats: capturedFormatVersion on a v0 log", a.SessionID})
+		}
+	}
+	return out
+}
+
+// textFlavour hints at why two texts differ.
+func textFlavour(d, r string) string {
+	switch {
+	case strings.Contains(d, "\ufffd") || strings.Contains(r, "\ufffd"):
+		return " (replacement characters)"
+	case strings.Contains(d, "[… omitted") || strings.Contains(r, "[… omitted"):
+		return " (cut)"
+	}
+	return ""
+}
+
+func sameSet(a, b []string) bool {
+	x, y := slices.Clone(a), slices.Clone(b)
+	slices.Sort(x)
+	slices.Sort(y)
+	return slices.Equal(x, y)
+}
+
+func equalPtr[T comparable](a, b *T) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<none>"
+	}
+	return *s
+}
+
+func seqString(p *int64) string {
+	if p == nil {
+		return "null"
+	}
+	return fmt.Sprint(*p)
+}
+
+// clip shortens a text for a report line.
+func clip(s string) string {
+	if r := []rune(s); len(r) > 80 {
+		return string(r[:40]) + "…" + string(r[len(r)-40:])
+	}
+	return s
+}
+
+// firstDiff describes where two strings first differ.
+func firstDiff(a, b string) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	lo := max(0, i-30)
+	return fmt.Sprintf("at byte %d: dsh %q, dsh-refls %q", i, a[lo:min(len(a), i+30)], b[lo:min(len(b), i+30)])
+}

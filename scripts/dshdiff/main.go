@@ -1,0 +1,271 @@
+// Command dshdiff is the differential check of dsh-refls against dsh's own
+// session-reference code (dsh 0.1.1: its JSONL reader, session-query and the
+// session-reference resolver, run under Node by driver.ts).
+//
+// It generates random stores with internal/dshgen, runs every candidate and
+// prepare case through dsh-refls' Go API and through dsh's code, compares
+// every field (candidate ids, order, labels; content, context source and
+// stats, the snapshot data and the prompt bytes, error codes), and prints the
+// agreement count with a categorised list of the disagreements.
+//
+// Run it with scripts/dshdiff.sh, which installs Node 22 and tsx; directly:
+//
+//	go run ./scripts/dshdiff --dsh-src /path/to/deepseek-harness --tsx scripts/dshdiff/.tools/node_modules/.bin/tsx
+//
+// dsh's source is never part of this repository: it is read from --dsh-src
+// (default $DSH_SRC) and its npm dependencies are linked there by the script.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/dsh-refls/dsh-refls/internal/dshgen"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// options are the command-line settings.
+type options struct {
+	dshSrc   string
+	tsx      string
+	stores   int
+	sessions int
+	seed     uint64
+	work     string
+	report   string
+	examples int
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("dshdiff", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	fs.StringVar(&o.dshSrc, "dsh-src", os.Getenv("DSH_SRC"), "dsh source tree (deepseek-harness at 0.1.1); default $DSH_SRC")
+	fs.StringVar(&o.tsx, "tsx", "tsx", "the tsx executable (Node 22 must be first on PATH)")
+	fs.IntVar(&o.stores, "stores", 40, "number of random stores")
+	fs.IntVar(&o.sessions, "sessions", 8, "most sessions per store")
+	fs.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed writes the same stores and cases")
+	fs.StringVar(&o.work, "work", "", "directory for the stores, manifest and results (default: a new temporary directory)")
+	fs.StringVar(&o.report, "report", "", "also write the categorised disagreements with examples to this file")
+	fs.IntVar(&o.examples, "examples", 3, "examples printed per category")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if err := check(o); err != nil {
+		fmt.Fprintln(stderr, "dshdiff:", err)
+		return 2
+	}
+	if err := differential(context.Background(), o, stdout); err != nil {
+		fmt.Fprintln(stderr, "dshdiff:", err)
+		return 1
+	}
+	return 0
+}
+
+// check fails with a clear message when dsh's source is not there.
+func check(o options) error {
+	if o.dshSrc == "" {
+		return fmt.Errorf("dsh's source is needed: pass --dsh-src or set DSH_SRC to a deepseek-harness 0.1.1 tree")
+	}
+	for _, p := range []string{"tsconfig.json", "packages/context/session-reference/src/index.ts", "packages/session/session-persistence-jsonl/src/index.ts"} {
+		if _, err := os.Stat(filepath.Join(o.dshSrc, p)); err != nil {
+			return fmt.Errorf("%s does not look like dsh's source tree (missing %s)", o.dshSrc, p)
+		}
+	}
+	return nil
+}
+
+// differential runs the whole check.
+func differential(ctx context.Context, o options, stdout io.Writer) error {
+	work := o.work
+	if work == "" {
+		dir, err := os.MkdirTemp("", "dshdiff-")
+		if err != nil {
+			return err
+		}
+		work = dir
+	}
+	r := rand.New(rand.NewPCG(o.seed, 0x6473686469666621))
+	var manifest struct {
+		Stores []storeCases `json:"stores"`
+	}
+	notes := map[string]int{}
+	for i := range o.stores {
+		dir := filepath.Join(work, fmt.Sprintf("store-%03d", i))
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+		st, err := generateStore(r, dir, o.sessions)
+		if err != nil {
+			return fmt.Errorf("store %d: %w", i, err)
+		}
+		for _, n := range st.notes {
+			notes[n]++
+		}
+		cands, preps := genCases(r, st, i)
+		sc := storeCases{Root: st.root, Compression: "none", Target: target{ID: st.targetID}, Candidates: cands, Prepares: preps}
+		if st.enc == dshgen.Zstd {
+			sc.Compression = "zstd"
+		}
+		if st.target != "" {
+			cwd := st.target
+			sc.Target.Cwd = &cwd
+		}
+		manifest.Stores = append(manifest.Stores, sc)
+	}
+	manifestPath := filepath.Join(work, "manifest.json")
+	raw, err := json.Marshal(manifest)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(manifestPath, raw, 0o644); err != nil {
+		return err
+	}
+	dshResults, reads, err := runDriver(ctx, o, manifestPath)
+	if err != nil {
+		return err
+	}
+	reflsResults := map[string]result{}
+	for _, sc := range manifest.Stores {
+		if err := runRefls(ctx, sc, reflsResults); err != nil {
+			return err
+		}
+	}
+	sum := summary{byCategory: map[string][]example{}}
+	for _, sc := range manifest.Stores {
+		for _, c := range sc.Candidates {
+			sum.add(c.ID, sc.Root, fmt.Sprintf("candidates query %q limit %d", c.Query, c.Limit), "candidates", compareCandidates(c, dshResults[c.ID], reflsResults[c.ID], reads[sc.Root]))
+		}
+		for _, c := range sc.Prepares {
+			sum.add(c.ID, sc.Root, fmt.Sprintf("prepare budget %d text %q", c.MaxReferenceBytes, clip(c.Text)), "prepare", comparePrepare(dshResults[c.ID], reflsResults[c.ID]))
+		}
+	}
+	var b strings.Builder
+	sum.print(&b, o, work, notes)
+	fmt.Fprint(stdout, b.String())
+	if o.report != "" {
+		return os.WriteFile(o.report, []byte(b.String()), 0o644)
+	}
+	return nil
+}
+
+// runDriver runs dsh's code on the manifest and decodes its results.
+func runDriver(ctx context.Context, o options, manifestPath string) (map[string]result, map[string]map[string]string, error) {
+	driver, err := filepath.Abs(filepath.Join("scripts", "dshdiff", "driver.ts"))
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.CommandContext(ctx, o.tsx, "--tsconfig", filepath.Join(o.dshSrc, "tsconfig.json"), driver, manifestPath)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, nil, fmt.Errorf("running dsh's code (%s): %w", strings.Join(cmd.Args, " "), err)
+	}
+	var res struct {
+		Results map[string]result            `json:"results"`
+		Reads   map[string]map[string]string `json:"reads"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		return nil, nil, fmt.Errorf("decoding the driver's results: %w", err)
+	}
+	return res.Results, res.Reads, nil
+}
+
+// example is one disagreeing case.
+type example struct {
+	caseID, root, what, detail string
+}
+
+// summary counts cases and groups disagreements by category.
+type summary struct {
+	cases, agree, expected int
+	byKind                 map[string][2]int // kind → cases, agreeing
+	byCategory             map[string][]example
+}
+
+// add records the findings of one case; its first non-expected finding
+// decides its category.
+func (s *summary) add(caseID, root, what, kind string, fs []finding) {
+	if s.byKind == nil {
+		s.byKind = map[string][2]int{}
+	}
+	k := s.byKind[kind]
+	k[0]++
+	s.cases++
+	var real []finding
+	for _, f := range fs {
+		if strings.HasPrefix(f.category, expectedPrefix) {
+			s.byCategory[f.category] = append(s.byCategory[f.category], example{caseID, root, what, f.detail})
+			continue
+		}
+		real = append(real, f)
+	}
+	if len(real) == 0 {
+		s.agree++
+		k[1]++
+		if len(fs) > 0 {
+			s.expected++
+		}
+	} else {
+		f := real[0]
+		var more []string
+		for _, g := range real[1:] {
+			more = append(more, g.category)
+		}
+		detail := f.detail
+		if len(more) > 0 {
+			detail += " (also: " + strings.Join(more, "; ") + ")"
+		}
+		s.byCategory[f.category] = append(s.byCategory[f.category], example{caseID, root, what, detail})
+	}
+	s.byKind[kind] = k
+}
+
+func (s *summary) print(w io.Writer, o options, work string, notes map[string]int) {
+	fmt.Fprintf(w, "dshdiff: seed %d, %d stores (up to %d sessions each) in %s\n", o.seed, o.stores, o.sessions, work)
+	var ns []string
+	for n, c := range notes {
+		ns = append(ns, fmt.Sprintf("%s %d", n, c))
+	}
+	slices.Sort(ns)
+	fmt.Fprintf(w, "generated features: %s\n", strings.Join(ns, ", "))
+	fmt.Fprintf(w, "cases: %d, agreeing: %d (of which %d differ only as expected), disagreeing: %d\n", s.cases, s.agree, s.expected, s.cases-s.agree)
+	for _, kind := range []string{"candidates", "prepare"} {
+		k := s.byKind[kind]
+		fmt.Fprintf(w, "  %s: %d cases, %d agreeing\n", kind, k[0], k[1])
+	}
+	cats := make([]string, 0, len(s.byCategory))
+	for c := range s.byCategory {
+		cats = append(cats, c)
+	}
+	slices.SortFunc(cats, func(a, b string) int {
+		ea, eb := strings.HasPrefix(a, expectedPrefix), strings.HasPrefix(b, expectedPrefix)
+		if ea != eb {
+			if ea {
+				return 1
+			}
+			return -1
+		}
+		return len(s.byCategory[b]) - len(s.byCategory[a])
+	})
+	fmt.Fprintln(w, "disagreements by category:")
+	for _, c := range cats {
+		exs := s.byCategory[c]
+		fmt.Fprintf(w, "%5d  %s\n", len(exs), c)
+		for _, e := range exs[:min(o.examples, len(exs))] {
+			fmt.Fprintf(w, "         %s (%s): %s\n           %s\n", e.caseID, e.root, e.what, e.detail)
+		}
+	}
+}
