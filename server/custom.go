@@ -230,7 +230,7 @@ type statusResult struct {
 
 func (s *Server) statusCall() (call, error) {
 	return func(ctx context.Context) (any, error) {
-		s.capsMu.Lock()
+		s.cfgMu.Lock()
 		res := statusResult{
 			WorkspaceRoot:    s.workspaceRoot,
 			PositionEncoding: s.caps.encoding,
@@ -241,7 +241,7 @@ func (s *Server) statusCall() (call, error) {
 		if s.configErr != "" {
 			res.Degraded = append(res.Degraded, "configuration rejected: "+s.configErr)
 		}
-		s.capsMu.Unlock()
+		s.cfgMu.Unlock()
 		mode, wsMode, degraded := s.watchStatus()
 		res.WatchMode = mode
 		res.WorkspaceWatch = wsMode

@@ -99,23 +99,18 @@ func (s *Server) closeConn() {
 	}
 }
 
-func (s *Server) clientCaps() clientCaps {
-	s.capsMu.Lock()
-	defer s.capsMu.Unlock()
-	return s.caps
-}
+// clientCaps are the capabilities negotiated at initialize.
+func (s *Server) clientCaps() clientCaps { return s.caps }
 
+// config is the effective configuration.
 func (s *Server) config() Config {
-	s.capsMu.Lock()
-	defer s.capsMu.Unlock()
+	s.cfgMu.Lock()
+	defer s.cfgMu.Unlock()
 	return s.cfg
 }
 
-func (s *Server) workspace() string {
-	s.capsMu.Lock()
-	defer s.capsMu.Unlock()
-	return s.workspaceRoot
-}
+// workspace is the workspace root fixed at initialize.
+func (s *Server) workspace() string { return s.workspaceRoot }
 
 // initialize answers the initialize request: it negotiates the position
 // encoding, reads the client's capabilities and validates the
@@ -126,7 +121,16 @@ func (s *Server) initialize(params json.RawMessage) (*initializeResult, error) {
 	if err := json.Unmarshal(params, &p); err != nil {
 		return nil, invalidParams(protocol.MethodInitialize, err)
 	}
-	cfg, unknown, err := applyConfig(s.config(), p.InitializationOptions)
+	root := ""
+	switch {
+	case len(p.WorkspaceFolders) > 0:
+		root = uriToPath(p.WorkspaceFolders[0].URI)
+	case p.RootURI != nil:
+		root = uriToPath(*p.RootURI)
+	case p.RootPath != nil:
+		root = *p.RootPath
+	}
+	cfg, unknown, err := s.computeConfig(p.InitializationOptions, root)
 	if err != nil {
 		return nil, err
 	}
@@ -158,27 +162,17 @@ func (s *Server) initialize(params json.RawMessage) (*initializeResult, error) {
 		caps.watchedFiles = ws.DidChangeWatchedFiles.DynamicRegistration
 		caps.relativePatterns = ws.DidChangeWatchedFiles.RelativePatternSupport
 	}
-	root := ""
-	switch {
-	case len(p.WorkspaceFolders) > 0:
-		root = uriToPath(p.WorkspaceFolders[0].URI)
-	case p.RootURI != nil:
-		root = uriToPath(*p.RootURI)
-	case p.RootPath != nil:
-		root = *p.RootPath
-	}
-	if cfg.Cwd == "" {
-		cfg.Cwd = root
-	}
 	if root == "" {
 		root = cfg.Cwd
 	}
-	s.capsMu.Lock()
 	s.caps = caps
-	s.cfg = cfg
 	s.workspaceRoot = root
+	s.cfgMu.Lock()
+	s.cfg = cfg
+	s.cfgMu.Unlock()
+	s.traceMu.Lock()
 	s.traceLevel = p.Trace
-	s.capsMu.Unlock()
+	s.traceMu.Unlock()
 	s.filesMu.Lock()
 	s.clientWatches = caps.watchedFiles && root != ""
 	s.filesMu.Unlock()

@@ -139,6 +139,45 @@ func TestDidChangeConfiguration(t *testing.T) {
 	}
 }
 
+// TestConfigurationReplaces checks that each settings section replaces the
+// options before it: an option the client stops sending returns to its
+// default, whether it came from initializationOptions or earlier settings.
+func TestConfigurationReplaces(t *testing.T) {
+	opts, _, ws := fakeOptions(t)
+	h := newHarness(t, opts)
+	count := func() int {
+		t.Helper()
+		var cands []json.RawMessage
+		h.mustCall(MethodCandidates, map[string]any{"query": ""}, &cands)
+		return len(cands)
+	}
+	change := func(dsh map[string]any) {
+		h.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"dsh": dsh}})
+	}
+	h.initialize(initOptions{root: ws, settings: map[string]any{"candidateLimit": 1}})
+	if n := count(); n != 1 {
+		t.Fatalf("initializationOptions candidateLimit 1 gave %d candidates", n)
+	}
+	all := 0
+	change(map[string]any{"fileMaxResults": 5})
+	if all = count(); all <= 1 {
+		t.Fatalf("after settings without candidateLimit: %d candidates, want the default limit (more than 1)", all)
+	}
+	change(map[string]any{"candidateLimit": 1})
+	if n := count(); n != 1 {
+		t.Fatalf("settings candidateLimit 1 gave %d candidates", n)
+	}
+	change(map[string]any{})
+	if n := count(); n != all {
+		t.Errorf("after empty settings: %d candidates, want %d (the default limit)", n, all)
+	}
+	var st statusResult
+	h.mustCall(MethodStatus, nil, &st)
+	if st.WorkspaceRoot != ws {
+		t.Errorf("workspace root %q changed with the settings, want %q", st.WorkspaceRoot, ws)
+	}
+}
+
 func TestPanicIsRecovered(t *testing.T) {
 	opts, fake, _ := fakeOptions(t)
 	fake.panicQuery = "boom"

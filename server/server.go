@@ -115,15 +115,28 @@ type Server struct {
 	exited   chan struct{}
 	exitCode int
 
-	// capsMu guards caps, traceLevel, cfg, workspaceRoot, workspaceWatcher
-	// and configErr.
-	capsMu           sync.Mutex
-	caps             clientCaps
-	traceLevel       string
-	cfg              Config
-	workspaceRoot    string
-	workspaceWatcher *watch.Watcher
-	configErr        string
+	// caps and workspaceRoot are set once by initialize,
+	// before the lifecycle state becomes stateInitialized, and read without
+	// locks afterwards: every reader is a request or notification admitted
+	// after it saw that state under lifeMu, or a goroutine started after the
+	// write, so the write happens before every read.
+	caps          clientCaps
+	workspaceRoot string
+
+	// cfgMu guards cfg, the effective configuration, and configErr, why the
+	// last settings the client sent were rejected (empty when they were
+	// not).
+	cfgMu     sync.Mutex
+	cfg       Config
+	configErr string
+
+	// traceMu guards traceLevel, the $/setTrace value.
+	traceMu    sync.Mutex
+	traceLevel string
+
+	// workspaceWatcher is the workspace watcher once it watches, for
+	// dsh/status. An atomic: the watch goroutine sets it, status reads it.
+	workspaceWatcher atomic.Pointer[watch.Watcher]
 
 	// filesMu serialises publishing a built workspace index with the
 	// workspace changes that arrive meanwhile: pendingChanges holds what

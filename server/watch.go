@@ -26,9 +26,7 @@ func (s *Server) watchStatus() (mode, workspaceMode string, degraded []string) {
 	s.filesMu.Lock()
 	clientWatches := s.clientWatches
 	s.filesMu.Unlock()
-	s.capsMu.Lock()
-	workspace := s.workspaceWatcher
-	s.capsMu.Unlock()
+	workspace := s.workspaceWatcher.Load()
 	switch {
 	case clientWatches:
 		workspaceMode = workspaceWatchClient
@@ -88,9 +86,7 @@ func (s *Server) watchWorkspace(ctx context.Context, root string, cfg Config, a 
 		// that saw it there knows its next change will be seen.
 		select {
 		case <-w.Ready():
-			s.capsMu.Lock()
-			s.workspaceWatcher = w
-			s.capsMu.Unlock()
+			s.workspaceWatcher.Store(w)
 		case <-ctx.Done():
 		}
 	}()

@@ -20,9 +20,9 @@ func (s *Server) showMessage(typ int, msg string) {
 // traceRequest sends $/logTrace for a handled request when the client
 // turned tracing on.
 func (s *Server) traceRequest(method string, start time.Time, err error) {
-	s.capsMu.Lock()
+	s.traceMu.Lock()
 	level := s.traceLevel
-	s.capsMu.Unlock()
+	s.traceMu.Unlock()
 	if level != "messages" && level != "verbose" {
 		return
 	}
@@ -60,8 +60,8 @@ func (s *Server) setTrace(params json.RawMessage) error {
 	if err := json.Unmarshal(params, &p); err != nil {
 		return fmt.Errorf("decoding setTrace: %w", err)
 	}
-	s.capsMu.Lock()
+	s.traceMu.Lock()
 	s.traceLevel = p.Value
-	s.capsMu.Unlock()
+	s.traceMu.Unlock()
 	return nil
 }

@@ -148,6 +148,28 @@ func (s *Server) currentFiles() Files {
 	return nil
 }
 
+// computeConfig computes the configuration from scratch, as gopls does on
+// every change: the defaults (with the --watch flag), then the client's
+// options, then the workspace root as the default cwd. options are the
+// initializationOptions at initialize and the "dsh" settings section
+// afterwards: that section holds every option that is set (docs/editors.md),
+// and clients send the same options as initializationOptions, so the latest
+// section takes their place instead of layering on them. Nothing carries
+// over from an earlier configuration: an option the client stops sending
+// returns to its default.
+func (s *Server) computeConfig(options json.RawMessage, root string) (Config, []string, error) {
+	base := DefaultConfig()
+	base.Watch = s.opts.Watch
+	cfg, unknown, err := applyConfig(base, options)
+	if err != nil {
+		return Config{}, nil, err
+	}
+	if cfg.Cwd == "" {
+		cfg.Cwd = root
+	}
+	return cfg, unknown, nil
+}
+
 // didChangeConfiguration applies settings under "dsh". A notification
 // cannot be answered, so an invalid value is reported with
 // window/showMessage (naming the code and field) and in dsh/status, and the
@@ -165,23 +187,23 @@ func (s *Server) didChangeConfiguration(params json.RawMessage) error {
 	if !ok {
 		return nil
 	}
-	cfg, unknown, err := applyConfig(s.config(), raw)
+	cfg, unknown, err := s.computeConfig(raw, s.workspaceRoot)
 	if err != nil {
-		s.capsMu.Lock()
+		s.cfgMu.Lock()
 		s.configErr = err.Error()
-		s.capsMu.Unlock()
+		s.cfgMu.Unlock()
 		s.showMessage(messageTypeError, err.Error())
 		return err
 	}
 	if len(unknown) > 0 {
 		s.logger.Warn("unknown settings ignored", zap.Strings("keys", unknown))
 	}
-	s.capsMu.Lock()
+	s.cfgMu.Lock()
 	prev := s.cfg
 	s.cfg = cfg
 	s.configErr = ""
+	s.cfgMu.Unlock()
 	root := s.workspaceRoot
-	s.capsMu.Unlock()
 	if !slices.Equal(prev.ExcludedDirectories, cfg.ExcludedDirectories) {
 		s.openFiles(root, cfg)
 	}
