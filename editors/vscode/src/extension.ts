@@ -20,13 +20,11 @@ import {
   didChangeConfigurationParams,
   ExpandContext,
   mapSettings,
-  needsRestart,
   prepareMode,
   RESTART_SETTINGS,
   SECTION,
   SERVER_OPTION_KINDS,
   serverArgs,
-  ServerOptions as DshOptions,
 } from "./settings";
 
 /** Languages the server is started for. */
@@ -40,8 +38,6 @@ const CLIENT_ID = "dsh";
 
 let client: LanguageClient | undefined;
 let output: vscode.OutputChannel | undefined;
-/** The options the running server was last given (initializationOptions or didChangeConfiguration). */
-let sentOptions: DshOptions = {};
 
 /** The values settings expand `~` and `${workspaceFolder}` against. */
 function expandContext(): ExpandContext {
@@ -103,10 +99,7 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
       { scheme: "file", language },
       { scheme: "untitled", language },
     ]),
-    initializationOptions: () => {
-      sentOptions = serverOptions();
-      return sentOptions;
-    },
+    initializationOptions: () => serverOptions(),
     outputChannel: output,
     middleware: {
       workspace: {
@@ -213,18 +206,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (!e.affectsConfiguration(SECTION)) {
         return;
       }
-      const next = serverOptions();
-      // The server merges what it is sent, so a cleared setting needs a new
-      // server to return to its default; so do the process settings.
-      if (RESTART_SETTINGS.some((key) => e.affectsConfiguration(`${SECTION}.${key}`)) || needsRestart(sentOptions, next)) {
+      // The server replaces its options with what it is sent, so only the
+      // process settings need a new server.
+      if (RESTART_SETTINGS.some((key) => e.affectsConfiguration(`${SECTION}.${key}`))) {
         output?.appendLine("Server settings changed; restarting dsh-refls.");
         await stopClient();
         await startClient(context);
         return;
       }
       if (client && client.state === State.Running) {
-        await client.sendNotification(DidChangeConfigurationNotification.type, didChangeConfigurationParams(next));
-        sentOptions = next;
+        await client.sendNotification(DidChangeConfigurationNotification.type, didChangeConfigurationParams(serverOptions()));
       }
     }),
   );

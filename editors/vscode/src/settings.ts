@@ -181,7 +181,7 @@ export function serverArgs(raw: Record<string, unknown>, ctx: ExpandContext = {}
   return args;
 }
 
-/** The payload of workspace/didChangeConfiguration: every set option under `dsh` (the server merges it into what it has). */
+/** The payload of workspace/didChangeConfiguration: every set option under `dsh` (the server replaces its options with it, so an option left out returns to its default). */
 export function didChangeConfigurationParams(options: ServerOptions): { settings: { dsh: ServerOptions } } {
   return { settings: { [SECTION]: options } as { dsh: ServerOptions } };
 }
@@ -192,14 +192,4 @@ export function prepareMode(raw: Record<string, unknown>): PrepareMode {
   return typeof mode === "string" && (PREPARE_MODES as readonly string[]).includes(mode)
     ? (mode as PrepareMode)
     : "replace";
-}
-
-/**
- * Reports whether going from prev to next options needs a server restart
- * rather than workspace/didChangeConfiguration: dsh-refls merges the options
- * it is sent into the ones it has (a key left out keeps its value), so a
- * setting that was cleared can only return to its default in a new server.
- */
-export function needsRestart(prev: ServerOptions, next: ServerOptions): boolean {
-  return Object.keys(prev).some((key) => !(key in next));
 }

@@ -237,35 +237,10 @@ function M.status(args)
   end, bufnr)
 end
 
---- Milliseconds to wait for an old server to exit before a restart gives up.
-local restart_wait_ms = 5000
-
---- Restarts one client: stops it and, once it has exited, attaches its
---- buffers to a new one started with the current options.
-local function restart(client)
-  local bufs = compat.client_buffers(client)
-  local id = client.id
-  vim.lsp.stop_client(id)
-  local waited, step = 0, 50
-  local function reattach()
-    if vim.lsp.get_client_by_id(id) and waited < restart_wait_ms then
-      waited = waited + step
-      return vim.defer_fn(reattach, step)
-    end
-    for _, b in ipairs(bufs) do
-      if vim.api.nvim_buf_is_valid(b) then
-        M.attach(b)
-      end
-    end
-  end
-  vim.defer_fn(reattach, step)
-end
-
---- Replaces the server options (SPEC §4.1) of every running client. New and
---- changed values are sent with workspace/didChangeConfiguration; the server
---- merges what it is sent, so when a key was removed the servers are
---- restarted to return it to its default. Returns true, or false and a
---- message when the options are invalid.
+--- Replaces the server options (SPEC §4.1) of every running client with
+--- workspace/didChangeConfiguration; the server replaces its options with
+--- what it is sent, so a removed key returns to its default. Returns true, or
+--- false and a message when the options are invalid.
 function M.update_settings(settings)
   if not state.opts then
     return false, 'setup() has not been called'
@@ -275,20 +250,10 @@ function M.update_settings(settings)
     notify(err, vim.log.levels.ERROR)
     return false, err
   end
-  local removed = false
-  for key in pairs(state.opts.settings) do
-    if server_opts[key] == nil then
-      removed = true
-    end
-  end
   state.opts.settings = server_opts
   for _, client in ipairs(M.clients()) do
-    if removed then
-      restart(client)
-    else
-      client.config.settings = { dsh = config.as_object(vim.deepcopy(server_opts)) }
-      compat.notify(client, 'workspace/didChangeConfiguration', { settings = client.config.settings })
-    end
+    client.config.settings = { dsh = config.as_object(vim.deepcopy(server_opts)) }
+    compat.notify(client, 'workspace/didChangeConfiguration', { settings = client.config.settings })
   end
   return true
 end

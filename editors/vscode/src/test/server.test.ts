@@ -29,7 +29,7 @@ import {
 
 import { presentPrepared, presentStatus, PrepareResult } from "../present";
 import { findServer } from "../serverPath";
-import { didChangeConfigurationParams, mapSettings, needsRestart } from "../settings";
+import { didChangeConfigurationParams, mapSettings } from "../settings";
 
 const env = {
   bin: process.env["DSH_REFLS_BIN"],
@@ -183,15 +183,20 @@ describe("extension logic against the real server", { skip }, () => {
     const sessionsBefore = before.items.filter((i) => i.kind === 18).length;
     assert.ok(sessionsBefore > 3, `want more than 3 sessions before the change, got ${sessionsBefore}`);
     for (const [limit, version] of [[1, 101], [3, 102]]) {
-      const prev = mapSettings({ sessionsRoot: env.root }).options;
       const next = mapSettings({ sessionsRoot: env.root, candidateLimit: limit }).options;
-      assert.equal(needsRestart(prev, next), false);
       await conn.sendNotification(DidChangeConfigurationNotification.type, didChangeConfigurationParams(next));
       const got = await complete("See @", version);
       const sessions = got.items.filter((i) => i.kind === 18).length;
       assert.equal(sessions, limit, `candidateLimit ${limit} should leave ${limit} sessions, got ${sessions}`);
       assert.equal(got.isIncomplete, true, "a capped list must be incomplete");
     }
+    // Clearing the setting returns it to its default without a restart.
+    await conn.sendNotification(
+      DidChangeConfigurationNotification.type,
+      didChangeConfigurationParams(mapSettings({ sessionsRoot: env.root }).options),
+    );
+    const cleared = await complete("See @", 103);
+    assert.equal(cleared.items.filter((i) => i.kind === 18).length, sessionsBefore, "a cleared candidateLimit must return to its default");
     // The server keeps preparing with the changed options.
     const result = await request<PrepareResult>("dsh/prepare", { text: `Again ${env.mention}` });
     assert.ok(presentPrepared(result).context?.includes("<referenced-sessions>"));

@@ -6,7 +6,6 @@ import {
   didChangeConfigurationParams,
   expandPath,
   mapSettings,
-  needsRestart,
   prepareMode,
   SERVER_OPTION_KINDS,
   serverArgs,
@@ -130,14 +129,5 @@ describe("serverArgs and prepareMode", () => {
 
   it("wraps options under dsh for didChangeConfiguration", () => {
     assert.deepEqual(didChangeConfigurationParams({ watch: "off" }), { settings: { dsh: { watch: "off" } } });
-  });
-});
-
-describe("needsRestart", () => {
-  it("restarts only when a key was cleared", () => {
-    assert.equal(needsRestart({ candidateLimit: 1 }, { candidateLimit: 5 }), false);
-    assert.equal(needsRestart({}, { watch: "poll" }), false);
-    assert.equal(needsRestart({ candidateLimit: 1, watch: "poll" }, { watch: "poll" }), true);
-    assert.equal(needsRestart({ sessionId: "a" }, {}), true);
   });
 });
