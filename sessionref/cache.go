@@ -2,6 +2,7 @@ package sessionref
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/gob"
 	"encoding/hex"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 )
 
 // cacheMagic opens every index cache file; cacheFormat changes whenever the
@@ -19,23 +21,34 @@ import (
 // trusted.
 const (
 	cacheMagic  = "dsh-refls title index\n"
-	cacheFormat = 4
+	cacheFormat = 5
 )
 
-// cachedSession is one tracked session as the cache stores it.
+// staleTempAge is how old a leftover temporary cache file (of a save that
+// was killed) must be before a save removes it: younger ones may belong to
+// a save still running in another process on the same root.
+const staleTempAge = 10 * time.Minute
+
+// cacheTempPattern names the temporary file a save writes before renaming it.
+const cacheTempPattern = ".index-*.tmp"
+
+// cachedSession is one tracked session as the cache stores it. It holds no
+// path: the log's path is derived from the root and the two directory names
+// on load, each checked to be one plain name, and a listed entry's id and
+// cwd must encode to those names. It holds no message body either: the bytes
+// before the resume offset are kept only as their SHA-256 (SPEC §1.5).
 type cachedSession struct {
 	ProjectName string
 	DirName     string
-	LogPath     string
-	Encoding    Encoding
-	Generation  int
+	LogName     string
 	DirModTime  int64
 	Entry       Entry
 	File        fileIdentity
 	Skip        string
 	IdentityErr string
 	Started     bool
-	Tail        []byte
+	TailLen     int
+	TailSum     [sha256.Size]byte
 	// Search is the entry's lowercased search text, so a restart does not
 	// lowercase every title again.
 	SearchAll, SearchID, SearchTitle, SearchDisplay string
@@ -59,18 +72,25 @@ func DefaultCachePath(root string) (string, error) {
 	return filepath.Join(dir, "dsh-refls", "index-"+hex.EncodeToString(sum[:8])+".gob"), nil
 }
 
-// SaveCache writes the index state to path atomically (a temporary file
-// renamed over the old one).
+// SaveCache writes the index state to path atomically: a private temporary
+// file in the same directory, synced, then renamed over the old one. A
+// failed write leaves the old cache in place and removes the temporary
+// file; temporary files that killed saves left behind are removed.
 func (ix *Index) SaveCache(path string) error {
 	ix.writeMu.Lock()
-	cf := cacheFile{Format: cacheFormat, Root: ix.root}
+	cf := cacheFile{Format: cacheFormat, Root: ix.root, Sessions: make([]cachedSession, 0, len(ix.tracked))}
 	for _, t := range ix.tracked {
-		cf.Sessions = append(cf.Sessions, cachedSession{
-			ProjectName: t.dir.projectName, DirName: t.dir.dirName, LogPath: t.dir.log.path,
-			Encoding: t.dir.log.encoding, Generation: t.dir.log.generation, DirModTime: t.dir.dirModTime,
-			Entry: t.entry, File: t.file, Skip: t.skip, IdentityErr: t.identityErr, Started: t.started, Tail: t.tail,
+		cs := cachedSession{
+			ProjectName: t.dir.projectName, DirName: t.dir.dirName, LogName: filepath.Base(t.dir.log.path),
+			DirModTime: t.dir.dirModTime, Entry: t.entry, File: t.file, Skip: t.skip, IdentityErr: t.identityErr,
+			Started: t.started, TailLen: t.tailLen, TailSum: t.tailSum,
 			SearchAll: t.search.all, SearchID: t.search.id, SearchTitle: t.search.title, SearchDisplay: t.search.display,
-		})
+		}
+		if t.tail != nil {
+			cs.TailLen, cs.TailSum = len(t.tail), sha256.Sum256(t.tail)
+		}
+		cs.Entry.Path = "" // derived on load
+		cf.Sessions = append(cf.Sessions, cs)
 	}
 	ix.writeMu.Unlock()
 	// Saved newest first, so the snapshot published on load sorts a sorted list.
@@ -81,24 +101,17 @@ func (ix *Index) SaveCache(path string) error {
 		}
 		return a.ID < b.ID
 	})
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("creating cache directory: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".index-*.tmp")
+	removeStaleTemps(dir, time.Now())
+	tmp, err := os.CreateTemp(dir, cacheTempPattern) // O_EXCL, mode 0600
 	if err != nil {
 		return fmt.Errorf("creating cache file: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // after a successful rename there is nothing to remove
-	w := bufio.NewWriter(tmp)
-	if _, err := io.WriteString(w, cacheMagic); err == nil {
-		err = gob.NewEncoder(w).Encode(&cf)
-	}
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
+	err = writeCache(tmp, &cf)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -111,18 +124,56 @@ func (ix *Index) SaveCache(path string) error {
 	return nil
 }
 
+// writeCache writes the magic and the encoded cache to f and syncs it; the
+// first error stops it.
+func writeCache(f *os.File, cf *cacheFile) error {
+	w := bufio.NewWriter(f)
+	if _, err := io.WriteString(w, cacheMagic); err != nil {
+		return err
+	}
+	if err := gob.NewEncoder(w).Encode(cf); err != nil {
+		return fmt.Errorf("encoding: %w", err)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// removeStaleTemps removes temporary cache files older than staleTempAge
+// from dir: regular files only, found by name, never followed through a
+// link.
+func removeStaleTemps(dir string, now time.Time) {
+	names, err := filepath.Glob(filepath.Join(dir, cacheTempPattern))
+	if err != nil {
+		return
+	}
+	for _, name := range names {
+		info, err := os.Lstat(name)
+		if err != nil || !info.Mode().IsRegular() || now.Sub(info.ModTime()) < staleTempAge {
+			continue
+		}
+		_ = os.Remove(name)
+	}
+}
+
 // ErrCacheUnusable reports a cache file that is corrupt, of another format,
-// or of another root. The index is then built from the logs.
+// of another root, or that names a log it could not have been written for.
+// The index is then built from the logs.
 var ErrCacheUnusable = errors.New("index cache unusable")
 
 // LoadCache fills an index that has not been built yet from a cache file.
 // The cache only tells where reading may resume: the next Build stats
 // every log and reads what changed, so a stale cache costs reads, never
-// correctness. A missing file returns an error wrapping os.ErrNotExist.
+// correctness. Paths are never taken from the cache: each is derived from
+// the root and names checked to be plain, and a listed entry must carry
+// the id and cwd its directories encode. A missing file returns an error
+// wrapping os.ErrNotExist; anything but a regular file is refused without
+// blocking.
 func (ix *Index) LoadCache(path string) error {
-	f, err := os.Open(path)
+	f, err := openRegularAs(path, "index cache")
 	if err != nil {
-		return fmt.Errorf("opening cache: %w", err)
+		return err
 	}
 	defer f.Close()
 	r := bufio.NewReader(f)
@@ -140,26 +191,76 @@ func (ix *Index) LoadCache(path string) error {
 	if cf.Root != ix.root {
 		return fmt.Errorf("%w: %s indexes %s, not %s", ErrCacheUnusable, path, cf.Root, ix.root)
 	}
-	const sep = string(filepath.Separator)
 	loaded := make(map[string]*tracked, len(cf.Sessions))
-	for _, s := range cf.Sessions {
-		d := sessionDir{projectName: s.ProjectName, dirName: s.DirName,
-			path: ix.root + sep + s.ProjectName + sep + s.DirName,
-			log:  logFile{path: s.LogPath, encoding: s.Encoding, generation: s.Generation}, dirModTime: s.DirModTime}
-		if !isProjectDirName(s.ProjectName) || strings.ContainsAny(s.DirName, `/\`) || s.DirName == "" ||
-			!strings.HasPrefix(s.LogPath, d.path+sep) || strings.ContainsAny(s.LogPath[len(d.path)+1:], `/\`) {
-			return fmt.Errorf("%w: %s lists a log outside the root: %s", ErrCacheUnusable, path, s.LogPath)
+	for i := range cf.Sessions {
+		t, err := ix.restore(&cf.Sessions[i])
+		if err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrCacheUnusable, path, err)
 		}
-		t := &tracked{dir: d, entry: s.Entry, file: s.File, skip: s.Skip, identityErr: s.IdentityErr, started: s.Started, tail: s.Tail}
-		t.search = searchText{all: s.SearchAll, id: s.SearchID, title: s.SearchTitle, display: s.SearchDisplay, bytes: byteSetOf(s.SearchAll), pairs: pairSetOf(s.SearchAll)}
-		if t.skip == "" && t.search.all == "" {
-			t.search = newSearchText(&t.entry)
+		if loaded[t.dir.path] != nil {
+			return fmt.Errorf("%w: %s lists %s twice", ErrCacheUnusable, path, t.dir.path)
 		}
-		loaded[d.path] = t
+		loaded[t.dir.path] = t
 	}
 	ix.writeMu.Lock()
 	ix.tracked = loaded
 	ix.publishLocked(true)
 	ix.writeMu.Unlock()
 	return nil
+}
+
+// restore rebuilds one tracked session from the cache, deriving every path.
+func (ix *Index) restore(s *cachedSession) (*tracked, error) {
+	if !isPlainName(s.ProjectName) || !isProjectDirName(s.ProjectName) || !isPlainName(s.DirName) || !isPlainName(s.LogName) {
+		return nil, fmt.Errorf("entry names a path outside the layout: %q/%q/%q", s.ProjectName, s.DirName, s.LogName)
+	}
+	gen, enc, ok := parseLogName(s.LogName)
+	if !ok {
+		return nil, fmt.Errorf("entry names %q, which is not a session log name", s.LogName)
+	}
+	dirPath := filepath.Join(ix.root, s.ProjectName, s.DirName)
+	d := sessionDir{projectName: s.ProjectName, dirName: s.DirName, path: dirPath, dirModTime: s.DirModTime,
+		log: logFile{path: filepath.Join(dirPath, s.LogName), encoding: enc, generation: gen}}
+	t := &tracked{dir: d, entry: s.Entry, file: s.File, skip: s.Skip, identityErr: s.IdentityErr, started: s.Started,
+		tailLen: s.TailLen, tailSum: s.TailSum}
+	t.entry.Path, t.entry.Encoding, t.entry.Generation = d.log.path, enc, gen
+	if t.skip == "" {
+		if !t.started {
+			return nil, fmt.Errorf("listed entry in %s has no header", s.DirName)
+		}
+		if EncodeSegment(t.entry.ID) != s.DirName || ProjectDir(t.entry.Cwd, t.entry.HasCwd) != s.ProjectName {
+			return nil, fmt.Errorf("listed entry's id and cwd do not encode to %s/%s", s.ProjectName, s.DirName)
+		}
+	}
+	if t.tailLen < 0 || t.tailLen > resumeTailLen || int64(t.tailLen) > t.entry.Offset {
+		return nil, fmt.Errorf("entry in %s has a resume check of %d bytes", s.DirName, t.tailLen)
+	}
+	t.search = searchText{all: s.SearchAll, id: s.SearchID, title: s.SearchTitle, display: s.SearchDisplay, bytes: byteSetOf(s.SearchAll), pairs: pairSetOf(s.SearchAll)}
+	if t.skip == "" && (t.search.all == "" || t.search.id != strings.ToLower(t.entry.ID)) {
+		t.search = newSearchText(&t.entry)
+	}
+	return t, nil
+}
+
+// isPlainName reports whether name is one directory entry name: not empty,
+// not . or .., without a separator or NUL.
+func isPlainName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\\\x00")
+}
+
+// tailMatches reports whether the n bytes before offset in the log at path
+// hash to sum, and returns them. It is how a session restored from the cache,
+// which keeps only the hash, tells growth from a rewrite in place.
+func tailMatches(path string, offset int64, n int, sum [sha256.Size]byte) ([]byte, bool) {
+	f, err := openRegular(path)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	buf := make([]byte, n)
+	if _, err := f.ReadAt(buf, offset-int64(n)); err != nil {
+		return nil, false
+	}
+	got := sha256.Sum256(buf)
+	return buf, bytes.Equal(got[:], sum[:])
 }

@@ -2,6 +2,7 @@ package sessionref
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -62,8 +63,11 @@ type tracked struct {
 	identityErr string
 	scanner     titleScanner
 	// tail holds the bytes before entry.Offset, to tell growth from a
-	// rewrite in place.
-	tail []byte
+	// rewrite in place. A session restored from the cache has only their
+	// length and SHA-256 (tailLen, tailSum) until its next read.
+	tail    []byte
+	tailLen int
+	tailSum [sha256.Size]byte
 	// search is the entry's lowercased search text.
 	search searchText
 }
@@ -336,7 +340,18 @@ func (ix *Index) readTracked(t *tracked) {
 		}
 		return nil
 	}
-	res, err := r.read(t.entry.Offset, t.tail, scan)
+	tail := t.tail
+	if tail == nil && t.tailLen > 0 {
+		var ok bool
+		if tail, ok = tailMatches(t.dir.log.path, t.entry.Offset, t.tailLen, t.tailSum); !ok {
+			tail = nil
+			err = errRewritten
+		}
+	}
+	var res readResult
+	if err == nil {
+		res, err = r.read(t.entry.Offset, tail, scan)
+	}
 	if errors.Is(err, errRewritten) {
 		ix.log.Info("log rewritten in place; reading it again", zap.String("path", t.dir.log.path))
 		*t = tracked{dir: t.dir}
@@ -345,7 +360,7 @@ func (ix *Index) readTracked(t *tracked) {
 		res, err = r.read(0, nil, scan)
 	}
 	t.scanner.finish(res.LastLine)
-	t.tail = res.Tail
+	t.tail, t.tailLen = res.Tail, 0
 	ix.bytesRead.Add(res.BytesRead)
 	ix.logsRead.Add(1)
 	t.entry.Offset = res.Offset

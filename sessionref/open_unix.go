@@ -14,22 +14,25 @@ import (
 // at path itself: O_NOFOLLOW refuses a symbolic link (which could lead out
 // of the sessions root, or to another session's log), and O_NONBLOCK keeps
 // a FIFO from blocking the open; its type is then refused like a device's.
-func openRegular(path string) (*os.File, error) {
+func openRegular(path string) (*os.File, error) { return openRegularAs(path, "log") }
+
+// openRegularAs is openRegular for a file described as what in errors.
+func openRegularAs(path, what string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EMLINK) {
-			return nil, fmt.Errorf("log %s is a symbolic link; only regular files are read", path)
+			return nil, fmt.Errorf("%s %s is a symbolic link; only regular files are read", what, path)
 		}
-		return nil, fmt.Errorf("opening log: %w", err)
+		return nil, fmt.Errorf("opening %s: %w", what, err)
 	}
 	info, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("inspecting log: %w", err)
+		return nil, fmt.Errorf("inspecting %s: %w", what, err)
 	}
 	if !info.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("log %s is not a regular file (%s)", path, info.Mode().Type())
+		return nil, fmt.Errorf("%s %s is not a regular file (%s)", what, path, info.Mode().Type())
 	}
 	return f, nil
 }

@@ -13,23 +13,26 @@ import (
 // at path itself: FILE_FLAG_OPEN_REPARSE_POINT opens a symbolic link or
 // junction as itself, which is then refused, and a pipe or device is
 // refused by its type.
-func openRegular(path string) (*os.File, error) {
+func openRegular(path string) (*os.File, error) { return openRegularAs(path, "log") }
+
+// openRegularAs is openRegular for a file described as what in errors.
+func openRegularAs(path, what string) (*os.File, error) {
 	h, err := openNoFollow(path, 0)
 	if err != nil {
-		return nil, fmt.Errorf("opening log: %w", err)
+		return nil, fmt.Errorf("opening %s: %w", what, err)
 	}
 	var info windows.ByHandleFileInformation
 	if err := windows.GetFileInformationByHandle(h, &info); err != nil {
 		windows.CloseHandle(h)
-		return nil, fmt.Errorf("inspecting log %s: %w", path, err)
+		return nil, fmt.Errorf("inspecting %s %s: %w", what, path, err)
 	}
 	if info.FileAttributes&windows.FILE_ATTRIBUTE_REPARSE_POINT != 0 {
 		windows.CloseHandle(h)
-		return nil, fmt.Errorf("log %s is a symbolic link; only regular files are read", path)
+		return nil, fmt.Errorf("%s %s is a symbolic link; only regular files are read", what, path)
 	}
 	if t, _ := windows.GetFileType(h); t != windows.FILE_TYPE_DISK || info.FileAttributes&windows.FILE_ATTRIBUTE_DIRECTORY != 0 {
 		windows.CloseHandle(h)
-		return nil, fmt.Errorf("log %s is not a regular file", path)
+		return nil, fmt.Errorf("%s %s is not a regular file", what, path)
 	}
 	return os.NewFile(uintptr(h), path), nil
 }

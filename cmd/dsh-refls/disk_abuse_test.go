@@ -3,10 +3,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -141,5 +144,87 @@ func TestBinaryDoesNotFollowLogLinks(t *testing.T) {
 	p.send(map[string]any{"method": "exit"})
 	if _, code := p.finish(); code != 0 {
 		t.Errorf("exit code %d\nstderr:\n%s", code, p.stderr.String())
+	}
+}
+
+// TestBinaryCacheOnTheDisk serves a store whose index cache path holds a
+// FIFO, next to a temporary file a killed save left an hour ago: the first
+// build does not block (candidates and status answer, not "building"), the
+// cache written in the FIFO's place is a regular file holding no byte of
+// the logs' last 32 bytes (message text), and the stale temporary file is
+// gone.
+func TestBinaryCacheOnTheDisk(t *testing.T) {
+	base := t.TempDir()
+	store := filepath.Join(base, "sessions")
+	ws := filepath.Join(base, "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	expected, err := dshgen.DemoStoreFor(store, ws, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cacheHome := filepath.Join(base, "cache")
+	t.Setenv("XDG_CACHE_HOME", cacheHome) // for DefaultCachePath below only
+	cachePath, err := sessionref.DefaultCachePath(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(cachePath), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(cachePath, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(filepath.Dir(cachePath), ".index-killed.tmp")
+	if err := os.WriteFile(stale, []byte("partial"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(stale, past, past); err != nil {
+		t.Fatal(err)
+	}
+
+	p := startWireCache(t, cacheHome, "--sessions-root", store, "--watch", "poll")
+	p.initialize(ws, expected[0].ID)
+	if st := p.status(); st.Building || st.SessionsIndexed == 0 {
+		t.Errorf("status after the first build: %+v", st)
+	}
+	deadline := time.Now().Add(abuseTimeout)
+	for {
+		info, err := os.Lstat(cachePath)
+		if err == nil && info.Mode().IsRegular() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cache was not written in the FIFO's place: %v %v", info, err)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the file system for the save, bounded by the deadline
+	}
+	p.send(map[string]any{"id": "down", "method": "shutdown"})
+	p.expectResult("shutdown", `"down"`)
+	p.send(map[string]any{"method": "exit"})
+	if _, code := p.finish(); code != 0 {
+		t.Errorf("exit code %d\nstderr:\n%s", code, p.stderr.String())
+	}
+	cache, err := os.ReadFile(cachePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs, _ := filepath.Glob(filepath.Join(store, "*", "*", "session*.jsonl*"))
+	if len(logs) == 0 {
+		t.Fatal("no logs in the demo store")
+	}
+	for _, l := range logs {
+		b, err := os.ReadFile(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tail := b[max(0, len(b)-32):]; bytes.Contains(cache, tail) {
+			t.Errorf("the cache holds the last 32 bytes of %s: %q", l, tail)
+		}
+	}
+	if _, err := os.Lstat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the stale temporary cache file is still there: %v", err)
 	}
 }
