@@ -251,7 +251,7 @@ func ParseText(text string) (rewritten string, refs []Reference, err error) {
 		b.WriteByte('@')
 		b.WriteString(s.Label)
 		last = s.End
-		refs = append(refs, Reference{SessionID: s.SessionID, Label: s.Label})
+		refs = append(refs, Reference{SessionID: s.SessionID, Label: s.Label, EmptyLabel: s.Label == ""})
 	}
 	b.WriteString(text[last:])
 	return b.String(), refs, nil

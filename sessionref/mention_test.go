@@ -160,12 +160,12 @@ func TestParseText(t *testing.T) {
 		wantErr  string
 	}{
 		{"no mentions", "plain @text", "plain @text", nil, ""},
-		{"markdown", "see @[Alpha](" + uriA + ") now", "see @Alpha now", []Reference{{"a", "Alpha"}}, ""},
-		{"bare", "see " + uriB + ".", "see @b.", []Reference{{"b", "b"}}, ""},
-		{"escaped label unescaped", `@[a\]\\](` + uriA + ")", `@a]\`, []Reference{{"a", `a]\`}}, ""},
+		{"markdown", "see @[Alpha](" + uriA + ") now", "see @Alpha now", []Reference{{SessionID: "a", Label: "Alpha"}}, ""},
+		{"bare", "see " + uriB + ".", "see @b.", []Reference{{SessionID: "b", Label: "b"}}, ""},
+		{"escaped label unescaped", `@[a\]\\](` + uriA + ")", `@a]\`, []Reference{{SessionID: "a", Label: `a]\`}}, ""},
 		{"no de-duplication", "@[x](" + uriA + ") @[y](" + uriA + ") " + uriA, "@x @y @a",
-			[]Reference{{"a", "x"}, {"a", "y"}, {"a", "a"}}, ""},
-		{"empty label kept literal", "@[](" + uriA + ")", "@", []Reference{{"a", ""}}, ""},
+			[]Reference{{SessionID: "a", Label: "x"}, {SessionID: "a", Label: "y"}, {SessionID: "a", Label: "a"}}, ""},
+		{"empty label kept literal", "@[](" + uriA + ")", "@", []Reference{{SessionID: "a", Label: "", EmptyLabel: true}}, ""},
 		{"scheme alone", "dsh-session: and dsh-session:%%%", "dsh-session: and dsh-session:%%%", nil, ""},
 		{"first malformed reported", "@[x](" + uriA + ") @[bad](dsh-session:zz) dsh-session:abc", "", nil, `"dsh-session:zz" at byte`},
 		{"bare malformed", "x dsh-session:abc", "", nil, `"dsh-session:abc" at byte 2`},

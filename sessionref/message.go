@@ -172,7 +172,7 @@ func PreviewSession(ctx context.Context, loc Locator, id string, lim Limits) (*P
 	p.Stats = bounded.stats
 	conv := bounded.data.Conversation
 	for _, t := range conv[max(0, len(conv)-previewTurns):] {
-		p.Excerpt = append(p.Excerpt, Turn{Role: t.Role, Text: shorten(t.Text, previewTurnRunes)})
+		p.Excerpt = append(p.Excerpt, Turn{Role: t.Role, Text: shorten(wellFormed(t.Text), previewTurnRunes)})
 	}
 	return p, nil
 }
@@ -202,7 +202,7 @@ type BoundedSnapshot struct {
 // SnapshotOf reads one session and bounds it to budget bytes, exactly as
 // preparation does for that reference. Its data is the JS serialisation.
 func SnapshotOf(ctx context.Context, loc Locator, ref Reference, budget int) (*BoundedSnapshot, error) {
-	if ref.Label == "" {
+	if ref.Label == "" && !ref.EmptyLabel {
 		ref.Label = ref.SessionID
 	}
 	data, _, msgs, err := readSource(ctx, loc, ref, &frameDecoder{concurrency: 1})
@@ -213,9 +213,5 @@ func SnapshotOf(ctx context.Context, loc Locator, ref Reference, budget int) (*B
 	if err != nil {
 		return nil, err
 	}
-	raw, err := MarshalJS(bounded.data)
-	if err != nil {
-		return nil, fmt.Errorf("serialising snapshot: %w", err)
-	}
-	return &BoundedSnapshot{Data: raw, Stats: bounded.stats}, nil
+	return &BoundedSnapshot{Data: appendSnapshot(nil, bounded.data, false), Stats: bounded.stats}, nil
 }

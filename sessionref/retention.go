@@ -81,20 +81,16 @@ type retentionResult struct {
 	size  int
 }
 
-// retain bounds one source to budget bytes of tag-safe JSON (§2.3.6–7).
+// retain bounds one source to budget bytes of tag-safe JSON (§2.3.6–7), as
+// dsh's retainReferencedSession does (packages/context/session-reference/
+// src/projection.ts): texts are JavaScript strings in WTF-8 (see jstext.go),
+// sized as JSON.stringify writes them and cut on their UTF-8 bytes.
 func retain(head snapshotData, msgs []projectedMessage, budget int) (retentionResult, error) {
-	head.Conversation = []Turn{}
-	base, err := TagSafeSize(head)
-	if err != nil {
-		return retentionResult{}, fmt.Errorf("measuring snapshot of %s: %w", head.SessionID, err)
-	}
+	base := snapshotHeadSize(head)
 	items := make([]retained, len(msgs))
 	total := base
 	for i, m := range msgs {
-		items[i] = retained{projectedMessage: m, text: m.original}
-		if items[i].size, err = turnSize(m.role, m.original); err != nil {
-			return retentionResult{}, err
-		}
+		items[i] = retained{projectedMessage: m, text: m.original, size: turnSize(m.role, m.original)}
 		total += items[i].size
 	}
 	size := func() int {
@@ -126,7 +122,10 @@ func retain(head snapshotData, msgs []projectedMessage, budget int) (retentionRe
 	for _, it := range items {
 		total += it.size
 	}
-	// (b) Shorten the longest text until the source fits.
+	// (b) Shorten the longest text until the source fits. A cut that finds
+	// no head and tail small enough empties the text (every byte omitted)
+	// and retention goes on with the next longest; only an empty longest
+	// text, or a cut that changes nothing, fails the source.
 	for size() > budget {
 		i := longestText(items)
 		if i < 0 || items[i].text == "" {
@@ -137,10 +136,7 @@ func retain(head snapshotData, msgs []projectedMessage, budget int) (retentionRe
 		if text == items[i].text {
 			return retentionResult{}, budgetError(head.SessionID, budget)
 		}
-		newSize, err := turnSize(items[i].role, text)
-		if err != nil {
-			return retentionResult{}, err
-		}
+		newSize := turnSize(items[i].role, text)
 		total += newSize - items[i].size
 		items[i].text, items[i].size, items[i].cut = text, newSize, cut
 	}
@@ -174,45 +170,42 @@ func longestText(items []retained) int {
 	return best
 }
 
-func turnSize(role, text string) (int, error) {
-	n, err := TagSafeSize(Turn{Role: role, Text: text})
-	if err != nil {
-		return 0, fmt.Errorf("measuring a message: %w", err)
-	}
-	return n, nil
-}
-
 // omissionMarker is appended, exactly, to every shortened text (§2.3.6).
 func omissionMarker(omitted int) string {
 	return "\n[… omitted " + strconv.Itoa(omitted) + " UTF-8 bytes …]"
 }
 
-// cutText keeps the head and tail of original within target bytes,
-// marker included: the largest kept count r in [0, target] whose result
-// fits, found by binary search. It returns the text and the original bytes
-// not kept.
+// cutText is dsh's truncateWithNotice: it keeps the head and tail of
+// original within target bytes, marker included, for the largest kept count
+// r in [0, target] whose result fits, found by the same binary search. The
+// cut is made on the UTF-8 bytes (a lone surrogate counts as U+FFFD's three)
+// and what is kept reads back as TextDecoder gives it, lone surrogates as
+// U+FFFD. When no r fits, the text is empty and every byte is omitted. It
+// returns the text and the original bytes not kept.
+//
+// dsh's TextDecoder also drops a U+FEFF at the start of the kept head or
+// tail while still counting it as kept; that miscount is not reproduced
+// here (docs/reliability.md).
 func cutText(original string, target int) (string, int) {
-	build := func(r int) (string, int) {
-		r = min(r, len(original))
+	if len(original) <= target {
+		return original, 0
+	}
+	text, omitted := "", len(original)
+	lo, hi := 0, target
+	for lo <= hi {
+		r := (lo + hi) / 2
 		head := trimPartialTail(original[:(r+1)/2])
 		tail := trimLeadingContinuation(original[len(original)-r/2:])
-		omitted := len(original) - len(head) - len(tail)
-		return head + tail + omissionMarker(omitted), omitted
-	}
-	fits := func(r int) bool {
-		s, _ := build(r)
-		return len(s) <= target
-	}
-	lo, hi := 0, target
-	for lo < hi {
-		mid := lo + (hi-lo+1)/2
-		if fits(mid) {
-			lo = mid
+		n := len(original) - len(head) - len(tail)
+		candidate := wellFormed(head) + wellFormed(tail) + omissionMarker(n)
+		if len(candidate) <= target {
+			text, omitted = candidate, n
+			lo = r + 1
 		} else {
-			hi = mid - 1
+			hi = r - 1
 		}
 	}
-	return build(lo)
+	return text, omitted
 }
 
 // trimPartialTail drops a UTF-8 sequence cut off at the end of s.

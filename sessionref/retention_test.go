@@ -20,9 +20,9 @@ var latestText = "latest-" + strings.Repeat("界", 400)
 // prompt, exactly as serialised there.
 func promptDataObjects(t *testing.T, prompt string) []json.RawMessage {
 	t.Helper()
-	open := openTag + "\n"
+	open := "<referenced-sessions>" + "\n"
 	i := strings.Index(prompt, open)
-	j := strings.Index(prompt, "\n"+closeTag)
+	j := strings.Index(prompt, "\n"+"</referenced-sessions>")
 	if i < 0 || j < i {
 		t.Fatalf("prompt has no referenced-sessions block:\n%s", prompt)
 	}
@@ -176,10 +176,11 @@ func specCut(original string, r int) string {
 }
 
 // specLargestCut is the result for the largest r in [0, target] that fits,
-// found by trying every r; r = 0 when none fits.
+// found by trying every r; when none fits, the empty text (dsh's
+// truncateWithNotice starts from { text: ”, omittedBytes: all }).
 func specLargestCut(original string, target int) string {
-	best := specCut(original, 0)
-	for r := 1; r <= target; r++ {
+	best := ""
+	for r := 0; r <= target; r++ {
 		if c := specCut(original, r); len(c) <= target {
 			best = c
 		}
@@ -245,8 +246,10 @@ func specRetain(t *testing.T, head snapshotData, msgs []projectedMessage, budget
 			return nil, Stats{}, false
 		}
 		items[longest].text = cut
-		k := strings.LastIndex(cut, "\n[… omitted ")
-		items[longest].cut = len(items[longest].original) - k
+		items[longest].cut = len(items[longest].original)
+		if k := strings.LastIndex(cut, "\n[… omitted "); k >= 0 {
+			items[longest].cut -= k
+		}
 	}
 	conv := make([]Turn, len(items))
 	cutBytes := 0
@@ -333,7 +336,7 @@ func TestCutTextLargestFitAndValidUTF8(t *testing.T) {
 		cutText("\xff\xfebroken\xe7", target)
 	}
 	for _, original := range originals {
-		for target := 0; target <= len(original); target++ {
+		for target := 0; target < len(original); target++ { // callers cut only what is over
 			got, omitted := cutText(original, target)
 			want := specLargestCut(original, target)
 			if got != want {
@@ -341,6 +344,9 @@ func TestCutTextLargestFitAndValidUTF8(t *testing.T) {
 			}
 			if utf8.ValidString(original) && !utf8.ValidString(got) {
 				t.Fatalf("cutText(%q, %d) = %q splits a UTF-8 sequence", original, target, got)
+			}
+			if got == "" && omitted == len(original) {
+				continue // no cut fits: every byte omitted
 			}
 			if !strings.HasSuffix(got, omissionMarker(omitted)) {
 				t.Fatalf("cutText(%q, %d) = %q does not end with the marker for %d", original, target, got, omitted)

@@ -1,0 +1,323 @@
+package sessionref
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Conversation text as dsh holds it: a JavaScript string.
+//
+// dsh decodes a log line with Buffer.toString("utf8"), which replaces each
+// maximal invalid UTF-8 subsequence by one U+FFFD (the WHATWG decoder), and
+// then JSON.parse, which keeps an escaped lone surrogate ("\ud800") as a lone
+// surrogate. Go strings from encoding/json lose both facts: one U+FFFD per
+// invalid byte, and U+FFFD for a lone surrogate. Message text is therefore
+// decoded here from the raw JSON token into WTF-8: well-formed text is
+// UTF-8, and a lone surrogate is its three-byte generalised UTF-8 form
+// (ED A0..BF 80..BF), which no UTF-8 text contains.
+//
+// WTF-8 keeps the byte counts dsh measures: Buffer.byteLength and
+// TextEncoder count a lone surrogate as U+FFFD, three bytes, and so does
+// len of its WTF-8 form. JSON.stringify writes a lone surrogate as the
+// six-byte escape \udxxx (appendJSText), and a head/tail cut decodes what it
+// keeps with TextDecoder, so a kept lone surrogate becomes U+FFFD
+// (wellFormed).
+
+// decodeJSText decodes a JSON string token (quotes included) of a log line
+// as Buffer.toString then JSON.parse would, into WTF-8. It reports false when
+// raw is not a string token.
+func decodeJSText(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	out := make([]byte, 0, len(body))
+	for i := 0; i < len(body); {
+		c := body[i]
+		switch {
+		case c == '\\':
+			if i+1 >= len(body) {
+				return "", false
+			}
+			esc := body[i+1]
+			i += 2
+			switch esc {
+			case '"', '\\', '/':
+				out = append(out, esc)
+			case 'b':
+				out = append(out, '\b')
+			case 'f':
+				out = append(out, '\f')
+			case 'n':
+				out = append(out, '\n')
+			case 'r':
+				out = append(out, '\r')
+			case 't':
+				out = append(out, '\t')
+			case 'u':
+				if i+4 > len(body) {
+					return "", false
+				}
+				r, ok := parseHex4(body[i:])
+				if !ok {
+					return "", false
+				}
+				i += 4
+				if r >= 0xD800 && r < 0xDC00 && i+6 <= len(body) && body[i] == '\\' && body[i+1] == 'u' {
+					if lo, ok := parseHex4(body[i+2:]); ok && lo >= 0xDC00 && lo < 0xE000 {
+						r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
+						i += 6
+					}
+				}
+				out = appendWTF8(out, r)
+			default:
+				return "", false
+			}
+		case c < utf8.RuneSelf:
+			out = append(out, c)
+			i++
+		default:
+			r, size := utf8.DecodeRune(body[i:])
+			if r == utf8.RuneError && size <= 1 {
+				out = append(out, "\uFFFD"...)
+				i += maximalSubpart(body[i:])
+				continue
+			}
+			out = append(out, body[i:i+size]...)
+			i += size
+		}
+	}
+	return string(out), true
+}
+
+// appendWTF8 appends r, a surrogate code point included, in WTF-8.
+func appendWTF8(dst []byte, r rune) []byte {
+	if isSurrogate(r) {
+		return append(dst, 0xE0|byte(r>>12), 0x80|byte(r>>6)&0x3F, 0x80|byte(r)&0x3F)
+	}
+	return utf8.AppendRune(dst, r)
+}
+
+func isSurrogate(r rune) bool { return r >= 0xD800 && r < 0xE000 }
+
+// maximalSubpart is the length of the maximal subpart of an ill-formed
+// UTF-8 sequence at the start of b (Unicode §3.9, the WHATWG decoder): the
+// bytes that begin a well-formed sequence but do not complete it, or one
+// byte that can begin none. b must not start with a well-formed sequence.
+func maximalSubpart(b []byte) int {
+	need, lo, hi := 0, byte(0x80), byte(0xBF)
+	switch c := b[0]; {
+	case c >= 0xC2 && c <= 0xDF:
+		need = 1
+	case c == 0xE0:
+		need, lo = 2, 0xA0
+	case c == 0xED:
+		need, hi = 2, 0x9F
+	case c >= 0xE1 && c <= 0xEF:
+		need = 2
+	case c == 0xF0:
+		need, lo = 3, 0x90
+	case c >= 0xF1 && c <= 0xF3:
+		need = 3
+	case c == 0xF4:
+		need, hi = 3, 0x8F
+	default:
+		return 1
+	}
+	n := 1
+	for ; n <= need && n < len(b); n++ {
+		if b[n] < lo || b[n] > hi {
+			break
+		}
+		lo, hi = 0x80, 0xBF
+	}
+	return n
+}
+
+// surrogateAt reports whether s[i:] starts with the WTF-8 form of a lone
+// surrogate, and returns that surrogate.
+func surrogateAt(s string, i int) (rune, bool) {
+	if i+2 < len(s) && s[i] == 0xED && s[i+1] >= 0xA0 && s[i+1] <= 0xBF && s[i+2]&0xC0 == 0x80 {
+		return 0xD000 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F), true
+	}
+	return 0, false
+}
+
+// appendJSText appends JSON.stringify(s) of the WTF-8 string s, quotes
+// included; with tagSafe every '<' is \u003c. A lone surrogate is written
+// as \udxxx, as JSON.stringify does; other invalid bytes as U+FFFD.
+func appendJSText(dst []byte, s string, tagSafe bool) []byte {
+	plain := plainTable(tagSafe)
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if plain[c] {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			dst = appendJSRune(dst, rune(c), tagSafe)
+			i++
+			start = i
+			continue
+		}
+		if r, ok := surrogateAt(s, i); ok {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', hexLower[r>>12], hexLower[r>>8&0xF], hexLower[r>>4&0xF], hexLower[r&0xF])
+			i += 3
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = utf8.AppendRune(dst, utf8.RuneError)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// jsTextLen is len(appendJSText(nil, s, tagSafe)) without building it.
+func jsTextLen(s string, tagSafe bool) int {
+	plain := plainTable(tagSafe)
+	n := 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if plain[c] {
+				n++
+			} else {
+				n += jsRuneLen(rune(c), tagSafe)
+			}
+			i++
+			continue
+		}
+		if _, ok := surrogateAt(s, i); ok {
+			n += unicodeEscapeLen
+			i += 3
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			n += utf8.RuneLen(utf8.RuneError)
+		} else {
+			n += size
+		}
+		i += size
+	}
+	return n
+}
+
+// wellFormed is s after TextEncoder and TextDecoder: each lone surrogate
+// becomes U+FFFD, which has the same three-byte length.
+func wellFormed(s string) string {
+	if !strings.Contains(s, "\xed") {
+		return s
+	}
+	b := []byte(s)
+	for i := 0; i+2 < len(b); i++ {
+		if _, ok := surrogateAt(s, i); ok {
+			b[i], b[i+1], b[i+2] = 0xEF, 0xBF, 0xBD
+			i += 2
+		}
+	}
+	return string(b)
+}
+
+// textFragments splits the WTF-8 string s into pieces of at most n code
+// points, a lone surrogate counting as one (the /[\s\S]{1,64}/gu of dsh's
+// spill transcript). The empty string has no pieces.
+func textFragments(s string, n int) []string {
+	var out []string
+	count, start := 0, 0
+	for i := 0; i < len(s); {
+		if count == n {
+			out = append(out, s[start:i])
+			start, count = i, 0
+		}
+		size := 3
+		if _, ok := surrogateAt(s, i); !ok {
+			_, size = utf8.DecodeRuneInString(s[i:])
+		}
+		i += size
+		count++
+	}
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	return out
+}
+
+// Prefixes of the data object of §2.3.4, whose key order is the contract's.
+const (
+	keySessionID    = `{"sessionId":`
+	keyLabel        = `,"label":`
+	keyCwd          = `,"cwd":`
+	keySeq          = `,"capturedThroughSeq":`
+	keyConversation = `,"conversation":[`
+	keyRole         = `{"role":`
+	keyText         = `,"text":`
+)
+
+// appendSnapshot appends the JSON.stringify form of d (tag-safe when asked).
+func appendSnapshot(dst []byte, d snapshotData, tagSafe bool) []byte {
+	dst = append(dst, keySessionID...)
+	dst = appendJSText(dst, d.SessionID, tagSafe)
+	dst = append(dst, keyLabel...)
+	dst = appendJSText(dst, d.Label, tagSafe)
+	dst = append(dst, keyCwd...)
+	if d.Cwd == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = appendJSText(dst, *d.Cwd, tagSafe)
+	}
+	dst = append(dst, keySeq...)
+	if d.CapturedThroughSeq == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = strconv.AppendInt(dst, *d.CapturedThroughSeq, 10)
+	}
+	dst = append(dst, keyConversation...)
+	for i, t := range d.Conversation {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, keyRole...)
+		dst = appendJSText(dst, t.Role, tagSafe)
+		dst = append(dst, keyText...)
+		dst = appendJSText(dst, t.Text, tagSafe)
+		dst = append(dst, '}')
+	}
+	return append(dst, ']', '}')
+}
+
+// appendSnapshotList appends the tag-safe JSON array of data objects.
+func appendSnapshotList(dst []byte, list []snapshotData) []byte {
+	dst = append(dst, '[')
+	for i, d := range list {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendSnapshot(dst, d, true)
+	}
+	return append(dst, ']')
+}
+
+// snapshotHeadSize is the tag-safe size of d with an empty conversation.
+func snapshotHeadSize(d snapshotData) int {
+	d.Conversation = nil
+	return len(appendSnapshot(nil, d, true))
+}
+
+// turnSize is the tag-safe size of one {"role","text"} object.
+func turnSize(role, text string) int {
+	return len(keyRole) + jsTextLen(role, true) + len(keyText) + jsTextLen(text, true) + 1
+}
