@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,6 +15,10 @@ import (
 
 // sortTextWidth zero-pads ranks so "00010" sorts after "00002".
 const sortTextWidth = 5
+
+// searchSlack is how many file candidates beyond fileMaxResults are asked
+// for, to stand in for the ones that are never offered.
+const searchSlack = 8
 
 // Kinds of completion payload in an item's data.
 const (
@@ -66,17 +71,17 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 	}
 	insertRange := m.Range(lineStart+tok.Start, lineStart+tok.Cursor)
 	replaceRange := m.Range(lineStart+tok.Start, lineStart+tok.End)
-	// Clients filter on the text inside the edit range; the replace range
-	// covers the whole token, and the insert range its start up to the
-	// cursor, a prefix of it. filterText starts with the whole token so it
-	// starts with both.
-	covered := line[tok.Start:tok.End]
 	edit := func(newText string) any {
 		if caps.insertReplace {
 			return insertReplaceEdit{NewText: newText, Insert: insertRange, Replace: replaceRange}
 		}
 		return textEdit{Range: replaceRange, NewText: newText}
 	}
+	// Every answer depends on the query: clients must ask again on each
+	// keystroke instead of filtering this list themselves, or `@rate`
+	// would never reach what `@` did not list.
+	list.IsIncomplete = true
+	self := s.documentPath(req.doc.URI)
 	rank := 0
 	nextSort := func() string {
 		rank++
@@ -84,15 +89,12 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 	}
 
 	if sess := s.currentSessions(); sess != nil && !tok.Quoted && !strings.Contains(tok.Query, "/") {
-		cands, capped, err := sess.Candidates(sessionref.CandidateQuery{
+		cands, _, err := sess.Candidates(sessionref.CandidateQuery{
 			Query: tok.Query, TargetID: cfg.SessionID, TargetCwd: cfg.Cwd, Limit: cfg.CandidateLimit,
 		})
 		if err != nil {
 			return nil, err
 		}
-		// Incomplete while the first build (or a rescan) runs: asking again
-		// later gives more.
-		list.IsIncomplete = list.IsIncomplete || capped || !sessionsReady(sess) || sess.Status().Building
 		now := s.now()
 		for _, c := range cands {
 			data, _ := json.Marshal(completionData{Kind: dataKindSession, SessionID: c.SessionID})
@@ -100,7 +102,7 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 				Label:      c.DisplayTitle,
 				Kind:       completionKindReference,
 				SortText:   nextSort(),
-				FilterText: covered + " " + c.DisplayTitle + " " + c.SessionID,
+				FilterText: completion.FilterText(line, tok, c.DisplayTitle, c.SessionID),
 				TextEdit:   edit(c.Mention),
 				Data:       data,
 			}
@@ -123,15 +125,21 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 		return nil, ctx.Err()
 	}
 	if fh := s.files.Load(); fh != nil {
-		cands, capped, err := fh.f.Search(ctx, tok.Query, cfg.FileMaxResults)
+		// A few more than the limit, so that the document itself and
+		// editor temporary files, left out below, do not shorten the list.
+		cands, _, err := fh.f.Search(ctx, tok.Query, cfg.FileMaxResults+searchSlack)
 		if err != nil {
 			return nil, fmt.Errorf("searching workspace files for %q: %w", tok.Query, err)
 		}
-		list.IsIncomplete = list.IsIncomplete || capped || fh.building
+		offered := 0
 		for _, f := range cands {
-			if !completion.Offerable(f.Path) {
+			if offered == cfg.FileMaxResults && cfg.FileMaxResults > 0 {
+				break
+			}
+			if !completion.Offerable(f.Path) || f.Path == self || (f.Kind != FileKindDirectory && completion.EditorTemporary(f.Path)) {
 				continue
 			}
+			offered++
 			kind, ckind := completion.KindFile, completionKindFile
 			label := f.Path
 			if f.Kind == FileKindDirectory {
@@ -143,7 +151,7 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 				Label:      label,
 				Kind:       ckind,
 				SortText:   nextSort(),
-				FilterText: covered + " " + label,
+				FilterText: completion.FilterText(line, tok, label),
 				TextEdit:   edit(completion.InsertFile(f.Path, kind, tok.Quoted)),
 				Data:       data,
 			}
@@ -154,6 +162,22 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 		}
 	}
 	return list, nil
+}
+
+// documentPath is the workspace-relative slash path of the document at uri,
+// or "" when it is not a file inside the workspace: the document being
+// edited is never offered as a mention of itself.
+func (s *Server) documentPath(uri string) string {
+	root := s.workspace()
+	p := uriToPath(uri)
+	if root == "" || p == uri {
+		return ""
+	}
+	rel, err := filepath.Rel(root, p)
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		return ""
+	}
+	return filepath.ToSlash(rel)
 }
 
 // humanAge says how long ago createdAt (ms) was.

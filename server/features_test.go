@@ -3,6 +3,9 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -55,21 +58,23 @@ func TestCompletion(t *testing.T) {
 		name   string
 		line   string // with the cursor marker
 		token  string // the whole token the edit must span
+		symbol string // what Emacs takes for the symbol before point
 		caps   initOptions
 		labels []string // labels that must be offered
 		absent []string // labels that must not be offered
 	}{
-		{"emoji before at, utf-16", "😀 see @par‸", "@par", initOptions{}, []string{"Fix the parser", "src/parser.go"}, []string{"The current session"}},
-		{"emoji before at, utf-8", "😀 see @par‸", "@par", initOptions{utf8: true}, []string{"Fix the parser", "src/parser.go"}, nil},
-		{"CJK before at, insert/replace", "文件 @sr‸c/main", "@src/main", initOptions{insertReplace: true}, []string{"src/"}, nil},
-		{"directory listing", "@src/‸", "@src/", initOptions{}, []string{"src/main.go", "src/parser.go"}, []string{"Fix the parser"}},
-		{"quoted directory", `@"my d‸`, `@"my d`, initOptions{}, []string{"my docs/"}, nil},
-		{"emoji before quoted, utf-16", `😀 @"my d‸`, `@"my d`, initOptions{}, []string{"my docs/"}, nil},
-		{"emoji before quoted, utf-8", `😀 @"my d‸`, `@"my d`, initOptions{utf8: true}, []string{"my docs/"}, nil},
-		{"cursor inside the token, utf-16", "😀 see @pa‸r", "@par", initOptions{}, []string{"Fix the parser", "src/parser.go"}, nil},
-		{"cursor inside the token, utf-8, insert/replace", "😀 see @pa‸r", "@par", initOptions{utf8: true, insertReplace: true}, []string{"Fix the parser", "src/parser.go"}, nil},
-		{"hidden only when asked", "@.hi‸", "@.hi", initOptions{}, []string{".hidden/"}, nil},
-		{"descriptor label", "@direct‸", "@direct", initOptions{labelDetails: true}, []string{"Check direct child"}, nil},
+		{"emoji before at, utf-16", "😀 see @par‸", "@par", "par", initOptions{}, []string{"Fix the parser", "src/parser.go"}, []string{"The current session"}},
+		{"emoji before at, utf-8", "😀 see @par‸", "@par", "par", initOptions{utf8: true}, []string{"Fix the parser", "src/parser.go"}, nil},
+		{"CJK before at, insert/replace", "文件 @sr‸c/main", "@src/main", "sr", initOptions{insertReplace: true}, []string{"src/"}, nil},
+		{"directory listing", "@src/‸", "@src/", "src/", initOptions{}, []string{"src/main.go", "src/parser.go"}, []string{"Fix the parser"}},
+		{"quoted directory", `@"my d‸`, `@"my d`, "d", initOptions{}, []string{"my docs/"}, nil},
+		{"emoji before quoted, utf-16", `😀 @"my d‸`, `@"my d`, "d", initOptions{}, []string{"my docs/"}, nil},
+		{"emoji before quoted, utf-8", `😀 @"my d‸`, `@"my d`, "d", initOptions{utf8: true}, []string{"my docs/"}, nil},
+		{"cursor inside the token, utf-16", "😀 see @pa‸r", "@par", "pa", initOptions{}, []string{"Fix the parser", "src/parser.go"}, nil},
+		{"cursor inside the token, utf-8, insert/replace", "😀 see @pa‸r", "@par", "pa", initOptions{utf8: true, insertReplace: true}, []string{"Fix the parser", "src/parser.go"}, nil},
+		{"hidden only when asked", "@.hi‸", "@.hi", "hi", initOptions{}, []string{".hidden/"}, nil},
+		{"descriptor label", "@direct‸", "@direct", "direct", initOptions{labelDetails: true}, []string{"Check direct child"}, nil},
+		{"after a dot, no symbol", "@src/main.‸", "@src/main.", "", initOptions{}, []string{"src/main.go"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,14 +106,23 @@ func TestCompletion(t *testing.T) {
 				if tt.caps.insertReplace && (insert.End != pos || insert.Start != wantStart) {
 					t.Errorf("%q: insert range %+v, want %+v–%+v", it.Label, insert, wantStart, pos)
 				}
-				if !strings.HasPrefix(it.FilterText, typed) {
-					t.Errorf("%q: filterText %q does not start with the typed %q", it.Label, it.FilterText, typed)
+				// VS Code fuzzy-matches the text from the range start to
+				// the cursor against filterText: it must match at the same
+				// place, after the same text, in every item, so that all
+				// score alike and sortText keeps the server's order.
+				lead := strings.Index(it.FilterText, typed)
+				if lead < 0 || (lead > 0 && it.FilterText[lead-1] != ' ') {
+					t.Errorf("%q: filterText %q does not hold the typed %q at a word start", it.Label, it.FilterText, typed)
+				} else if i > 0 && it.FilterText[:lead] != list.Items[0].FilterText[:strings.Index(list.Items[0].FilterText, typed)] {
+					t.Errorf("%q: filterText %q does not start like %q's, %q", it.Label, it.FilterText, list.Items[0].Label, list.Items[0].FilterText)
 				}
-				// Clients filter on the text inside the edit's ranges.
-				for _, r := range []Range{insert, replace} {
-					if covered := textInRange(t, line, r, enc); !strings.HasPrefix(it.FilterText, covered) {
-						t.Errorf("%q: filterText %q does not start with %q, the text its range %+v covers", it.Label, it.FilterText, covered, r)
-					}
+				if covered := textInRange(t, line, insert, enc); tt.caps.insertReplace && covered != typed {
+					t.Errorf("%q: insert range covers %q, want the typed %q", it.Label, covered, typed)
+				}
+				// eglot 1.9 keeps an item only when filterText starts with
+				// the symbol before point; nvim-cmp matches its keyword there.
+				if !strings.HasPrefix(it.FilterText, tt.symbol) {
+					t.Errorf("%q: filterText %q does not start with %q, which eglot compares", it.Label, it.FilterText, tt.symbol)
 				}
 				if want := fmt.Sprintf("%05d", i+1); it.SortText != want {
 					t.Errorf("%q: sortText %q, want %q", it.Label, it.SortText, want)
@@ -188,36 +202,115 @@ func keys(m map[string]wireItem) []string {
 	return out
 }
 
-func TestCompletionIsIncompleteWhenCapped(t *testing.T) {
-	opts, _, ws := fakeOptions(t)
-	h := newHarness(t, opts)
-	h.initialize(initOptions{root: ws, settings: map[string]any{"candidateLimit": 2}})
-	// A query under the limit: complete once the indexes are built (while
-	// they build, every list is incomplete).
+// completeAt opens marked as uri and asks for completion at its cursor.
+func completeAt(t *testing.T, h *harness, uri, marked string) wireList {
+	t.Helper()
 	var list wireList
-	pos := h.open("file:///c.md", "@parser‸", EncodingUTF16)
+	pos := h.open(uri, marked, EncodingUTF16)
+	h.mustCall("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": pos}, &list)
+	return list
+}
+
+// waitReady waits (with a deadline) until the session index is built.
+func (h *harness) waitReady(t *testing.T) {
+	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		h.mustCall("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": "file:///c.md"}, "position": pos}, &list)
-		if !list.IsIncomplete || time.Now().After(deadline) {
-			break
+		var st statusResult
+		h.mustCall(MethodStatus, map[string]any{}, &st)
+		if !st.Building && st.SessionsIndexed > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("indexes not built within 10s: %+v", st)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if len(list.Items) == 0 || list.IsIncomplete {
-		t.Errorf("uncapped list: %d items, isIncomplete %v; want items and false", len(list.Items), list.IsIncomplete)
+}
+
+// labelsOf lists the labels of a completion list in order.
+func labelsOf(list wireList) []string {
+	out := make([]string, 0, len(list.Items))
+	for _, it := range list.Items {
+		out = append(out, it.Label)
 	}
-	// With the indexes built, a list cut at the limit is incomplete.
-	pos = h.open("file:///a.md", "@‸", EncodingUTF16)
-	h.mustCall("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": "file:///a.md"}, "position": pos}, &list)
+	return out
+}
+
+// TestCompletionNarrowsOnTheServer: every list is incomplete, so clients
+// ask again on each keystroke, and what `@` did not list (a session past
+// candidateLimit, a nested file past fileMaxResults) is reached by typing.
+func TestCompletionNarrowsOnTheServer(t *testing.T) {
+	opts, fake, ws := fakeOptions(t)
+	old := time.Now().Add(-30 * 24 * time.Hour).UnixMilli()
+	fake.entries = append(fake.entries, sessionref.Entry{ID: "s-rate", CreatedAt: old, Title: "Rate plan for the shop", HasTitle: true})
+	for _, f := range []string{"design notes/rate plan.md", "a1.md", "a2.md", "a3.md"} {
+		p := filepath.Join(ws, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := newHarness(t, opts)
+	h.initialize(initOptions{root: ws, settings: map[string]any{"candidateLimit": 2, "fileMaxResults": 3}})
+	// While the indexes build and after: always incomplete.
+	list := completeAt(t, h, "file:///c.md", "@‸")
 	if !list.IsIncomplete {
-		t.Error("capped list is not incomplete")
+		t.Error("completion at @ is not incomplete")
+	}
+	h.waitReady(t)
+	list = completeAt(t, h, "file:///c.md", "@‸")
+	if !list.IsIncomplete {
+		t.Error("completion at @ after the build is not incomplete")
+	}
+	for _, l := range labelsOf(list) {
+		if l == "Rate plan for the shop" || l == "design notes/rate plan.md" {
+			t.Fatalf("@ already lists %q (%v): the limits do not cut here, the test proves nothing", l, labelsOf(list))
+		}
+	}
+	list = completeAt(t, h, "file:///c.md", "@rate‸")
+	got := labelsOf(list)
+	if !list.IsIncomplete || !slices.Contains(got, "Rate plan for the shop") || !slices.Contains(got, "design notes/rate plan.md") {
+		t.Errorf("@rate: incomplete %v, items %v; want the session past the limit and the nested file", list.IsIncomplete, got)
 	}
 	// Not a trigger: an empty list, not null.
-	pos = h.open("file:///b.md", "mail a@b‸", EncodingUTF16)
+	pos := h.open("file:///b.md", "mail a@b‸", EncodingUTF16)
 	var raw json.RawMessage
 	h.mustCall("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": "file:///b.md"}, "position": pos}, &raw)
 	if !strings.Contains(string(raw), `"items":[]`) {
 		t.Errorf("no-trigger completion = %s, want an empty list", raw)
+	}
+}
+
+// TestCompletionLeavesOutDocumentAndTemporaryFiles: the document being
+// edited and the files editors keep beside it are never offered.
+func TestCompletionLeavesOutDocumentAndTemporaryFiles(t *testing.T) {
+	opts, _, ws := fakeOptions(t)
+	temporary := []string{"#prompt.md#", ".#prompt.md", ".prompt.md.swp", ".prompt.md.swo", "prompt.md~"}
+	for _, f := range append([]string{"prompt.md", "prompt notes.md"}, temporary...) {
+		if err := os.WriteFile(filepath.Join(ws, f), []byte(f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := newHarness(t, opts)
+	h.initialize(initOptions{root: ws})
+	h.waitReady(t)
+	uri := pathToURI(filepath.Join(ws, "prompt.md"))
+	for _, query := range []string{"@prompt‸", "@.prompt‸", "@.#‸", "@#‸", "@‸"} {
+		got := labelsOf(completeAt(t, h, uri, query))
+		for _, bad := range append([]string{"prompt.md"}, temporary...) {
+			if slices.Contains(got, bad) {
+				t.Errorf("%s offers %q: %v", query, bad, got)
+			}
+		}
+		if query == "@prompt‸" && !slices.Contains(got, "prompt notes.md") {
+			t.Errorf("%s lacks the other file prompt notes.md: %v", query, got)
+		}
+	}
+	// The same file is offered in another document.
+	if got := labelsOf(completeAt(t, h, pathToURI(filepath.Join(ws, "other.md")), "@prompt‸")); !slices.Contains(got, "prompt.md") {
+		t.Errorf("prompt.md is not offered in another document: %v", got)
 	}
 }
 

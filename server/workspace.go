@@ -274,17 +274,6 @@ func (s *Server) readySessions(ctx context.Context) (Sessions, error) {
 	}
 }
 
-// sessionsReady reports whether the current index finished its first
-// build, without waiting.
-func sessionsReady(sess Sessions) bool {
-	select {
-	case <-sess.Ready():
-		return true
-	default:
-		return false
-	}
-}
-
 // resolveRoot applies §1.1 through sessionref.
 func resolveRoot(flagValue string) (string, error) {
 	return sessionref.ResolveRoot(flagValue)
