@@ -25,7 +25,6 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/dsh-refls/dsh-refls/fileref"
@@ -358,15 +357,6 @@ func peakRSS() string {
 		}
 	}
 	return "unknown"
-}
-
-// cpuTime is the CPU time (user + system) this process has used so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // loadAvg reports /proc/loadavg, so that noisy numbers can be recognised.

@@ -1,0 +1,15 @@
+//go:build !unix
+
+package sessionref_test
+
+import (
+	"errors"
+	"os/exec"
+)
+
+// runAsUser cannot switch users here.
+func runAsUser(*exec.Cmd, uint32) bool { return false }
+
+// mkfifo: there are no named pipes in the file system here (Windows pipes
+// live under \\.\pipe\, never where a log is).
+func mkfifo(string) error { return errors.ErrUnsupported }
