@@ -224,6 +224,7 @@ func (ix *Index) restore(s *cachedSession) (*tracked, error) {
 	t := &tracked{dir: d, entry: s.Entry, file: s.File, skip: s.Skip, identityErr: s.IdentityErr, started: s.Started,
 		tailLen: s.TailLen, tailSum: s.TailSum}
 	t.entry.Path, t.entry.Encoding, t.entry.Generation = d.log.path, enc, gen
+	t.entry.Title, t.entry.DescriptorLabel = capLabel(t.entry.Title), capLabel(t.entry.DescriptorLabel)
 	if t.skip == "" {
 		if !t.started {
 			return nil, fmt.Errorf("listed entry in %s has no header", s.DirName)

@@ -360,6 +360,7 @@ func (ix *Index) readTracked(t *tracked) {
 		res, err = r.read(0, nil, scan)
 	}
 	t.scanner.finish(res.LastLine)
+	t.entry.Title, t.entry.DescriptorLabel = capLabel(t.entry.Title), capLabel(t.entry.DescriptorLabel)
 	t.tail, t.tailLen = res.Tail, 0
 	ix.bytesRead.Add(res.BytesRead)
 	ix.logsRead.Add(1)

@@ -6,12 +6,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
@@ -226,5 +228,85 @@ func TestBinaryCacheOnTheDisk(t *testing.T) {
 	}
 	if _, err := os.Lstat(stale); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the stale temporary cache file is still there: %v", err)
+	}
+}
+
+// TestBinaryHugeTitlesAreCapped serves a store with a 4 MiB title and a
+// 4 MiB display title: each `@` completion answer stays small, every label
+// is at most sessionref.MaxLabelBytes of valid UTF-8, and preparing a
+// mention the server offered carries the same label.
+func TestBinaryHugeTitlesAreCapped(t *testing.T) {
+	base := t.TempDir()
+	store := filepath.Join(base, "sessions")
+	ws := filepath.Join(base, "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	expected, err := dshgen.DemoStoreFor(store, ws, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge := "Huge " + strings.Repeat("ü", 2<<20)
+	for _, s := range []*dshgen.Session{
+		dshgen.NewSession("huge-title").Cwd(ws).Turn(func(tr *dshgen.Turn) { tr.UserText("q"); tr.Title(huge, "user") }),
+		dshgen.NewSession("huge-label").Cwd(ws).DescriptorVersion(2, huge),
+	} {
+		if _, err := s.Save(store, dshgen.Raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := startWire(t, "--sessions-root", store, "--watch", "poll")
+	p.initialize(ws, expected[0].ID)
+	uri := "file://" + ws + "/msg.md"
+	p.send(map[string]any{"method": "textDocument/didOpen", "params": map[string]any{"textDocument": map[string]any{
+		"uri": uri, "languageId": "markdown", "version": 1, "text": "@"}}})
+	for i := range 3 {
+		start := time.Now()
+		p.send(map[string]any{"id": i, "method": "textDocument/completion", "params": map[string]any{
+			"textDocument": map[string]any{"uri": uri}, "position": map[string]any{"line": 0, "character": 1}}})
+		a := p.expectResult("completion", fmt.Sprint(i))
+		if !strings.Contains(string(a.Result), "Huge üü") {
+			t.Fatalf("completion does not offer the huge-title sessions: %.300s", a.Result)
+		}
+		if len(a.Result) > 256<<10 {
+			t.Errorf("completion answer of %d bytes", len(a.Result))
+		}
+		t.Logf("completion %d: %d bytes in %v", i, len(a.Result), time.Since(start))
+	}
+	p.send(map[string]any{"id": "c", "method": "dsh/candidates", "params": map[string]any{"query": "huge ü"}})
+	a := p.expectResult("candidates", `"c"`)
+	var cands []sessionref.Candidate
+	if err := json.Unmarshal(a.Result, &cands); err != nil {
+		t.Fatal(err)
+	}
+	if len(cands) != 2 {
+		t.Fatalf("%d candidates for the huge titles, want 2", len(cands))
+	}
+	for _, c := range cands {
+		for _, l := range []string{c.Label, c.DisplayTitle} {
+			if len(l) > sessionref.MaxLabelBytes || !utf8.ValidString(l) {
+				t.Errorf("%s: label of %d bytes (valid UTF-8: %v)", c.SessionID, len(l), utf8.ValidString(l))
+			}
+		}
+		p.send(map[string]any{"id": "prep", "method": "dsh/prepare", "params": map[string]any{"text": "see " + c.Mention}})
+		a := p.expectResult("prepare", `"prep"`)
+		var res struct {
+			References []struct {
+				SessionID string `json:"sessionId"`
+				Label     string `json:"label"`
+			} `json:"references"`
+		}
+		if err := json.Unmarshal(a.Result, &res); err != nil {
+			t.Fatal(err)
+		}
+		if len(res.References) != 1 || res.References[0].Label != c.DisplayTitle {
+			t.Errorf("%s: prepared references %+v, want the offered label (%d bytes)", c.SessionID, res.References, len(c.DisplayTitle))
+		}
+	}
+	p.send(map[string]any{"id": "down", "method": "shutdown"})
+	p.expectResult("shutdown", `"down"`)
+	p.send(map[string]any{"method": "exit"})
+	if _, code := p.finish(); code != 0 {
+		t.Errorf("exit code %d\nstderr:\n%s", code, p.stderr.String())
 	}
 }

@@ -1,0 +1,62 @@
+package sessionref
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestCapLabel(t *testing.T) {
+	cases := []struct {
+		name, in string
+		want     int // bytes of the result
+	}{
+		{"short", "Refactor config loader", 22},
+		{"exactly the cap", strings.Repeat("a", MaxLabelBytes), MaxLabelBytes},
+		{"one byte over", strings.Repeat("a", MaxLabelBytes+1), MaxLabelBytes},
+		// 1021 bytes of prefix room: 340 three-byte runes fill 1020, the
+		// 341st would cross it.
+		{"three-byte runes", strings.Repeat("€", 2000), 340*3 + len(labelEllipsis)},
+		// An ASCII byte shifts the boundary so a four-byte rune straddles it.
+		{"four-byte runes", "x" + strings.Repeat("😀", 1000), 1 + 255*4 + len(labelEllipsis)},
+	}
+	for _, c := range cases {
+		got := capLabel(c.in)
+		if len(got) != c.want || !utf8.ValidString(got) {
+			t.Errorf("%s: %d bytes (valid UTF-8: %v), want %d", c.name, len(got), utf8.ValidString(got), c.want)
+		}
+		if len(c.in) > MaxLabelBytes {
+			if !strings.HasSuffix(got, labelEllipsis) || !strings.HasPrefix(c.in, strings.TrimSuffix(got, labelEllipsis)) {
+				t.Errorf("%s: %q is not a prefix of the input and the ellipsis", c.name, got[len(got)-10:])
+			}
+		} else if got != c.in {
+			t.Errorf("%s: changed a label within the cap", c.name)
+		}
+	}
+}
+
+// TestHugeTitlesAreCappedInTheIndex writes a 4 MiB title and a 4 MiB
+// display title: the index, its queries and its cache keep the capped
+// forms, and a query for text beyond the cap finds nothing.
+func TestHugeTitlesAreCappedInTheIndex(t *testing.T) {
+	s := newTestStore(t)
+	huge := "start " + strings.Repeat("é", 2<<20) + " farend"
+	label := huge
+	s.simple("huge-title", "/work/h", fixtureTime, titleEvent(0, huge), descriptorEvent(1, 2, &label))
+	ix := s.index()
+	e, ok := ix.Snapshot().Locate("huge-title")
+	if !ok {
+		t.Fatal("not listed")
+	}
+	for name, v := range map[string]string{"title": e.Title, "display title": e.DisplayTitle()} {
+		if len(v) > MaxLabelBytes || !strings.HasPrefix(v, "start éé") || !strings.HasSuffix(v, labelEllipsis) {
+			t.Errorf("%s: %d bytes, want at most %d ending in the ellipsis", name, len(v), MaxLabelBytes)
+		}
+	}
+	if got, _, err := ix.Snapshot().Candidates(CandidateQuery{Query: "start é", Limit: 5}); err != nil || len(got) != 1 {
+		t.Errorf("a query within the cap found %d (%v)", len(got), err)
+	}
+	if got, _, err := ix.Snapshot().Candidates(CandidateQuery{Query: "farend", Limit: 5}); err != nil || len(got) != 0 {
+		t.Errorf("a query beyond the cap found %d (%v)", len(got), err)
+	}
+}
