@@ -259,7 +259,7 @@ func TestErrorReadFailed(t *testing.T) {
 }
 
 func TestErrorReadFailedNewerVersion(t *testing.T) {
-	for _, version := range []int{4, 5} {
+	for _, version := range []int{5, 6} {
 		for _, enc := range bothEncodings {
 			t.Run(string(enc), func(t *testing.T) {
 				s := newTestStore(t)

@@ -1,7 +1,6 @@
 package sessionref
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -101,7 +100,10 @@ type surfaceOp struct {
 	start, end int64
 }
 
-func parseSurfaceOp(raw json.RawMessage) (surfaceOp, error) {
+// parseSurfaceOp decodes a surfaceOp. Up to v3 replace names its range
+// with start/end or startSeq/endSeq; v4 accepts only
+// {"op":"replace","startSeq":S,"endSeq":E} (SPEC §1.7).
+func parseSurfaceOp(raw json.RawMessage, v4 bool) (surfaceOp, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return surfaceOp{}, nil // legacy events without surfaceOp append
 	}
@@ -111,6 +113,9 @@ func parseSurfaceOp(raw json.RawMessage) (surfaceOp, error) {
 			return surfaceOp{}, nil
 		}
 		return surfaceOp{}, fmt.Errorf("unknown surfaceOp %q", s)
+	}
+	if v4 {
+		return parseV4Replace(raw)
 	}
 	var o struct {
 		Op       string `json:"op"`
@@ -139,6 +144,23 @@ func parseSurfaceOp(raw json.RawMessage) (surfaceOp, error) {
 	return surfaceOp{replace: true, start: *start, end: *end}, nil
 }
 
+// parseV4Replace decodes the one object form of a v4 surfaceOp: exactly
+// the keys op ("replace"), startSeq and endSeq.
+func parseV4Replace(raw json.RawMessage) (surfaceOp, error) {
+	var o map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return surfaceOp{}, fmt.Errorf("surfaceOp: %w", err)
+	}
+	var op string
+	var start, end int64
+	errStart := json.Unmarshal(o["startSeq"], &start)
+	errEnd := json.Unmarshal(o["endSeq"], &end)
+	if len(o) != 3 || json.Unmarshal(o["op"], &op) != nil || op != "replace" || errStart != nil || errEnd != nil {
+		return surfaceOp{}, fmt.Errorf(`format v4 surfaceOp %s is neither "append" nor {"op":"replace","startSeq":S,"endSeq":E}`, raw)
+	}
+	return surfaceOp{replace: true, start: start, end: end}, nil
+}
+
 type messageSource struct {
 	Kind   string `json:"kind"`
 	Plugin string `json:"plugin"`
@@ -154,11 +176,13 @@ type messageData struct {
 	Message *messageBody `json:"message"`
 }
 
-// projectEvent turns one surface event into a surface item (§2.3.3).
-func projectEvent(e *envelope, seq int64) (surfaceItem, error) {
+// projectEvent turns one surface event into a surface item (§2.3.3; for
+// v4 SPEC §1.7: user messages whose source kind is exactly "user" or
+// "compact-checkpoint", and assistant text).
+func projectEvent(e *envelope, seq int64, v4 bool) (surfaceItem, error) {
 	item := surfaceItem{seq: seq}
 	switch e.Type {
-	case typeToolResult, typeSystemMessage:
+	case typeToolResult, typeSystemMessage, typeDeveloperMessage:
 		return item, nil
 	}
 	var d messageData
@@ -180,13 +204,16 @@ func projectEvent(e *envelope, seq int64) (surfaceItem, error) {
 	}
 	item.role = RoleUser
 	kind, plugin := sourceUser, ""
+	if v4 {
+		kind = "" // v4 keeps only messages that say they are the user's
+	}
 	if body.Source != nil {
 		kind, plugin = body.Source.Kind, body.Source.Plugin
 	}
 	switch {
 	case kind == sourceUser:
 		item.keep = true
-	case kind == sourcePlugin && plugin == pluginCompact, kind == sourceCompactCheckpoint:
+	case kind == sourceCompactCheckpoint, !v4 && kind == sourcePlugin && plugin == pluginCompact:
 		item.keep, item.checkpoint = true, true
 	}
 	return item, nil
@@ -252,91 +279,4 @@ func (s *surface) position(seq int64) int {
 		}
 	}
 	return -1
-}
-
-// sessionLog is what preparation needs from one log.
-type sessionLog struct {
-	header  Header
-	surface surface
-	// lastSeq is the seq of the last event, -1 for a log without events.
-	lastSeq int64
-	// skippedLines counts unparsable lines; none may be followed by a
-	// turn/end, which would make the log corrupt.
-	skippedLines int
-}
-
-// readSessionLog reads a whole log for preparation.
-func readSessionLog(ctx context.Context, path string, enc Encoding, frames *frameDecoder) (*sessionLog, error) {
-	log := &sessionLog{lastSeq: -1}
-	lineNo := 0
-	badLine := 0 // first unparsable line not yet followed by a turn/end
-	var badReason string
-	r := lineReader{path: path, encoding: enc, frames: frames}
-	_, err := r.read(0, nil, func(line []byte) error {
-		lineNo++
-		if lineNo%cancelCheckLines == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		if lineNo == 1 {
-			h, err := parseHeader(line)
-			if err != nil {
-				return &CorruptError{Path: path, Line: 1, Reason: err.Error()}
-			}
-			if h.Version > MaxReadableVersion {
-				return &newerVersionError{version: h.Version}
-			}
-			log.header = h
-			return nil
-		}
-		var e envelope
-		if err := json.Unmarshal(line, &e); err != nil || e.Type == "" {
-			log.skippedLines++
-			if badLine == 0 {
-				badLine = lineNo
-				badReason = "not an event object"
-				if err != nil {
-					badReason = err.Error()
-				}
-			}
-			return nil
-		}
-		if e.Type == typeTurnEnd && badLine != 0 {
-			return &CorruptError{Path: path, Line: badLine, Reason: fmt.Sprintf("unparsable (%s) and a later turn/end (line %d) follows it", badReason, lineNo)}
-		}
-		seq, hasSeq := e.lastSeq()
-		if hasSeq {
-			log.lastSeq = seq
-		}
-		if !isSurfaceType(e.Type) {
-			return nil
-		}
-		item, err := projectEvent(&e, seq)
-		if err != nil {
-			return &CorruptError{Path: path, Line: lineNo, Reason: err.Error()}
-		}
-		op, err := parseSurfaceOp(e.SurfaceOp)
-		if err == nil {
-			err = log.surface.apply(item, op)
-		}
-		if err != nil {
-			return &CorruptError{Path: path, Line: lineNo, Reason: err.Error()}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if lineNo == 0 {
-		return nil, &CorruptError{Path: path, Reason: "log has no complete header line"}
-	}
-	return log, nil
-}
-
-// newerVersionError reports a log written by a newer dsh.
-type newerVersionError struct{ version int }
-
-func (e *newerVersionError) Error() string {
-	return fmt.Sprintf("log format version %d was written by a newer dsh; this dsh-refls reads versions 0 to %d", e.version, MaxReadableVersion)
 }

@@ -10,7 +10,7 @@ import (
 
 // MaxReadableVersion is the newest log format version this package reads
 // for preparation. Newer logs are listed from their header and title only.
-const MaxReadableVersion = 3
+const MaxReadableVersion = 4
 
 // Header is line 1 of a session log (§1.3).
 type Header struct {
@@ -23,6 +23,10 @@ type Header struct {
 	Origin          string
 	DelegationDepth int
 	AgentPreset     string
+	// HasDelegationDepth and HasIsSeeded say whether the keys were present:
+	// format v4 requires both (SPEC §1.7).
+	HasDelegationDepth bool
+	HasIsSeeded        bool
 }
 
 type rawHeader struct {
@@ -36,6 +40,7 @@ type rawHeader struct {
 	DelegationDepth *json.Number     `json:"delegationDepth"`
 	AgentPreset     *string          `json:"agentPreset"`
 	SeedLength      *json.RawMessage `json:"seedLength"`
+	IsSeeded        *bool            `json:"isSeeded"`
 }
 
 // parseHeader decodes and validates a header line.
@@ -71,6 +76,7 @@ func parseHeader(line []byte) (Header, error) {
 	h.CreatedAt = int64(created)
 	// Recorded logs sometimes lack delegationDepth; it reads as 0.
 	if raw.DelegationDepth != nil {
+		h.HasDelegationDepth = true
 		if h.DelegationDepth, err = nonNegativeInt(*raw.DelegationDepth, "delegationDepth"); err != nil {
 			return Header{}, err
 		}
@@ -87,7 +93,38 @@ func parseHeader(line []byte) (Header, error) {
 	if raw.AgentPreset != nil {
 		h.AgentPreset = *raw.AgentPreset
 	}
+	h.HasIsSeeded = raw.IsSeeded != nil
 	return h, nil
+}
+
+// checkReadable refuses, for preparation, a header this package lists but
+// does not read: a newer format version, or a v4 header without the keys
+// v4 requires.
+func (h Header) checkReadable() error {
+	if h.Version > MaxReadableVersion {
+		return &newerVersionError{version: h.Version}
+	}
+	if h.Version == 4 && !h.HasIsSeeded {
+		return errors.New("format v4 header lacks the required key isSeeded (a boolean)")
+	}
+	if h.Version == 4 && !h.HasDelegationDepth {
+		return errors.New("format v4 header lacks the required key delegationDepth")
+	}
+	return nil
+}
+
+// headerVersion reads only the version of a header line that does not
+// parse as a whole: dsh checks the version first, so a newer log is
+// reported as newer, never as corrupt.
+func headerVersion(line []byte) (int, bool) {
+	var v struct {
+		Version *json.Number `json:"version"`
+	}
+	if json.Unmarshal(line, &v) != nil || v.Version == nil {
+		return 0, false
+	}
+	n, err := nonNegativeInt(*v.Version, "version")
+	return n, err == nil
 }
 
 func nonNegativeInt(n json.Number, field string) (int, error) {

@@ -44,6 +44,9 @@ func headerLine(h headerSpec) string {
 	if h.HasCwd {
 		m["cwd"] = h.Cwd
 	}
+	if h.Version >= 4 {
+		m["isSeeded"] = false // required from v4 on (§1.7)
+	}
 	b, err := json.Marshal(m)
 	if err != nil {
 		panic(err)

@@ -10,15 +10,25 @@ import (
 	"sync"
 )
 
-// rawReadBuffer is the read buffer for raw logs: large enough that most
-// lines are handed out without copying, small enough to keep many logs
-// open in parallel.
-const rawReadBuffer = 256 << 10
+// readBufferSize is the read buffer for logs: large enough that most lines
+// are handed out without copying, small enough to keep many logs open in
+// parallel.
+const readBufferSize = 256 << 10
 
-// rawReaders recycles read buffers: a cold build opens thousands of logs, and
-// allocating (and zeroing) a fresh buffer for each cost more than reading
-// small logs. A sync.Pool holds no state anyone can observe.
-var rawReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, rawReadBuffer) }}
+// readBuffers recycles read buffers: a cold build opens thousands of logs,
+// and allocating (and zeroing) a fresh buffer for each cost more than
+// reading small logs. A sync.Pool holds no state anyone can observe.
+var readBuffers = sync.Pool{New: func() any { b := make([]byte, readBufferSize); return &b }}
+
+// frameReaders recycles the buffered readers zstd logs are walked with.
+var frameReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufferSize) }}
+
+// maxLineBytes caps one log line (SPEC §1.2 lets a reader skip an
+// over-long line with a reason): a longer line is skipped without being
+// held, so reading a log never needs more memory than this, whatever a
+// zstd frame decompresses to or however long a run without a newline is.
+// dsh writes a 64 MB message as one line of a little more than 64 MiB.
+const maxLineBytes = 96 << 20
 
 // CorruptError reports a log whose complete content cannot be trusted: a
 // checksum failure in a complete zstd frame, a malformed frame, or an
@@ -57,6 +67,21 @@ type lineReader struct {
 	// checksum, reporting the first failure at the end: the title index keeps
 	// what later frames say, while preparation refuses the log.
 	skipCorruptFrames bool
+	// onTorn, when set, is called before the lines of the decodable prefix
+	// of a torn last zstd frame are delivered (SPEC §1.7: they count).
+	onTorn func()
+	// onOverlong, when set, is told the length of each line longer than the
+	// line cap; the line itself is skipped.
+	onOverlong func(n int64) error
+	// maxLine overrides maxLineBytes (tests); 0 means maxLineBytes.
+	maxLine int64
+}
+
+func (r lineReader) lineCap() int64 {
+	if r.maxLine > 0 {
+		return r.maxLine
+	}
+	return maxLineBytes
 }
 
 // readResult says how far a read got.
@@ -94,15 +119,14 @@ func (r lineReader) read(offset int64, tail []byte, fn func(line []byte) error) 
 			return readResult{Offset: offset}, fmt.Errorf("seeking log to %d: %w", offset, err)
 		}
 	}
+	sp := &lineSplitter{fn: fn, overlong: r.onOverlong, max: r.lineCap()}
 	var res readResult
 	if r.encoding == EncodingZstd {
-		res, err = r.readFrames(f, offset, fn)
+		res, err = r.readFrames(f, offset, sp)
 	} else {
-		res, err = r.readRaw(f, offset, fn)
+		res, err = r.readRaw(f, offset, sp)
 	}
-	if r.encoding == EncodingRaw && res.Offset > offset {
-		res.LastLine = lastLineBefore(f, offset, res.Offset)
-	}
+	res.LastLine = sp.last
 	if res.Offset > 0 {
 		n := min(resumeTailLen, res.Offset)
 		buf := make([]byte, n)
@@ -113,112 +137,28 @@ func (r lineReader) read(offset int64, tail []byte, fn func(line []byte) error) 
 	return res, err
 }
 
-// lastLineBefore reads back the complete line that ends (with its newline)
-// at end, not looking before start. Reading it again costs one small read,
-// where keeping a copy of every line in case it is the last cost a copy of
-// the whole log.
-func lastLineBefore(f *os.File, start, end int64) []byte {
-	for chunk := int64(4096); ; chunk *= 4 {
-		from := max(start, end-1-chunk)
-		buf := make([]byte, end-1-from)
-		if _, err := f.ReadAt(buf, from); err != nil {
-			return nil
-		}
-		if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
-			return buf[i+1:]
-		}
-		if from == start {
-			return buf
-		}
-	}
-}
-
-func (r lineReader) readRaw(f *os.File, offset int64, fn func([]byte) error) (readResult, error) {
+func (r lineReader) readRaw(f *os.File, offset int64, sp *lineSplitter) (readResult, error) {
 	res := readResult{Offset: offset}
-	br := rawReaders.Get().(*bufio.Reader)
-	br.Reset(f)
-	defer func() {
-		br.Reset(nil)
-		rawReaders.Put(br)
-	}()
-	var long []byte // accumulates a line longer than the buffer
+	bufp := readBuffers.Get().(*[]byte)
+	defer readBuffers.Put(bufp)
+	buf := *bufp
 	for {
-		chunk, err := br.ReadSlice('\n')
-		res.BytesRead += int64(len(chunk))
-		switch {
-		case err == nil:
-			line := chunk
-			if long != nil {
-				long = append(long, chunk...)
-				line = long
+		n, err := f.Read(buf)
+		if n > 0 {
+			res.BytesRead += int64(n)
+			if _, werr := sp.Write(buf[:n]); werr != nil {
+				res.Offset = offset + sp.complete
+				return res, werr
 			}
-			res.Offset += int64(len(line))
-			if ferr := fn(line[:len(line)-1]); ferr != nil {
-				return res, ferr
-			}
-			long = nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			long = append(long, chunk...)
-		case errors.Is(err, io.EOF):
-			// Whatever is left is a torn tail: not yet written.
+		}
+		if errors.Is(err, io.EOF) {
+			// Whatever is left after the last newline is a torn tail: not yet written.
+			res.Offset = offset + sp.complete
 			return res, nil
-		default:
+		}
+		if err != nil {
+			res.Offset = offset + sp.complete
 			return res, fmt.Errorf("reading log: %w", err)
 		}
 	}
-}
-
-func (r lineReader) readFrames(f *os.File, offset int64, fn func([]byte) error) (readResult, error) {
-	res := readResult{Offset: offset}
-	data, err := io.ReadAll(f)
-	res.BytesRead = int64(len(data))
-	if err != nil {
-		return res, fmt.Errorf("reading log: %w", err)
-	}
-	var decoded []byte
-	var firstCorrupt *CorruptError
-	for len(data) > 0 {
-		n, skippable, err := nextFrame(data)
-		if errors.Is(err, errFrameIncomplete) {
-			break // torn tail: the frame is still being written
-		}
-		if err != nil {
-			return res, &CorruptError{Path: r.path, Offset: res.Offset, Reason: err.Error()}
-		}
-		if !skippable {
-			decoded, err = r.frames.decode(data[:n], decoded[:0])
-			var bad *CorruptError
-			switch {
-			case err != nil:
-				bad = &CorruptError{Path: r.path, Offset: res.Offset, Reason: "zstd frame: " + err.Error()}
-			case len(decoded) > 0 && decoded[len(decoded)-1] != '\n':
-				bad = &CorruptError{Path: r.path, Offset: res.Offset, Reason: "zstd frame does not end with a complete line"}
-			}
-			if bad != nil {
-				if !r.skipCorruptFrames {
-					return res, bad
-				}
-				if firstCorrupt == nil {
-					firstCorrupt = bad
-				}
-				decoded = decoded[:0]
-			}
-			for rest := decoded; len(rest) > 0; {
-				i := bytes.IndexByte(rest, '\n')
-				if ferr := fn(rest[:i]); ferr != nil {
-					return res, ferr
-				}
-				if i == len(rest)-1 { // the frame's last line: the newest so far
-					res.LastLine = append(res.LastLine[:0], rest[:i]...)
-				}
-				rest = rest[i+1:]
-			}
-		}
-		data = data[n:]
-		res.Offset += int64(n)
-	}
-	if firstCorrupt != nil {
-		return res, firstCorrupt
-	}
-	return res, nil
 }

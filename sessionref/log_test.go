@@ -69,25 +69,37 @@ func TestReadLogTornTail(t *testing.T) {
 	}
 }
 
+// TestReadLogUnparsableLines pins where the readable prefix ends, as dsh
+// 0.1.1's reader decides (packages/session/session-persistence-jsonl/src/
+// format.ts, SessionLogScanner.consumeEventLine; issue 16 items 1–2): at
+// the first unparsable line or seq gap/duplicate of a raw log, later lines
+// unread and a later turn/end corruption; inside a complete zstd frame any
+// such line is corruption.
 func TestReadLogUnparsableLines(t *testing.T) {
 	const bad = `{"type":"user/message","seq":2,"data":{` // complete line, broken JSON
 	tests := []struct {
 		name    string
 		events  []string
-		corrupt bool
+		corrupt bool // in both encodings
 		lastSeq int64
+		skipped int
+		turns   int
 	}{
-		{"last line", []string{userMsg(0, "a"), turnEnd(1), bad}, false, 1},
-		{"followed by a message only", []string{userMsg(0, "a"), bad, assistantMsg(3, "b")}, false, 3},
-		{"not an object", []string{userMsg(0, "a"), `42`, assistantMsg(2, "b")}, false, 2},
-		{"followed by turn/end", []string{userMsg(0, "a"), bad, assistantMsg(3, "b"), turnEnd(4)}, true, 0},
-		{"typeless object then turn/end", []string{userMsg(0, "a"), `{"seq":1}`, turnEnd(2)}, true, 0},
+		{"last line", []string{userMsg(0, "a"), turnEnd(1), bad}, false, 1, 1, 1},
+		{"garbage mid, no end", []string{userMsg(0, "a"), bad, assistantMsg(2, "b")}, false, 0, 2, 1},
+		{"not an object", []string{userMsg(0, "a"), `42`, assistantMsg(2, "b")}, false, 0, 2, 1},
+		{"seq gap, no end", []string{userMsg(0, "a"), assistantMsg(2, "b"), userMsg(3, "c")}, false, 0, 2, 1},
+		{"seq duplicate", []string{userMsg(0, "a"), assistantMsg(0, "b")}, false, 0, 1, 1},
+		{"followed by turn/end", []string{userMsg(0, "a"), bad, assistantMsg(3, "b"), turnEnd(4)}, true, 0, 0, 0},
+		{"typeless object then turn/end", []string{userMsg(0, "a"), `{"seq":1}`, turnEnd(2)}, true, 0, 0, 0},
+		{"seq gap then turn/end", []string{userMsg(0, "a"), assistantMsg(2, "b"), turnEnd(3)}, true, 0, 0, 0},
+		{"turn/end with a seq gap", []string{userMsg(0, "a"), turnEnd(2)}, true, 0, 0, 0},
 	}
 	for _, tt := range tests {
 		for _, enc := range bothEncodings {
 			t.Run(tt.name+"/"+string(enc), func(t *testing.T) {
 				log, err := readTestLog(t, enc, encodeLog(enc, v0Header, [][]string{tt.events}))
-				if tt.corrupt {
+				if tt.corrupt || enc == EncodingZstd {
 					var ce *CorruptError
 					if !errors.As(err, &ce) {
 						t.Fatalf("err = %v, want a *CorruptError", err)
@@ -97,11 +109,47 @@ func TestReadLogUnparsableLines(t *testing.T) {
 				if err != nil {
 					t.Fatalf("readable log refused: %v", err)
 				}
-				if log.lastSeq != tt.lastSeq || log.skippedLines != 1 {
-					t.Errorf("last seq %d skipped %d, want %d and 1", log.lastSeq, log.skippedLines, tt.lastSeq)
+				if log.lastSeq != tt.lastSeq || log.skippedLines != tt.skipped || len(turnsOf(log)) != tt.turns {
+					t.Errorf("last seq %d skipped %d turns %d, want %d, %d and %d", log.lastSeq, log.skippedLines, len(turnsOf(log)), tt.lastSeq, tt.skipped, tt.turns)
 				}
 			})
 		}
+	}
+}
+
+// TestReadLogDamageInTornZstdFrame: in the decodable prefix of a torn last
+// frame, damage ends the readable prefix as in a raw log; a turn/end after
+// it is corruption.
+func TestReadLogDamageInTornZstdFrame(t *testing.T) {
+	const bad = `{"type":"user/message","seq":2,"data":{`
+	filler := incompressible(300 << 10) // more than two blocks, so the frame's start decodes
+	for _, tt := range []struct {
+		name    string
+		torn    []string
+		corrupt bool
+	}{
+		{"damage only", []string{bad, userMsg(3, filler), userMsg(4, filler)}, false},
+		{"damage then turn/end", []string{bad, turnEnd(3), userMsg(4, filler), userMsg(5, filler)}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			data, _ := zstdLog(v0Header, [][]string{{userMsg(0, "a"), turnEnd(1)}})
+			frame := zstdFrame(tt.torn)
+			data = append(data, frame[:len(frame)-1000]...)
+			log, err := readTestLog(t, EncodingZstd, data)
+			if tt.corrupt {
+				var ce *CorruptError
+				if !errors.As(err, &ce) {
+					t.Fatalf("err = %v, want a *CorruptError", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("torn frame with damage refused: %v", err)
+			}
+			if log.lastSeq != 1 || log.skippedLines < 2 {
+				t.Errorf("last seq %d skipped %d, want 1 and at least 2", log.lastSeq, log.skippedLines)
+			}
+		})
 	}
 }
 
@@ -204,9 +252,9 @@ func TestReadLogSurfaceFolding(t *testing.T) {
 		{"replace a range", v0Header, []string{u(0, "one", opAppend), a(1, "two", opAppend), u(2, "three", opAppend),
 			u(3, "summary", opReplace(0, 1))}, []string{"summary", "three"}},
 		{"replace by position, not numeric order", v0Header, []string{u(0, "one", opAppend), a(1, "two", opAppend), u(2, "three", opAppend),
-			u(10, "first replacement", opReplace(0, 0)),
-			// The surface is now [10, 1, 2]: the range 10..1 runs forward by position.
-			u(11, "second replacement", opReplace(10, 1))}, []string{"second replacement", "three"}},
+			u(3, "first replacement", opReplace(0, 0)),
+			// The surface is now [3, 1, 2]: the range 3..1 runs forward by position.
+			u(4, "second replacement", opReplace(3, 1))}, []string{"second replacement", "three"}},
 		{"replacement replaced again", v0Header, []string{u(0, "one", opAppend), u(1, "r1", opReplace(0, 0)), u(2, "r2", opReplace(1, 1)), a(3, "tail", opAppend)},
 			[]string{"r2", "tail"}},
 		{"v3 startSeq/endSeq", v3Header, []string{u(0, "one", opAppend), a(1, "two", opAppend), a(2, "three", opAppend),
@@ -297,7 +345,11 @@ func TestReadLogHeaderErrors(t *testing.T) {
 		{"negative createdAt", `{"type":"session","version":0,"id":"s","createdAt":-1}` + "\n", false, false},
 		{"missing delegationDepth is 0", `{"type":"session","version":0,"id":"s","createdAt":1}` + "\n", false, true},
 		{"version 3", `{"type":"session","version":3,"id":"s","createdAt":1}` + "\n", false, true},
-		{"version 4", `{"type":"session","version":4,"id":"s","createdAt":1}` + "\n", true, false},
+		{"version 4 without isSeeded", `{"type":"session","version":4,"id":"s","createdAt":1,"delegationDepth":0}` + "\n", false, false},
+		{"version 4 without delegationDepth", `{"type":"session","version":4,"id":"s","createdAt":1,"isSeeded":false}` + "\n", false, false},
+		{"version 4", `{"type":"session","version":4,"id":"s","createdAt":1,"isSeeded":false,"delegationDepth":0}` + "\n", false, true},
+		{"version 5", `{"type":"session","version":5,"id":"s","createdAt":1}` + "\n", true, false},
+		{"version 5 with a header v4 would refuse", `{"type":"session","version":5,"id":7}` + "\n", true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -314,4 +366,17 @@ func TestReadLogHeaderErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// incompressible is n letters zstd cannot shrink much, the same every run.
+func incompressible(n int) string {
+	b := make([]byte, n)
+	x := uint32(2463534242)
+	for i := range b {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		b[i] = 'a' + byte(x%26)
+	}
+	return string(b)
 }

@@ -99,6 +99,11 @@ func readSource(ctx context.Context, loc Locator, ref Reference, frames *frameDe
 			return &Error{Code: CodeReadFailed, SessionID: ref.SessionID, Err: err,
 				Message: fmt.Sprintf("session %s was written by a newer dsh and cannot be recalled", ref.SessionID)}
 		}
+		var refused *refusalError
+		if errors.As(err, &refused) {
+			return &Error{Code: CodeReadFailed, SessionID: ref.SessionID, Err: err,
+				Message: fmt.Sprintf("session %s cannot be recalled: dsh refuses its log (%s)", ref.SessionID, refused.rule)}
+		}
 		if ctx.Err() != nil {
 			return cancelled(ctx)
 		}
@@ -130,8 +135,7 @@ func readSource(ctx context.Context, loc Locator, ref Reference, frames *frameDe
 		cwd := log.header.Cwd
 		data.Cwd = &cwd
 	}
-	if log.lastSeq >= 0 {
-		seq := log.lastSeq
+	if seq := log.capturedThroughSeq(); seq >= 0 {
 		data.CapturedThroughSeq = &seq
 	}
 	return data, log.header.Version, project(log.surface.items), nil

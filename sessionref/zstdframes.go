@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -114,6 +115,8 @@ type frameDecoder struct {
 	once        sync.Once
 	dec         *zstd.Decoder
 	err         error
+	// streams recycles the single-threaded stream decoders of stream.
+	streams sync.Pool
 }
 
 func (f *frameDecoder) decode(frame []byte, dst []byte) ([]byte, error) {
@@ -127,6 +130,50 @@ func (f *frameDecoder) decode(frame []byte, dst []byte) ([]byte, error) {
 		return nil, fmt.Errorf("creating zstd decoder: %w", f.err)
 	}
 	return f.dec.DecodeAll(frame, dst)
+}
+
+// stream decodes one frame (or a frame's decodable prefix) from src into
+// w, block by block, verifying the content checksum at its end. Memory is
+// bounded by the decoder's window (maxWindowBytes), never by the frame. It
+// returns how many compressed bytes it read; an error from w comes back
+// as returned by w.
+func (f *frameDecoder) stream(src io.Reader, w io.Writer) (int64, error) {
+	dec, _ := f.streams.Get().(*zstd.Decoder)
+	if dec == nil {
+		var err error
+		dec, err = zstd.NewReader(nil,
+			zstd.WithDecoderConcurrency(1),
+			zstd.WithDecoderLowmem(true),
+			zstd.WithDecoderMaxWindow(maxWindowBytes),
+			zstd.IgnoreChecksum(false))
+		if err != nil {
+			return 0, fmt.Errorf("creating zstd stream decoder: %w", err)
+		}
+	}
+	counted := &countingReader{r: src}
+	if err := dec.Reset(counted); err != nil {
+		dec.Close()
+		return counted.n, err
+	}
+	_, err := io.Copy(errorWriter{w: w}, dec)
+	if err == nil {
+		f.streams.Put(dec)
+	} else {
+		dec.Close()
+	}
+	return counted.n, err
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // maxDecodedFrame bounds the memory one frame may decompress to. dsh writes a

@@ -32,9 +32,14 @@ type Expected struct {
 	Label string
 	// DisplayTitle is DescriptorLabel, or Label without one (§2.2).
 	DisplayTitle string
-	// LastSeq is capturedThroughSeq: the seq of the last event, -1 when the
-	// log has no events.
+	// LastSeq is the seq of the last event in the log, -1 when it has none:
+	// what the title index reports.
 	LastSeq int64
+	// Closers is how many synthetic closers a reader appends because the
+	// log ends inside a turn (SPEC §1.7); CloserOutcomes are the error codes
+	// of the synthetic tool results among them, in order.
+	Closers        int
+	CloserOutcomes []string
 	// Conversation is the projection of §2.3.3 of the folded surface.
 	Conversation []Message
 	// Compacted says a compaction checkpoint is in the conversation.
@@ -46,12 +51,13 @@ type Expected struct {
 	Path string
 }
 
-// CapturedThroughSeq is LastSeq as §1.6 reports it: nil for an empty log.
+// CapturedThroughSeq is what §1.6 reports: the seq of the last closer, or
+// of the last event without closers; nil for an empty log.
 func (e Expected) CapturedThroughSeq() *int64 {
-	if e.LastSeq < 0 {
+	if e.LastSeq < 0 && e.Closers == 0 {
 		return nil
 	}
-	seq := e.LastSeq
+	seq := e.LastSeq + int64(e.Closers)
 	return &seq
 }
 

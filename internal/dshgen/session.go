@@ -77,6 +77,8 @@ type Session struct {
 	scratch []byte
 
 	proj projection
+	// open follows the turn the log would end in (closers).
+	open openTurn
 }
 
 // batch is one append batch: the lines dsh writes at once, one zstd frame.
@@ -310,6 +312,7 @@ func (s *Session) nextTime() int64 {
 func (s *Session) emit(typ string, data obj, tail ...kv) int64 {
 	seq := s.nextSeq
 	s.nextSeq++
+	s.open.boundary(typ)
 	o := obj{{"type", typ}, {"seq", seq}, {"time", s.nextTime()}, {"data", data}}
 	o = append(o, tail...)
 	// Encode into the reused scratch buffer, then keep an exact-size copy:
@@ -501,9 +504,18 @@ func (s *Session) Reasoning(text string) *Session {
 // block, followed by the tool/call event dsh writes for it; projection drops
 // the message (its text is empty).
 func (s *Session) AssistantToolCall(callID, name, arguments string) *Session {
+	s.AssistantToolRequest(callID, name, arguments)
+	s.open.start(callID)
+	s.emit("tool/call", obj{{"turn", s.turnNumber()}, {"step", s.stepNumber()}, {"callId", callID}, {"name", name}, {"arguments", arguments}})
+	return s
+}
+
+// AssistantToolRequest writes an assistant message holding only a tool call
+// block, without the tool/call event that says the tool started.
+func (s *Session) AssistantToolRequest(callID, name, arguments string) *Session {
 	block := obj{{"type", "tool-call"}, {"id", callID}, {"name", name}, {"arguments", arguments}}
 	s.assistant([]any{block}, nil)
-	s.emit("tool/call", obj{{"turn", s.turnNumber()}, {"step", s.stepNumber()}, {"callId", callID}, {"name", name}, {"arguments", arguments}})
+	s.open.request(callID)
 	return s
 }
 
@@ -537,6 +549,7 @@ func (s *Session) SteeringFlat(text string) *Session {
 
 // ToolCall writes a tool/call event (not a surface event).
 func (s *Session) ToolCall(callID, name, arguments string) *Session {
+	s.open.start(callID)
 	s.emit("tool/call", obj{{"turn", s.turnNumber()}, {"step", s.stepNumber()}, {"callId", callID}, {"name", name}, {"arguments", arguments}})
 	return s
 }
@@ -547,6 +560,7 @@ func (s *Session) ToolResult(callID, text string, isError bool) *Session {
 	block := obj{{"type", "tool-result"}, {"toolCallId", callID}, {"content", textBlocks(text)}, {"isError", isError}}
 	msg := obj{{"source", obj{{"kind", "tool"}, {"callId", callID}}}, {"content", []any{block}}, {"role", "user"}, {"id", s.newID()}}
 	data := obj{{"turn", s.turnNumber()}, {"step", s.stepNumber()}, {"message", msg}}
+	s.open.settle(callID)
 	seq := s.emit("tool/result", data, kv{"sourceEventSeqs", []int64{max(s.nextSeq-1, 0)}}, appendOp)
 	s.proj.appendItem(surfaceItem{seq: seq, kept: false, role: "user", text: sanitizeText(text)})
 	return s
@@ -556,6 +570,7 @@ func (s *Session) ToolResult(callID, text string, isError bool) *Session {
 // {turn, step, callId, content, isError}. Projection skips it.
 func (s *Session) ToolResultLegacy(callID, text string, isError bool) *Session {
 	data := obj{{"turn", s.turnNumber()}, {"step", s.stepNumber()}, {"callId", callID}, {"content", textBlocks(text)}, {"isError", isError}}
+	s.open.settle(callID)
 	seq := s.emit("tool/result", data, kv{"sourceEventSeqs", []int64{max(s.nextSeq-1, 0)}}, appendOp)
 	s.proj.appendItem(surfaceItem{seq: seq, kept: false, role: "user", text: sanitizeText(text)})
 	return s
@@ -810,6 +825,7 @@ func (s *Session) Expected() Expected {
 		Compacted:       compacted,
 		Preparable:      s.version <= lastReadableVersion && !s.corrupt,
 	}
+	e.Closers, e.CloserOutcomes = s.open.closers()
 	e.Label = s.id
 	if e.HasTitle {
 		e.Label = e.Title

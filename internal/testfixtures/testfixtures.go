@@ -14,11 +14,23 @@ import (
 // repository root, or skips t when it does not exist.
 func Dir(t testing.TB) string {
 	t.Helper()
+	return sharedDir(t, "fixtures")
+}
+
+// DirV4 returns the absolute path of ../shared/fixtures-v4 (dsh-recorded
+// logs of format v4), or skips t when it does not exist.
+func DirV4(t testing.TB) string {
+	t.Helper()
+	return sharedDir(t, "fixtures-v4")
+}
+
+func sharedDir(t testing.TB, name string) string {
+	t.Helper()
 	root, err := RepoRoot()
 	if err != nil {
 		t.Fatalf("finding the repository root: %v", err)
 	}
-	dir := filepath.Join(filepath.Dir(root), "shared", "fixtures")
+	dir := filepath.Join(filepath.Dir(root), "shared", name)
 	if _, err := os.Stat(filepath.Join(dir, "expected.json")); err != nil {
 		t.Skipf("skipping: the dsh-recorded fixtures are not at %s (%v); CI provides them beside the clone", dir, err)
 	}
@@ -57,6 +69,19 @@ type Expected struct {
 	URI                string          `json:"uri"`
 	Snapshot           json.RawMessage `json:"snapshot65536"`
 	RelativeDir        string          `json:"relativeDir"`
+	// The fields below are in the v4 set only.
+	FormatVersion         int             `json:"formatVersion"`
+	CapturedFormatVersion *int            `json:"capturedFormatVersion"`
+	SnapshotTruncated     *Truncated      `json:"snapshotTruncated"`
+	ReadFailed            json.RawMessage `json:"readFailed"`
+	LogFile               string          `json:"logFile"`
+}
+
+// Truncated is a snapshot at a budget small enough to force retention.
+type Truncated struct {
+	MaxBytes int             `json:"maxBytes"`
+	Data     json.RawMessage `json:"data"`
+	Stats    json.RawMessage `json:"stats"`
 }
 
 // LoadExpected reads expected.json from the fixtures directory.

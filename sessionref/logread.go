@@ -1,0 +1,259 @@
+package sessionref
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// sessionLog is what preparation needs from one log.
+type sessionLog struct {
+	header  Header
+	surface surface
+	// lastSeq is the seq of the last event of the readable prefix, -1 for a
+	// log without events.
+	lastSeq int64
+	// closers is how many synthetic closers dsh appends because the log
+	// ends inside a turn (SPEC §1.7); capturedThroughSeq is lastSeq+closers.
+	closers int
+	// closerResults are the outcome codes of the synthetic tool results.
+	closerResults []string
+	// skippedLines counts lines that end the readable prefix or lie after
+	// it: unparsable lines, seq gaps and duplicates, over-long lines.
+	skippedLines int
+	// unknownTypes counts v4 events of a type outside the v4 vocabulary,
+	// skipped because they carry no surfaceOp.
+	unknownTypes int
+}
+
+// capturedThroughSeq is the seq of the last event after the closers, -1
+// for an empty log.
+func (l *sessionLog) capturedThroughSeq() int64 {
+	if l.lastSeq < 0 && l.closers == 0 {
+		return -1
+	}
+	return l.lastSeq + int64(l.closers)
+}
+
+// logScan is the state of one full read of a log.
+type logScan struct {
+	ctx    context.Context
+	path   string
+	enc    Encoding
+	log    *sessionLog
+	lineNo int
+	// nextSeq is the seq the next event must have: seqs are contiguous
+	// from 0 (§1.4; the row index in v4).
+	nextSeq int64
+	// damageLine is the line that ended the readable prefix (0 while it
+	// has not ended); later lines are not read, and a later turn/end makes
+	// the log corrupt (dsh 0.1.1 session-persistence-jsonl format.ts,
+	// SessionLogScanner.consumeEventLine).
+	damageLine   int
+	damageReason string
+	// torn is set while the lines come from the decodable prefix of a torn
+	// last zstd frame: damage there ends the prefix, as in a raw log, where
+	// damage inside a complete frame is corruption (dsh 0.1.1
+	// session-persistence-jsonl index.ts, readZstdPrefix: committed bytes
+	// must reach the end of the complete frames).
+	torn bool
+	// frameDamage is damage found inside a complete zstd frame: the log is
+	// corrupt, but reading goes on so that a refusal later in the log wins,
+	// as in dsh, which refuses rows while scanning and checks the complete
+	// frames at the end.
+	frameDamage *CorruptError
+	turns       turnTracker
+}
+
+// readSessionLog reads a whole log for preparation: the readable prefix of
+// §1.2 (as dsh reads it), folded into a surface, plus the closer count.
+func readSessionLog(ctx context.Context, path string, enc Encoding, frames *frameDecoder) (*sessionLog, error) {
+	sc := &logScan{ctx: ctx, path: path, enc: enc, log: &sessionLog{lastSeq: -1}}
+	r := lineReader{path: path, encoding: enc, frames: frames,
+		onTorn:     func() { sc.torn = true },
+		onOverlong: sc.overlong,
+	}
+	_, err := r.read(0, nil, sc.line)
+	if err != nil {
+		return nil, err
+	}
+	if sc.lineNo == 0 {
+		return nil, &CorruptError{Path: path, Reason: "log has no complete header line"}
+	}
+	if sc.frameDamage != nil {
+		return nil, sc.frameDamage
+	}
+	sc.log.closerResults, sc.log.closers = sc.turns.closers()
+	return sc.log, nil
+}
+
+// damage ends the readable prefix at the current line; inside a complete
+// zstd frame it is corruption instead.
+func (sc *logScan) damage(reason string) error {
+	sc.log.skippedLines++
+	if sc.damageLine != 0 {
+		return nil
+	}
+	if sc.enc == EncodingZstd && !sc.torn {
+		sc.frameDamage = &CorruptError{Path: sc.path, Line: sc.lineNo, Reason: reason + " inside a complete zstd frame"}
+	}
+	sc.damageLine, sc.damageReason = sc.lineNo, reason
+	return nil
+}
+
+// overlong counts a line longer than the line cap: it is skipped, and ends
+// the readable prefix like an unparsable line.
+func (sc *logScan) overlong(n int64) error {
+	sc.lineNo++
+	if sc.lineNo == 1 {
+		return &CorruptError{Path: sc.path, Line: 1, Reason: fmt.Sprintf("header line of %d bytes exceeds the %d-byte line cap", n, maxLineBytes)}
+	}
+	return sc.damage(fmt.Sprintf("line of %d bytes exceeds the %d-byte line cap and was skipped", n, maxLineBytes))
+}
+
+func (sc *logScan) line(line []byte) error {
+	sc.lineNo++
+	if sc.lineNo%cancelCheckLines == 0 {
+		if err := sc.ctx.Err(); err != nil {
+			return err
+		}
+	}
+	if sc.lineNo == 1 {
+		h, err := parseHeader(line)
+		if err != nil {
+			if v, ok := headerVersion(line); ok && v > MaxReadableVersion {
+				return &newerVersionError{version: v}
+			}
+			return &CorruptError{Path: sc.path, Line: 1, Reason: err.Error()}
+		}
+		if err := h.checkReadable(); err != nil {
+			var nv *newerVersionError
+			if errors.As(err, &nv) {
+				return err
+			}
+			return &CorruptError{Path: sc.path, Line: 1, Reason: err.Error()}
+		}
+		sc.log.header = h
+		return nil
+	}
+	v4 := sc.log.header.Version >= 4
+	var e envelope
+	if err := json.Unmarshal(line, &e); err != nil || e.Type == "" {
+		reason := "not an event object"
+		if err != nil {
+			reason = "unparsable: " + err.Error()
+		}
+		return sc.damage(reason)
+	}
+	hasOp := len(e.SurfaceOp) > 0
+	if v4 {
+		// dsh checks every parsed row, even after the readable prefix ended.
+		seq := int64(-1)
+		if e.Seq != nil {
+			seq = *e.Seq
+		}
+		if err := checkV4Row(e.Type, seq, e.Data, hasOp); err != nil {
+			return err
+		}
+	}
+	if sc.damageLine != 0 {
+		sc.log.skippedLines++
+		if e.Type == typeTurnEnd {
+			return &CorruptError{Path: sc.path, Line: sc.damageLine,
+				Reason: fmt.Sprintf("%s, and a later turn/end (line %d) follows it", sc.damageReason, sc.lineNo)}
+		}
+		return nil
+	}
+	first, last, n, ok := e.seqRange(v4)
+	if !ok {
+		return sc.damage("event without a seq")
+	}
+	if n == 0 {
+		return nil // an empty packed row stands for no events
+	}
+	if first != sc.nextSeq {
+		what := "seq gap"
+		if first < sc.nextSeq {
+			what = "seq duplicate"
+		}
+		if err := sc.damage(fmt.Sprintf("%s: expected seq %d, got %d", what, sc.nextSeq, first)); err != nil {
+			return err
+		}
+		if e.Type == typeTurnEnd {
+			return &CorruptError{Path: sc.path, Line: sc.lineNo, Reason: fmt.Sprintf("turn/end with a seq gap: expected seq %d, got %d", sc.nextSeq, first)}
+		}
+		return nil
+	}
+	sc.nextSeq = last + 1
+	sc.log.lastSeq = last
+	sc.turns.observe(e.Type, e.Data)
+	return sc.fold(&e, last, v4, hasOp)
+}
+
+// fold applies one event of the readable prefix to the surface.
+func (sc *logScan) fold(e *envelope, seq int64, v4, hasOp bool) error {
+	if v4 {
+		if !isKnownV4Type(e.Type) {
+			sc.log.unknownTypes++
+			return nil
+		}
+		if !isV4SurfaceType(e.Type) {
+			return nil
+		}
+	} else if !isSurfaceType(e.Type) {
+		return nil
+	}
+	item, err := projectEvent(e, seq, v4)
+	if err != nil {
+		return &CorruptError{Path: sc.path, Line: sc.lineNo, Reason: err.Error()}
+	}
+	op, err := parseSurfaceOp(e.SurfaceOp, v4)
+	if err == nil {
+		err = sc.log.surface.apply(item, op)
+	}
+	if err != nil {
+		return &CorruptError{Path: sc.path, Line: sc.lineNo, Reason: err.Error()}
+	}
+	return nil
+}
+
+// seqRange returns the seqs a line stands for: its own seq, or for a
+// packed row (v0–v1 only) seq0 to seq0+members-1. n is the number of
+// events; ok is false when the line carries no usable seq.
+func (e *envelope) seqRange(v4 bool) (first, last int64, n int64, ok bool) {
+	if e.Seq != nil {
+		return *e.Seq, *e.Seq, 1, true
+	}
+	if v4 || e.Seq0 == nil {
+		return 0, 0, 0, false
+	}
+	var members struct {
+		Texts []json.RawMessage `json:"texts"`
+		Args  []json.RawMessage `json:"args"`
+	}
+	if err := json.Unmarshal(e.Data, &members); err != nil {
+		return 0, 0, 0, false
+	}
+	n = int64(len(members.Texts))
+	if e.Type == typeToolCallChunks {
+		n = int64(len(members.Args))
+	}
+	return *e.Seq0, *e.Seq0 + n - 1, n, true
+}
+
+// isV4SurfaceType reports the five surface types of format v4.
+func isV4SurfaceType(t string) bool {
+	switch t {
+	case typeSystemMessage, typeDeveloperMessage, typeUserMessage, typeAssistantMessage, typeToolResult:
+		return true
+	}
+	return false
+}
+
+// newerVersionError reports a log written by a newer dsh.
+type newerVersionError struct{ version int }
+
+func (e *newerVersionError) Error() string {
+	return fmt.Sprintf("log format version %d was written by a newer dsh; this dsh-refls reads versions 0 to %d", e.version, MaxReadableVersion)
+}

@@ -1,0 +1,128 @@
+package sessionref
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Format v4 event types that are new or changed for a reader (SPEC §1.7).
+const (
+	typeDeveloperMessage = "developer/message"
+	typeRequestHeader    = "request/header"
+	typeInboxSpliced     = "agent/inbox/spliced"
+	typeCatalog          = "subagent/catalog"
+)
+
+// refusalError reports a v4 log that dsh itself refuses to open (SPEC §1.7
+// "Refused v4 files"): the session stays listed, preparation fails with
+// READ_FAILED and this message, which names the rule.
+type refusalError struct {
+	seq  int64
+	rule string
+}
+
+func (e *refusalError) Error() string {
+	return fmt.Sprintf("format v4 log refused at seq %d: %s", e.seq, e.rule)
+}
+
+// The refusal rules, worded as the message a user sees.
+const (
+	rulePluginSource   = `a message source has kind "plugin"; format v4 requires a producer-owned source kind`
+	ruleToolResult     = "a content block has the retired type \"tool-result\"; format v4 carries tool results as role-tool messages"
+	ruleHeaderSystem   = "request/header carries data.header.system; format v4 keeps the system prompt in system/message"
+	ruleUnknownSurface = "event type %q is unknown and carries a surfaceOp, so the surface cannot be folded"
+)
+
+// v4Message is the part of a message dsh's v4 admission looks at.
+type v4Message struct {
+	Content json.RawMessage `json:"content"`
+	Source  *struct {
+		Kind *string `json:"kind"`
+	} `json:"source"`
+}
+
+// checkV4Row applies the hard refusals of a v4 row (dsh 0.2
+// session-format-v3-to-v4 assertV4SourceRowAdmission / assertV4RowAdmission,
+// FORMAT-v4 §5.5): a plugin source kind, a tool-result block, a system field
+// in a request header. It reports the first rule the row breaks, or nil.
+// Rows whose bytes cannot hold a breach are not decoded.
+func checkV4Row(typ string, seq int64, data json.RawMessage, hasSurfaceOp bool) error {
+	refuse := func(rule string) error { return &refusalError{seq: seq, rule: rule} }
+	switch typ {
+	case typeUserMessage:
+		if !mayBreach(data) {
+			return nil
+		}
+		var m v4Message
+		if json.Unmarshal(data, &m) == nil {
+			return checkV4Message(&m, refuse)
+		}
+	case typeSystemMessage, typeDeveloperMessage, typeAssistantMessage, typeToolResult:
+		if !mayBreach(data) {
+			return nil
+		}
+		var d struct {
+			Message *v4Message `json:"message"`
+		}
+		if json.Unmarshal(data, &d) == nil && d.Message != nil {
+			return checkV4Message(d.Message, refuse)
+		}
+	case typeInboxSpliced:
+		if !mayBreach(data) {
+			return nil
+		}
+		var d struct {
+			Inserted []v4Message `json:"inserted"`
+		}
+		if json.Unmarshal(data, &d) == nil {
+			for i := range d.Inserted {
+				if err := checkV4Message(&d.Inserted[i], refuse); err != nil {
+					return err
+				}
+			}
+		}
+	case typeRequestHeader:
+		if !bytes.Contains(data, []byte(`"system"`)) {
+			return nil
+		}
+		var d struct {
+			Header map[string]json.RawMessage `json:"header"`
+		}
+		if json.Unmarshal(data, &d) == nil {
+			if _, ok := d.Header["system"]; ok {
+				return refuse(ruleHeaderSystem)
+			}
+		}
+	default:
+		if hasSurfaceOp && !isKnownV4Type(typ) {
+			return refuse(fmt.Sprintf(ruleUnknownSurface, typ))
+		}
+	}
+	return nil
+}
+
+// mayBreach is a cheap pre-check: a row without these bytes has neither a
+// plugin source nor a tool-result block.
+func mayBreach(data json.RawMessage) bool {
+	return bytes.Contains(data, []byte(`"plugin"`)) || bytes.Contains(data, []byte(`"tool-result"`))
+}
+
+func checkV4Message(m *v4Message, refuse func(string) error) error {
+	if m.Source != nil && m.Source.Kind != nil && *m.Source.Kind == sourcePlugin {
+		return refuse(rulePluginSource)
+	}
+	if bytes.Contains(m.Content, []byte(`"tool-result"`)) {
+		var blocks []struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(m.Content, &blocks) == nil {
+			for _, b := range blocks {
+				if b.Type == "tool-result" {
+					return refuse(ruleToolResult)
+				}
+			}
+		}
+	}
+	return nil
+}
