@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/dsh-refls/dsh-refls/fileref"
 )
 
 // Token is the `@…` text around the cursor that a completion replaces.
@@ -104,15 +106,6 @@ func quotedToken(line string, start, cursor int) Token {
 	return Token{Start: start, Cursor: cursor, End: end, Query: line[start+2 : cursor], Quoted: true}
 }
 
-// Kind says whether a path names a file or a directory.
-type Kind string
-
-// The two kinds of file candidate (§3).
-const (
-	KindFile      Kind = "file"
-	KindDirectory Kind = "directory"
-)
-
 // Offerable reports whether a workspace path may be offered at all: paths
 // with control characters or `"` can be written neither bare nor quoted.
 func Offerable(path string) bool {
@@ -128,12 +121,12 @@ func Offerable(path string) bool {
 // chosen (§3): directories end in `/`; a path with whitespace, or a token
 // whose quote the user opened, is written `@"path"`, and a quoted directory
 // keeps its quote open so completion can descend into it.
-func InsertFile(path string, kind Kind, quoted bool) string {
-	if kind == KindDirectory && !strings.HasSuffix(path, "/") {
+func InsertFile(path string, kind fileref.Kind, quoted bool) string {
+	if kind == fileref.KindDirectory && !strings.HasSuffix(path, "/") {
 		path += "/"
 	}
 	if quoted || strings.IndexFunc(path, unicode.IsSpace) >= 0 {
-		if kind == KindDirectory {
+		if kind == fileref.KindDirectory {
 			return `@"` + path
 		}
 		return `@"` + path + `"`

@@ -3,6 +3,8 @@ package completion
 import (
 	"strings"
 	"testing"
+
+	"github.com/dsh-refls/dsh-refls/fileref"
 )
 
 // cursorMarker marks the cursor in test lines.
@@ -66,15 +68,15 @@ func TestAt(t *testing.T) {
 func TestInsertFile(t *testing.T) {
 	tests := []struct {
 		path   string
-		kind   Kind
+		kind   fileref.Kind
 		quoted bool
 		want   string
 	}{
-		{"src/main.go", KindFile, false, "@src/main.go"},
-		{"src", KindDirectory, false, "@src/"},
-		{"my dir", KindDirectory, false, `@"my dir/`},
-		{"my file.txt", KindFile, false, `@"my file.txt"`},
-		{"plain.txt", KindFile, true, `@"plain.txt"`},
+		{"src/main.go", fileref.KindFile, false, "@src/main.go"},
+		{"src", fileref.KindDirectory, false, "@src/"},
+		{"my dir", fileref.KindDirectory, false, `@"my dir/`},
+		{"my file.txt", fileref.KindFile, false, `@"my file.txt"`},
+		{"plain.txt", fileref.KindFile, true, `@"plain.txt"`},
 	}
 	for _, tt := range tests {
 		if got := InsertFile(tt.path, tt.kind, tt.quoted); got != tt.want {

@@ -155,7 +155,7 @@ func (ix *Index) Apply(changes []Change) {
 		}
 	}
 	if len(jobs) > 0 {
-		found, err := ix.walk(context.Background(), jobs)
+		found, err := ix.walk(context.Background(), jobs, 0)
 		if err != nil {
 			ix.log.Warn("re-walking changed directories failed", zap.Error(err))
 		}

@@ -73,6 +73,8 @@ type Index struct {
 	workers  int
 
 	snap atomic.Pointer[snapshot]
+	// built is set once the whole tree has been read (Build).
+	built atomic.Bool
 
 	// applyMu makes Apply the single writer of snap.
 	applyMu sync.Mutex
@@ -126,27 +128,29 @@ func newEntry(path string, dir, hidden bool) entry {
 	return e
 }
 
-// Build indexes the workspace described by opts. It fails only when the
-// root itself cannot be used; unreadable directories inside it are logged
-// and skipped.
-func Build(ctx context.Context, opts Options) (*Index, error) {
+// Open prepares the index of the workspace described by opts without
+// reading it: listings (an empty query, or one containing "/") are
+// answered live from disk at once with the rules of SPEC §3, and fuzzy
+// queries from a bounded walk, until Build (or Index.Build) has read the
+// whole tree. It fails only when the root itself cannot be used.
+func Open(opts Options) (*Index, error) {
 	if opts.Root == "" {
-		return nil, errors.New("building file index: no workspace root given")
+		return nil, errors.New("opening file index: no workspace root given")
 	}
 	root, err := filepath.Abs(opts.Root)
 	if err != nil {
-		return nil, fmt.Errorf("building file index: resolving root %s: %w", opts.Root, err)
+		return nil, fmt.Errorf("opening file index: resolving root %s: %w", opts.Root, err)
 	}
 	fi, err := os.Stat(root)
 	if err != nil {
-		return nil, fmt.Errorf("building file index: %w", err)
+		return nil, fmt.Errorf("opening file index: %w", err)
 	}
 	if !fi.IsDir() {
-		return nil, fmt.Errorf("building file index: root %s is not a directory", root)
+		return nil, fmt.Errorf("opening file index: root %s is not a directory", root)
 	}
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
-		return nil, fmt.Errorf("building file index: resolving root %s: %w", root, err)
+		return nil, fmt.Errorf("opening file index: resolving root %s: %w", root, err)
 	}
 	ix := &Index{
 		root:     root,
@@ -173,13 +177,35 @@ func Build(ctx context.Context, opts Options) (*Index, error) {
 	if ix.workers <= 0 {
 		ix.workers = readersPerCore * runtime.GOMAXPROCS(0)
 	}
-	entries, err := ix.walk(ctx, []walkJob{{abs: root, frame: ix.outerFrame()}})
+	ix.snap.Store(&snapshot{})
+	return ix, nil
+}
+
+// Build opens the index of the workspace described by opts and reads the
+// whole tree. It fails only when the root itself cannot be used;
+// unreadable directories inside it are logged and skipped.
+func Build(ctx context.Context, opts Options) (*Index, error) {
+	ix, err := Open(opts)
 	if err != nil {
-		return nil, fmt.Errorf("building file index of %s: %w", root, err)
+		return nil, fmt.Errorf("building file index: %w", err)
+	}
+	if err := ix.Build(ctx); err != nil {
+		return nil, err
+	}
+	return ix, nil
+}
+
+// Build reads the whole tree of an opened index and publishes it; from
+// then on fuzzy queries are answered from memory.
+func (ix *Index) Build(ctx context.Context) error {
+	entries, err := ix.walk(ctx, []walkJob{{abs: ix.root, frame: ix.outerFrame()}}, 0)
+	if err != nil {
+		return fmt.Errorf("building file index of %s: %w", ix.root, err)
 	}
 	ix.publish(entries)
-	ix.log.Debug("file index built", zap.String("root", root), zap.Int("paths", len(entries)))
-	return ix, nil
+	ix.built.Store(true)
+	ix.log.Debug("file index built", zap.String("root", ix.root), zap.Int("paths", len(entries)))
+	return nil
 }
 
 // Root returns the absolute workspace root.

@@ -99,8 +99,28 @@ func hiddenAllowed(query string) bool {
 // foldQuery lower-cases a query for case-insensitive matching.
 func foldQuery(q string) string { return strings.ToLower(q) }
 
+// preBuildWalkLimit bounds the walk that answers a fuzzy query before the
+// index is built, so that a huge workspace cannot stall a keystroke; such
+// an answer is marked capped.
+const preBuildWalkLimit = 20000
+
 func (ix *Index) fuzzy(ctx context.Context, query string, limit int) ([]Candidate, bool, error) {
-	snap := ix.snap.Load()
+	if !ix.built.Load() {
+		// Not built yet: score a bounded walk with the same rules. Its
+		// snapshot is never published, so nothing of it is cached.
+		entries, err := ix.walk(ctx, []walkJob{{abs: ix.root, frame: ix.outerFrame()}}, preBuildWalkLimit)
+		if err != nil {
+			return nil, false, fmt.Errorf("searching files for %q before the index is built: %w", query, err)
+		}
+		res, capped, err := ix.fuzzyIn(ctx, &snapshot{entries: entries}, query, limit)
+		return res, capped || len(entries) >= preBuildWalkLimit, err
+	}
+	// built is set after the snapshot is published: this one is whole.
+	return ix.fuzzyIn(ctx, ix.snap.Load(), query, limit)
+}
+
+// fuzzyIn ranks the entries of snap for query.
+func (ix *Index) fuzzyIn(ctx context.Context, snap *snapshot, query string, limit int) ([]Candidate, bool, error) {
 	hidden := hiddenAllowed(query)
 	folded := foldQuery(query)
 	qMask := uint64(0)

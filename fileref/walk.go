@@ -26,6 +26,10 @@ type walkQueue struct {
 	jobs    []walkJob
 	pending int // jobs queued or being processed
 	err     error
+	// found counts the entries kept so far; when limit is positive and
+	// found reaches it, full is set and the walk stops early.
+	found, limit int
+	full         bool
 }
 
 // walkCtxCheckEvery is how many directories a reader handles between
@@ -34,12 +38,13 @@ const walkCtxCheckEvery = 64
 
 // walk reads the given directories and everything below them that is not
 // ignored, in parallel, and returns the entries found (the start
-// directories themselves are not included).
-func (ix *Index) walk(ctx context.Context, start []walkJob) ([]entry, error) {
+// directories themselves are not included). limit > 0 stops the walk once
+// about that many entries were found (a directory is always read whole).
+func (ix *Index) walk(ctx context.Context, start []walkJob, limit int) ([]entry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	q := &walkQueue{jobs: start, pending: len(start)}
+	q := &walkQueue{jobs: start, pending: len(start), limit: limit}
 	q.cond = sync.NewCond(&q.mu)
 	results := make([][]entry, ix.workers)
 	var wg sync.WaitGroup
@@ -73,10 +78,10 @@ func (ix *Index) walkWorker(ctx context.Context, q *walkQueue) []entry {
 	handled := 0
 	for {
 		q.mu.Lock()
-		for len(q.jobs) == 0 && q.pending > 0 && q.err == nil {
+		for len(q.jobs) == 0 && q.pending > 0 && q.err == nil && !q.full {
 			q.cond.Wait()
 		}
-		if q.pending == 0 || q.err != nil {
+		if q.pending == 0 || q.err != nil || q.full {
 			q.mu.Unlock()
 			q.cond.Broadcast()
 			return out
@@ -96,12 +101,17 @@ func (ix *Index) walkWorker(ctx context.Context, q *walkQueue) []entry {
 			}
 		}
 		children = children[:0]
+		before := len(out)
 		out, children = ix.readDir(job, out, children, &scratch, &paths)
 
 		q.mu.Lock()
 		q.jobs = append(q.jobs, children...)
 		q.pending += len(children) - 1
-		done := q.pending == 0
+		q.found += len(out) - before
+		if q.limit > 0 && q.found >= q.limit {
+			q.full = true
+		}
+		done := q.pending == 0 || q.full
 		q.mu.Unlock()
 		if done || len(children) > 1 {
 			q.cond.Broadcast()

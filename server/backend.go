@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/dsh-refls/dsh-refls/fileref"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
@@ -82,20 +83,11 @@ type PrepareResult struct {
 	AdditionalContext *sessionref.ContextMessage `json:"additionalContext,omitempty"`
 }
 
-// FileKind is "file" or "directory".
-type FileKind string
-
-// The kinds of file candidates (§3).
-const (
-	FileKindFile      FileKind = "file"
-	FileKindDirectory FileKind = "directory"
-)
-
 // FileCandidate is one workspace path offered for an `@` mention.
 type FileCandidate struct {
 	// Path is relative to the workspace root, with forward slashes.
 	Path string
-	Kind FileKind
+	Kind fileref.Kind
 	// Ignored marks an entry listed only because the query named its
 	// directory explicitly.
 	Ignored bool

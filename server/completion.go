@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dsh-refls/dsh-refls/completion"
+	"github.com/dsh-refls/dsh-refls/fileref"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
@@ -136,14 +137,14 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 			if offered == cfg.FileMaxResults && cfg.FileMaxResults > 0 {
 				break
 			}
-			if !completion.Offerable(f.Path) || f.Path == self || (f.Kind != FileKindDirectory && completion.EditorTemporary(f.Path)) {
+			if !completion.Offerable(f.Path) || f.Path == self || (f.Kind != fileref.KindDirectory && completion.EditorTemporary(f.Path)) {
 				continue
 			}
 			offered++
-			kind, ckind := completion.KindFile, completionKindFile
+			ckind := completionKindFile
 			label := f.Path
-			if f.Kind == FileKindDirectory {
-				kind, ckind = completion.KindDirectory, completionKindFolder
+			if f.Kind == fileref.KindDirectory {
+				ckind = completionKindFolder
 				label = strings.TrimSuffix(f.Path, "/") + "/"
 			}
 			data, _ := json.Marshal(completionData{Kind: dataKindFile, Path: f.Path})
@@ -152,7 +153,7 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 				Kind:       ckind,
 				SortText:   nextSort(),
 				FilterText: completion.FilterText(line, tok, label),
-				TextEdit:   edit(completion.InsertFile(f.Path, kind, tok.Quoted)),
+				TextEdit:   edit(completion.InsertFile(f.Path, f.Kind, tok.Quoted)),
 				Data:       data,
 			}
 			if f.Ignored {

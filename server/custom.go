@@ -11,6 +11,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/dsh-refls/dsh-refls/completion"
+	"github.com/dsh-refls/dsh-refls/fileref"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
@@ -169,10 +170,10 @@ func (s *Server) candidatesCall(params json.RawMessage) (call, error) {
 
 // fileResult is one entry of dsh/files.
 type fileResult struct {
-	Path    string   `json:"path"`
-	Kind    FileKind `json:"kind"`
-	Mention string   `json:"mention"`
-	Ignored bool     `json:"ignored,omitempty"`
+	Path    string       `json:"path"`
+	Kind    fileref.Kind `json:"kind"`
+	Mention string       `json:"mention"`
+	Ignored bool         `json:"ignored,omitempty"`
 }
 
 func (s *Server) filesCall(params json.RawMessage) (call, error) {
@@ -202,11 +203,7 @@ func (s *Server) filesCall(params json.RawMessage) (call, error) {
 			if !completion.Offerable(c.Path) {
 				continue
 			}
-			kind := completion.KindFile
-			if c.Kind == FileKindDirectory {
-				kind = completion.KindDirectory
-			}
-			out = append(out, fileResult{Path: c.Path, Kind: c.Kind, Mention: completion.InsertFile(c.Path, kind, false), Ignored: c.Ignored})
+			out = append(out, fileResult{Path: c.Path, Kind: c.Kind, Mention: completion.InsertFile(c.Path, c.Kind, false), Ignored: c.Ignored})
 		}
 		return out, nil
 	}, nil

@@ -61,13 +61,14 @@ func (s *Server) openSessions(cfg Config) error {
 }
 
 // openFiles opens the workspace file index in the background. Until it is
-// built, directories are listed live so completion answers at once.
+// built, an opened but unbuilt fileref index answers with the same rules
+// (live listings, a bounded walk), so completion answers at once.
 func (s *Server) openFiles(root string, cfg Config) {
 	if root == "" {
 		return
 	}
 	ctx, cancel := context.WithCancel(s.bgCtx)
-	interim, _ := openDirLister(ctx, root, cfg.ExcludedDirectories)
+	interim := openInterimFiles(root, cfg.ExcludedDirectories, s.logger.Named("files"))
 	open := s.opts.OpenFiles
 	holder := &filesHolder{f: interim, building: open != nil, root: root, cfg: cfg, ctx: ctx, cancel: cancel}
 	s.filesMu.Lock()

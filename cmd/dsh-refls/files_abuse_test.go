@@ -241,3 +241,43 @@ func TestBinaryHostileIgnoreFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestBinaryFilesNeverLeaveTheWorkspace: a directory symlink to a secret
+// directory (link → ~/.ssh) and a .gitignore'd file are never offered,
+// right after initialize (while the index may still be building, when a
+// separate lister once followed the link and offered link/id_rsa) and
+// after the build.
+func TestBinaryFilesNeverLeaveTheWorkspace(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	ws := t.TempDir()
+	ssh := filepath.Join(home, ".ssh")
+	writeFiles(t, ssh, "id_rsa")
+	writeFiles(t, ws, "notes.md", "secret.env", ".gitignore")
+	if err := os.WriteFile(filepath.Join(ws, ".gitignore"), []byte("secret.env\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(ssh, filepath.Join(ws, "link")); err != nil {
+		t.Fatal(err)
+	}
+	p := startWorkspace(t, ws, nil)
+	p.expectResult("initialize", `"init"`)
+	check := func(when string) {
+		for _, q := range []string{"link/", "link/id", "id_rsa", "secret", ""} {
+			for _, h := range p.files("q", map[string]any{"query": q}) {
+				if strings.HasPrefix(h.Path, "link") || strings.Contains(h.Path, "id_rsa") || strings.Contains(h.Path, "secret") {
+					t.Errorf("%s: dsh/files %q offers %s", when, q, h.Path)
+				}
+			}
+		}
+	}
+	check("right after initialize")
+	p.send(map[string]any{"method": "initialized", "params": map[string]any{}})
+	p.waitIndexed()
+	check("after the build")
+	if hits := p.files("n", map[string]any{"query": "notes"}); len(hits) != 1 || hits[0].Path != "notes.md" {
+		t.Errorf("dsh/files notes = %v, want notes.md", hits)
+	}
+	p.shutdown()
+}
