@@ -137,7 +137,7 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 			if offered == cfg.FileMaxResults && cfg.FileMaxResults > 0 {
 				break
 			}
-			if !completion.Offerable(f.Path) || f.Path == self || (f.Kind != fileref.KindDirectory && completion.EditorTemporary(f.Path)) {
+			if !completion.Offerable(f.Path) || samePath(f.Path, self) || (f.Kind != fileref.KindDirectory && completion.EditorTemporary(f.Path)) {
 				continue
 			}
 			offered++
