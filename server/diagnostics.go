@@ -2,8 +2,8 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -221,6 +221,9 @@ func (s *Server) computeDiagnostics(ctx context.Context, doc document) []diagnos
 			if ctx.Err() != nil {
 				return nil
 			}
+			if typing(doc, men.Start, men.End) {
+				continue
+			}
 			switch {
 			case men.Err != nil:
 				add(men.Start, men.End, severityError, sessionref.CodeInvalidReference, errorText(men.Err))
@@ -259,6 +262,9 @@ func (s *Server) computeDiagnostics(ctx context.Context, doc document) []diagnos
 		for n := 0; n < m.LineCount(); n++ {
 			line, start := m.Line(n)
 			for _, fm := range completion.FileMentions(line) {
+				if typing(doc, start+fm.Start, start+fm.End) {
+					continue
+				}
 				switch f := fileref.StatMention(root, fm.Path); {
 				case f.OutsideWorkspace:
 					add(start+fm.Start, start+fm.End, severityWarning, "", fmt.Sprintf("%s is outside the workspace", fm.Path))
@@ -269,6 +275,14 @@ func (s *Server) computeDiagnostics(ctx context.Context, doc document) []diagnos
 		}
 	}
 	return out
+}
+
+// typing reports whether the mention at [start, end) of doc is still being
+// typed: the last change ended inside it or right after it. It is checked
+// once the cursor has moved on (the next change elsewhere), so a half
+// written mention is not flagged as broken at every keystroke.
+func typing(doc document, start, end int) bool {
+	return doc.Typing >= start && doc.Typing <= end
 }
 
 // needsIndex reports whether checking mentions needs the session index:
@@ -282,15 +296,13 @@ func needsIndex(mentions []sessionref.MentionSpan) bool {
 	return false
 }
 
-// errorText is the human part of an error: a contract error's message
-// without its code prefix, which the diagnostic carries separately.
+// errorText is the human text of an error for a person to read: the
+// contract codes it carries are taken out (the diagnostic's code and the
+// JSON-RPC error's data.code carry them once).
 func errorText(err error) string {
-	var e *sessionref.Error
-	if errors.As(err, &e) {
-		if e.Err != nil {
-			return e.Message + ": " + e.Err.Error()
-		}
-		return e.Message
+	msg := err.Error()
+	for _, c := range sessionref.AllCodes {
+		msg = strings.ReplaceAll(msg, string(c)+": ", "")
 	}
-	return err.Error()
+	return msg
 }

@@ -10,6 +10,11 @@ type document struct {
 	URI     string
 	Version int32
 	Text    string
+	// Typing is the byte offset just past the keystroke the last change
+	// was (where the cursor of whoever typed it is), or -1 for a document
+	// as opened or after a larger change. A mention that holds it is still
+	// being typed.
+	Typing int
 }
 
 // documents holds the open documents. Notifications that change them are
@@ -72,9 +77,33 @@ func (d *documents) change(uri string, version int32, changes []contentChange, e
 		}
 		text = text[:start] + c.Text + text[end:]
 	}
-	doc = document{URI: uri, Version: version, Text: text}
+	doc = document{URI: uri, Version: version, Text: text, Typing: editEnd(doc.Text, text)}
 	d.byURI[uri] = doc
 	return doc, nil
+}
+
+// maxKeystrokeBytes is the most text one keystroke writes or removes: a
+// character or an auto-closed pair, in UTF-8. A larger change (a paste, an
+// accepted completion, a whole new text) is not typing.
+const maxKeystrokeBytes = 8
+
+// editEnd is the offset in next just past the text that differs from prev
+// when the difference is a keystroke (typing or deleting a character), or
+// -1 when it is larger or there is none.
+func editEnd(prev, next string) int {
+	p := 0
+	for p < len(prev) && p < len(next) && prev[p] == next[p] {
+		p++
+	}
+	s := 0
+	for s < len(prev)-p && s < len(next)-p && prev[len(prev)-1-s] == next[len(next)-1-s] {
+		s++
+	}
+	written, removed := len(next)-s-p, len(prev)-s-p
+	if written+removed == 0 || written > maxKeystrokeBytes || removed > maxKeystrokeBytes {
+		return -1
+	}
+	return len(next) - s
 }
 
 // uris lists the open documents.

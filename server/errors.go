@@ -87,12 +87,12 @@ func toRPCError(ctx context.Context, err error) *jsonrpc2.Error {
 	}
 	var cfg *configError
 	if errors.As(err, &cfg) {
-		return withData(jsonrpc2.NewError(CodeInvalidConfig, cfg.Error()),
+		return withData(jsonrpc2.NewError(CodeInvalidConfig, errorText(err)),
 			ErrorData{Code: sessionref.CodeInvalidConfig, Field: cfg.Field})
 	}
 	var serr *sessionref.Error
 	if errors.As(err, &serr) {
-		return withData(jsonrpc2.NewError(RPCCode(serr.Code), err.Error()),
+		return withData(jsonrpc2.NewError(RPCCode(serr.Code), errorText(err)),
 			ErrorData{Code: serr.Code, SessionID: serr.SessionID})
 	}
 	if errors.Is(err, context.Canceled) || (ctx != nil && ctx.Err() != nil) {

@@ -378,12 +378,12 @@ func TestResolve(t *testing.T) {
 		if resolved.Doc.Kind != wantKind {
 			t.Errorf("documentation kind %q, want %q", resolved.Doc.Kind, wantKind)
 		}
-		for _, want := range []string{"originalMessages", "s-beta", "budget", "capturedThroughSeq"} {
+		for _, want := range []string{"messages kept", "s-beta", "budget 64 KB", "up to event"} {
 			if !strings.Contains(resolved.Doc.Value, want) {
 				t.Errorf("documentation lacks %q:\n%s", want, resolved.Doc.Value)
 			}
 		}
-		if strings.Index(resolved.Doc.Value, "originalMessages") > strings.Index(resolved.Doc.Value, "please fix") {
+		if strings.Index(resolved.Doc.Value, "messages kept") > strings.Index(resolved.Doc.Value, "please fix") {
 			t.Error("excerpt comes before the recall facts")
 		}
 		if markdown && !strings.Contains(resolved.Doc.Value, "````text") {
@@ -409,9 +409,9 @@ func TestHover(t *testing.T) {
 		contains []string
 	}{
 		{"session mention, markdown", "😀 see " + mention[:5] + cursor + mention[5:] + " ok", mention, true,
-			[]string{"**Fix the parser**", "originalMessages: 4", "budget: 65536 bytes", "`s-alpha`"}},
+			[]string{"**Fix the parser**", "all 4 messages kept · up to event", "budget 64 KB", "`s-alpha` · in `/home/dev/proj` · created "}},
 		{"session mention, plaintext", "文 " + mention[:3] + cursor + mention[3:], mention, false,
-			[]string{"Fix the parser", "originalMessages: 4"}},
+			[]string{"Fix the parser\ns-alpha · in /home/dev/proj", "all 4 messages kept"}},
 		{"existing file", "see @src/ma" + cursor + "in.go now", "@src/main.go", true, []string{"file", "bytes", "modified"}},
 		{"missing file", "see @nope" + cursor + ".txt", "@nope.txt", false, []string{"missing"}},
 		{"outside workspace", "see @../" + cursor + "etc/passwd", "@../etc/passwd", false, []string{"outside workspace"}},
@@ -513,6 +513,53 @@ func TestDiagnostics(t *testing.T) {
 	p = h.diagnosticsFor("file:///d.md", 2)
 	if len(p.Diagnostics) != 1 || p.Diagnostics[0].Code != "SESSION_REFERENCE_BUDGET_EXCEEDED" {
 		t.Errorf("over-budget diagnostics = %+v", p.Diagnostics)
+	}
+}
+
+// TestNoDiagnosticWhileTyping: the mention the last keystroke went into is
+// not flagged until the typing moves on; a pasted or accepted mention is
+// checked at once.
+func TestNoDiagnosticWhileTyping(t *testing.T) {
+	opts, _, ws := fakeOptions(t)
+	h := newHarness(t, opts)
+	h.initialize(initOptions{root: ws, settings: map[string]any{"sessionId": "s-target"}})
+	const uri = "file:///t.md"
+	h.open(uri, "see @READ", EncodingUTF16)
+	if p := h.diagnosticsFor(uri, 1); len(p.Diagnostics) != 1 {
+		t.Fatalf("as opened, @READ is missing: want one diagnostic, got %+v", p.Diagnostics)
+	}
+	type change struct {
+		at   int // column of an insertion on line 0
+		text string
+	}
+	version := int32(1)
+	send := func(c change) publishDiagnosticsParams {
+		version++
+		h.notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": uri, "version": version},
+			"contentChanges": []map[string]any{{"range": Range{Start: Position{0, c.at}, End: Position{0, c.at}}, "text": c.text}}})
+		return h.diagnosticsFor(uri, version)
+	}
+	// Typing "M" after "@READ": still being typed, not flagged.
+	if p := send(change{len("see @READ"), "M"}); len(p.Diagnostics) != 0 {
+		t.Errorf("the mention being typed is flagged: %+v", p.Diagnostics)
+	}
+	// A space after it: the typing moved on, the mention is checked.
+	if p := send(change{len("see @READM"), " "}); len(p.Diagnostics) != 1 || !strings.Contains(p.Diagnostics[0].Message, "READM") {
+		t.Errorf("after a space, want @READM flagged, got %+v", p.Diagnostics)
+	}
+	// Typing inside the mention again spares it again.
+	if p := send(change{len("see @READ"), "x"}); len(p.Diagnostics) != 0 {
+		t.Errorf("typing inside @READxM flags it: %+v", p.Diagnostics)
+	}
+	// An accepted completion (a larger change) is checked at once.
+	self := sessionref.Mention("me", "s-target")
+	p := send(change{len("see @READxM "), self})
+	codes := []string{}
+	for _, d := range p.Diagnostics {
+		codes = append(codes, d.Code)
+	}
+	if !slices.Contains(codes, "SESSION_REFERENCE_SELF_REFERENCE") {
+		t.Errorf("an inserted self-reference is not flagged at once: %+v", p.Diagnostics)
 	}
 }
 
@@ -618,6 +665,11 @@ func TestErrorCodesOverWire(t *testing.T) {
 			code, scode := rpcError(t, err)
 			if int(code) != tt.rpc || scode != tt.code {
 				t.Errorf("got %d/%s, want %d/%s (%v)", code, scode, tt.rpc, tt.code, err)
+			}
+			// The message is for a person: the code is in data.code only,
+			// and no internal offsets.
+			if msg := err.Error(); strings.Contains(msg, "SESSION_REFERENCE_") || strings.Contains(msg, "at byte") {
+				t.Errorf("message %q repeats the code or shows an offset", msg)
 			}
 		})
 	}

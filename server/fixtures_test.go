@@ -90,7 +90,7 @@ func TestFixturesCompletionAndResolve(t *testing.T) {
 	}
 	var resolved wireItem
 	h.mustCall("completionItem/resolve", item, &resolved)
-	if resolved.Doc == nil || !strings.Contains(resolved.Doc.Value, "originalMessages") {
+	if resolved.Doc == nil || !strings.Contains(resolved.Doc.Value, "messages kept") {
 		t.Fatalf("resolve documentation = %+v", resolved.Doc)
 	}
 }
@@ -103,10 +103,9 @@ func TestFixturesHoverFacts(t *testing.T) {
 	h.mustCall("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": "file:///h.md"}, "position": pos}, &hv)
 	st := e.Snapshot.Stats
 	for _, want := range []string{
-		"originalMessages: " + strconv.Itoa(st.OriginalMessages),
-		"retainedMessages: " + strconv.Itoa(st.RetainedMessages),
-		"capturedThroughSeq: " + strconv.Itoa(int(*e.CapturedThroughSeq)),
-		"budget: 65536 bytes",
+		recallOf(st.RetainedMessages, st.OriginalMessages),
+		"up to event " + strconv.Itoa(int(*e.CapturedThroughSeq)),
+		"budget 64 KB",
 		e.SessionID,
 	} {
 		if !strings.Contains(hv.Contents.Value, want) {
@@ -116,6 +115,14 @@ func TestFixturesHoverFacts(t *testing.T) {
 	if hv.Range.Start != (Position{0, len("文件 ")}) {
 		t.Errorf("utf-8 hover range %+v", hv.Range)
 	}
+}
+
+// recallOf is how the hover says how many messages are kept.
+func recallOf(kept, of int) string {
+	if kept == of {
+		return "all " + strconv.Itoa(of) + " messages kept"
+	}
+	return strconv.Itoa(kept) + " of " + strconv.Itoa(of) + " messages kept"
 }
 
 // TestFixturesPrepareMatchesSessionref checks that dsh/prepare answers

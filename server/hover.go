@@ -74,81 +74,113 @@ func (s *Server) hover(ctx context.Context, doc document, pos Position) (*hoverR
 	return nil, nil
 }
 
-// sessionPreviewText renders the preview of one session: what it is, then
-// the recall facts dsh/prepare would produce now, then a short excerpt.
+// sessionPreviewText renders the preview of one session for a person: its
+// title, one line of what it is (id, working directory, age, log format),
+// one line of what dsh/prepare would recall from it now, then a short
+// excerpt.
 func (s *Server) sessionPreviewText(ctx context.Context, sess Sessions, id string, markdown bool) string {
 	cfg := s.config()
 	entry, ok := sess.Locate(id)
 	if !ok {
-		return fmt.Sprintf("Unknown session %s: it is not in the session index (%s).", quoteInline(id, markdown), sessionref.CodeReadFailed)
+		return fmt.Sprintf("Unknown session %s: it is not in the session index.", quoteInline(id, markdown))
 	}
 	var b strings.Builder
 	title := entry.DisplayTitle()
+	// A paragraph per part; Markdown needs a blank line between them,
+	// plain text reads better without.
+	sep := "\n"
 	if markdown {
-		fmt.Fprintf(&b, "**%s**\n\n", escapeMarkdown(title))
+		fmt.Fprintf(&b, "**%s**", escapeMarkdown(title))
+		sep = "\n\n"
 	} else {
-		fmt.Fprintf(&b, "%s\n\n", title)
+		b.WriteString(title)
 	}
-	fact := func(name, value string) {
-		if markdown {
-			fmt.Fprintf(&b, "- %s: %s\n", name, value)
-		} else {
-			fmt.Fprintf(&b, "%s: %s\n", name, value)
-		}
+	if label := entry.Label(); label != title {
+		fmt.Fprintf(&b, "%stitled %s", sep, quoteInline(label, markdown))
 	}
-	fact("title", quoteInline(entry.Label(), markdown))
-	fact("display title", quoteInline(title, markdown))
-	fact("id", quoteInline(entry.ID, markdown))
-	cwd := "(none)"
+	about := []string{quoteInline(entry.ID, markdown)}
 	if entry.HasCwd {
-		cwd = quoteInline(entry.Cwd, markdown)
+		about = append(about, "in "+quoteInline(entry.Cwd, markdown))
+	} else {
+		about = append(about, "no working directory")
 	}
-	fact("cwd", cwd)
-	fact("created", fmt.Sprintf("%s (%s)", time.UnixMilli(entry.CreatedAt).UTC().Format(time.RFC3339), humanAge(s.now(), entry.CreatedAt)))
-	fact("format version", fmt.Sprint(entry.FormatVersion))
+	about = append(about,
+		fmt.Sprintf("created %s (%s)", time.UnixMilli(entry.CreatedAt).UTC().Format("2006-01-02 15:04 UTC"), humanAge(s.now(), entry.CreatedAt)),
+		fmt.Sprintf("log format v%d", entry.FormatVersion))
+	b.WriteString(sep + strings.Join(about, " · "))
 
 	p, err := sess.Preview(ctx, id, cfg.Limits())
-	b.WriteString("\n")
-	if markdown {
-		b.WriteString("**Recall now**\n\n")
-	} else {
-		b.WriteString("Recall now\n\n")
-	}
 	switch {
 	case err != nil:
-		fact("cannot prepare", quoteInline(err.Error(), markdown))
-		return b.String()
+		b.WriteString(sep + "Cannot be recalled now: " + errorText(err))
+		return b.String() + "\n"
 	case p.Err != nil:
-		fact("cannot prepare", quoteInline(p.Err.Error(), markdown))
+		b.WriteString(sep + "Cannot be recalled now: " + errorText(p.Err))
 	}
-	fact("originalMessages", fmt.Sprint(p.Stats.OriginalMessages))
-	fact("retainedMessages", fmt.Sprint(p.Stats.RetainedMessages))
-	fact("omittedMessages", fmt.Sprint(p.Stats.OmittedMessages))
-	fact("omittedBytes", fmt.Sprint(p.Stats.OmittedBytes))
-	fact("truncated", fmt.Sprint(p.Stats.Truncated))
-	fact("compacted", fmt.Sprint(p.Stats.Compacted))
-	seq := "null"
-	if p.CapturedThroughSeq != nil {
-		seq = fmt.Sprint(*p.CapturedThroughSeq)
-	}
-	fact("capturedThroughSeq", seq)
-	fact("budget", fmt.Sprintf("%d bytes", p.Budget))
+	b.WriteString(sep + recallLine(p))
 	if len(p.Excerpt) == 0 {
-		return b.String()
+		return b.String() + "\n"
 	}
 	var ex strings.Builder
 	for _, t := range p.Excerpt {
 		fmt.Fprintf(&ex, "%s: %s\n", t.Role, shorten(t.Text, excerptTurnRunes))
 	}
-	b.WriteString("\n")
 	if markdown {
 		fence := fenceFor(ex.String())
-		fmt.Fprintf(&b, "%stext\n%s%s\n", fence, ex.String(), fence)
+		fmt.Fprintf(&b, "\n\n%stext\n%s%s\n", fence, ex.String(), fence)
 	} else {
-		b.WriteString("Excerpt\n\n")
-		b.WriteString(ex.String())
+		b.WriteString("\n\nExcerpt\n" + ex.String())
 	}
 	return b.String()
+}
+
+// recallLine says in one line what dsh/prepare would recall now: "28 of 48
+// messages kept · 44 KB left out · compacted · up to event 96 · budget 64 KB".
+func recallLine(p *sessionref.Preview) string {
+	st := p.Stats
+	var parts []string
+	if st.RetainedMessages == st.OriginalMessages {
+		parts = append(parts, fmt.Sprintf("all %s kept", plural(st.OriginalMessages, "message", "messages")))
+	} else {
+		parts = append(parts, fmt.Sprintf("%d of %s kept", st.RetainedMessages, plural(st.OriginalMessages, "message", "messages")))
+	}
+	if st.OmittedBytes > 0 {
+		parts = append(parts, humanBytes(int64(st.OmittedBytes))+" left out")
+	}
+	if st.Truncated {
+		parts = append(parts, "shortened to fit")
+	}
+	if st.Compacted {
+		parts = append(parts, "compacted")
+	}
+	if p.CapturedThroughSeq != nil {
+		parts = append(parts, fmt.Sprintf("up to event %d", *p.CapturedThroughSeq))
+	}
+	parts = append(parts, "budget "+humanBytes(int64(p.Budget)))
+	return strings.Join(parts, " · ")
+}
+
+// plural writes n with the singular or plural noun.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// humanBytes writes a byte count as a person reads it: "512 bytes",
+// "44 KB", "3.2 MB" (1 KB = 1024 bytes).
+func humanBytes(n int64) string {
+	switch {
+	case n == 1:
+		return "1 byte"
+	case n < 1024:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 1024*1024:
+		return fmt.Sprintf("%d KB", (n+512)/1024)
+	default:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1024*1024))
+	}
 }
 
 // fileFactsText describes a mentioned workspace path: kind, size and

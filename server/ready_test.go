@@ -81,7 +81,7 @@ func TestRequestsWaitForFirstBuild(t *testing.T) {
 		t.Errorf("prepare = %s, want one reference to s-alpha with context", r.raw)
 	}
 	r = <-hover
-	if r.err != nil || !strings.Contains(string(r.raw), "originalMessages: 4") {
+	if r.err != nil || !strings.Contains(string(r.raw), "all 4 messages kept") {
 		t.Errorf("hover after the build = %s %v, want the recall facts", r.raw, r.err)
 	}
 	r = <-candidates

@@ -11,7 +11,7 @@ func (s *Server) didOpen(params json.RawMessage) error {
 	if err := json.Unmarshal(params, &p); err != nil {
 		return fmt.Errorf("decoding didOpen: %w", err)
 	}
-	doc := document{URI: p.TextDocument.URI, Version: p.TextDocument.Version, Text: p.TextDocument.Text}
+	doc := document{URI: p.TextDocument.URI, Version: p.TextDocument.Version, Text: p.TextDocument.Text, Typing: -1}
 	s.docs.open(doc)
 	s.diags.schedule(doc.URI)
 	return nil

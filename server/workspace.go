@@ -191,9 +191,9 @@ func (s *Server) didChangeConfiguration(params json.RawMessage) error {
 	cfg, unknown, err := s.computeConfig(raw, s.workspaceRoot)
 	if err != nil {
 		s.cfgMu.Lock()
-		s.configErr = err.Error()
+		s.configErr = errorText(err)
 		s.cfgMu.Unlock()
-		s.showMessage(messageTypeError, err.Error())
+		s.showMessage(messageTypeError, "dsh-refls: settings not applied: "+errorText(err))
 		return err
 	}
 	if len(unknown) > 0 {
@@ -209,7 +209,7 @@ func (s *Server) didChangeConfiguration(params json.RawMessage) error {
 		s.openFiles(root, cfg)
 	}
 	if err := s.openSessions(cfg); err != nil {
-		s.showMessage(messageTypeError, err.Error())
+		s.showMessage(messageTypeError, errorText(err))
 		return err
 	}
 	s.diags.scheduleAll()

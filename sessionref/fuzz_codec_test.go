@@ -35,7 +35,7 @@ func findMentionsRegexp(text string) []MentionSpan {
 			s.URI = text[m[4]:m[5]]
 			s.Label = labelEscape.ReplaceAllString(text[m[2]:m[3]], "$1")
 		}
-		s.SessionID, s.Err = decodeMentionURI(s.URI, s.Start)
+		s.SessionID, s.Err = decodeMentionURI(s.URI)
 		if s.Bare {
 			s.Label = s.SessionID
 		}

@@ -156,7 +156,7 @@ scan:
 		label = unescapeLabel(label)
 	}
 	span = MentionSpan{Start: start, End: k + 1, Label: label, URI: text[uriStart:k]}
-	span.SessionID, span.Err = decodeMentionURI(span.URI, start)
+	span.SessionID, span.Err = decodeMentionURI(span.URI)
 	return span, labelEnd, true
 }
 
@@ -174,19 +174,20 @@ func matchBareURI(text string, start int) (MentionSpan, bool) {
 		return MentionSpan{}, false
 	}
 	span := MentionSpan{Start: start, End: end, URI: text[start:end], Bare: true}
-	span.SessionID, span.Err = decodeMentionURI(span.URI, start)
+	span.SessionID, span.Err = decodeMentionURI(span.URI)
 	span.Label = span.SessionID
 	return span, true
 }
 
-// decodeMentionURI decodes the URI of a mention found at byte offset at,
-// naming the mention in the error.
-func decodeMentionURI(uri string, at int) (string, error) {
+// decodeMentionURI decodes the URI of a mention, naming the mention in the
+// error. The error says no offset: it is read by a person, and the
+// mention's span carries where it is.
+func decodeMentionURI(uri string) (string, error) {
 	id, err := decodeURI(uri)
 	if err != nil {
 		return "", &Error{
 			Code:    CodeInvalidReference,
-			Message: fmt.Sprintf("malformed session reference %s at byte %d", quoteForMessage(uri), at),
+			Message: fmt.Sprintf("malformed session reference %s", quoteForMessage(uri)),
 			Err:     err,
 		}
 	}

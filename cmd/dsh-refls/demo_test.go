@@ -16,8 +16,8 @@ func TestDemo(t *testing.T) {
 	for _, want := range []string{
 		"session  Add rate limiting to the API",       // completion offers the session
 		`@"design notes/rate plan.md"`,                // and a quoted file
-		"originalMessages: 3",                         // hover facts
-		"compacted: true",                             // the store's checkpoint
+		"all 3 messages kept",                         // hover facts
+		" · compacted · ",                             // the store's checkpoint
 		"@Add rate limiting to the API and add tests", // the prepared message
 		"<referenced-sessions>",                       // the snapshot
 	} {
@@ -33,7 +33,7 @@ func TestDemo(t *testing.T) {
 	if strings.Contains(out, "28d ago") || !strings.Contains(out, "(2d ago)") {
 		t.Errorf("demo ages do not follow the demo clock:\n%s", out)
 	}
-	if strings.Index(out, "originalMessages") > strings.Index(out, "Excerpt") {
+	if strings.Index(out, "messages kept") > strings.Index(out, "Excerpt") {
 		t.Error("hover shows the excerpt before the facts")
 	}
 }

@@ -125,7 +125,7 @@ async function session(offerUtf8) {
   check(/^\d{5}$/.test(item.sortText), 'sortText ' + item.sortText);
 
   const resolved = await withTimeout(conn.sendRequest(CompletionResolveRequest.type, item), 'resolve');
-  check(resolved.documentation && resolved.documentation.kind === 'markdown' && resolved.documentation.value.includes('originalMessages'),
+  check(resolved.documentation && resolved.documentation.kind === 'markdown' && resolved.documentation.value.includes('messages kept'),
     'resolve documentation ' + JSON.stringify(resolved.documentation));
 
   // Hover on a mention after the emoji.
@@ -133,7 +133,7 @@ async function session(offerUtf8) {
   const huri = 'file:///hover.md';
   conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri: huri, languageId: 'markdown', version: 1, text: prefix + m } });
   const hover = await withTimeout(conn.sendRequest(HoverRequest.type, { textDocument: { uri: huri }, position: { line: 0, character: column(prefix + '@[ch', enc) } }), 'hover');
-  check(hover && hover.contents.value.includes('capturedThroughSeq') && hover.contents.value.includes(CHILD), 'hover ' + JSON.stringify(hover));
+  check(hover && hover.contents.value.includes('up to event') && hover.contents.value.includes(CHILD), 'hover ' + JSON.stringify(hover));
   check(hover.range.start.character === column(prefix, enc) && hover.range.end.character === column(prefix + m, enc), 'hover range ' + JSON.stringify(hover.range));
 
   // Diagnostics: a malformed mention and a self-reference.
