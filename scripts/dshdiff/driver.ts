@@ -13,8 +13,8 @@
 // {"content":"…","references":[…],"prompt":"…","source":{…}} or
 // {"error":{"code":"…","message":"…"}}.
 //
-// With --bench N the driver instead times N rounds of every case and prints
-// per-kind latencies (milliseconds) for scripts/bench-dsh.sh.
+// With --bench ROUNDS BUDGET_MS DEADLINE_MS the driver instead times every
+// case (see bench) for scripts/bench-dsh.sh.
 import { readFileSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
 import { Context } from '@deepseek-ai/cordis'
@@ -76,19 +76,19 @@ function setBudget(resolver: SessionReferenceResolver, bytes: number): void {
   (resolver as unknown as { config: { maxReferenceBytes: number } }).config.maxReferenceBytes = bytes
 }
 
-async function runCandidate(resolver: SessionReferenceResolver, agent: ReturnType<typeof agentOf>, c: CandidateCase): Promise<unknown> {
+async function runCandidate(resolver: SessionReferenceResolver, agent: ReturnType<typeof agentOf>, c: CandidateCase, signal?: AbortSignal): Promise<unknown> {
   try {
-    return { candidates: await resolver.listCandidates(agent, c.query, c.limit) }
+    return { candidates: await resolver.listCandidates(agent, c.query, c.limit, signal) }
   } catch (error: unknown) {
     return { error: errorOf(error) }
   }
 }
 
-async function runPrepare(resolver: SessionReferenceResolver, agent: ReturnType<typeof agentOf>, c: PrepareCase): Promise<unknown> {
+async function runPrepare(resolver: SessionReferenceResolver, agent: ReturnType<typeof agentOf>, c: PrepareCase, signal?: AbortSignal): Promise<unknown> {
   try {
     setBudget(resolver, c.maxReferenceBytes)
     const parsed = parseSessionReferenceText(c.text)
-    const prepared = await resolver.prepare(agent, [{ type: 'text', text: parsed.text }], parsed.references)
+    const prepared = await resolver.prepare(agent, [{ type: 'text', text: parsed.text }], parsed.references, signal)
     const first = prepared.content[0]
     const out: Record<string, unknown> = {
       content: first !== undefined && first.type === 'text' ? first.text : null,
@@ -109,15 +109,19 @@ async function runPrepare(resolver: SessionReferenceResolver, agent: ReturnType<
 async function main(): Promise<void> {
   const args = process.argv.slice(2)
   let rounds = 0
+  let budgetMs = 0
+  let deadlineMs = 0
   if (args[0] === '--bench') {
     rounds = Number(args[1])
-    args.splice(0, 2)
+    budgetMs = Number(args[2])
+    deadlineMs = Number(args[3])
+    args.splice(0, 4)
   }
   const path = args[0]
-  if (path === undefined) throw new Error('usage: driver.ts [--bench N] MANIFEST.json')
+  if (path === undefined) throw new Error('usage: driver.ts [--bench ROUNDS BUDGET_MS DEADLINE_MS] MANIFEST.json')
   const manifest = JSON.parse(readFileSync(path, 'utf8')) as Manifest
   if (rounds > 0) {
-    process.stdout.write(`${JSON.stringify(await bench(manifest, rounds))}\n`)
+    process.stdout.write(`${JSON.stringify(await bench(manifest, rounds, budgetMs, deadlineMs))}\n`)
     return
   }
   const results: Record<string, unknown> = {}
@@ -150,29 +154,40 @@ async function readStatus(ctx: Context): Promise<Record<string, string>> {
   return out
 }
 
-// bench times every case of every store rounds times, after one warm-up
-// round, and reports the latencies per kind in milliseconds.
-async function bench(manifest: Manifest, rounds: number): Promise<unknown> {
+// bench times every case of every store and reports each case's latencies
+// in milliseconds. A case runs once to warm up, then until it has rounds
+// samples or has spent budgetMs; a warm-up run slower than a second counts
+// as a sample (compiling is then a negligible part of it). A call still
+// running after deadlineMs is cancelled through dsh's own AbortSignal
+// parameter and reported as {"abortedAfterMs": …}.
+async function bench(manifest: Manifest, rounds: number, budgetMs: number, deadlineMs: number): Promise<unknown> {
   const out: Record<string, unknown>[] = []
   for (const store of manifest.stores) {
     const { ctx, resolver } = await openStore(store)
     const agent = agentOf(store.target)
-    const timings: Record<string, number[]> = { candidates: [], prepare: [] }
-    for (let round = 0; round <= rounds; round++) {
-      for (const c of store.candidates) {
+    const timings: Record<string, number[]> = {}
+    const aborted: Record<string, number> = {}
+    const time = async (id: string, work: (signal: AbortSignal) => Promise<unknown>): Promise<void> => {
+      const samples: number[] = []
+      let spent = 0
+      for (let run = 0; samples.length < rounds && (run === 0 || spent < budgetMs); run++) {
+        const signal = AbortSignal.timeout(deadlineMs)
         const start = performance.now()
-        const r = await runCandidate(resolver, agent, c) as { error?: unknown }
-        if (round > 0) timings.candidates?.push(performance.now() - start)
-        if (r.error !== undefined) throw new Error(`candidate case ${c.id} failed: ${JSON.stringify(r.error)}`)
+        const r = await work(signal) as { error?: { code?: string } }
+        const elapsed = performance.now() - start
+        spent += elapsed
+        if (r.error?.code === 'SESSION_REFERENCE_CANCELLED' || signal.aborted) {
+          aborted[id] = elapsed
+          break
+        }
+        if (r.error !== undefined) throw new Error(`case ${id} failed: ${JSON.stringify(r.error)}`)
+        if (run > 0 || elapsed > 1000) samples.push(elapsed)
       }
-      for (const c of store.prepares) {
-        const start = performance.now()
-        const r = await runPrepare(resolver, agent, c) as { error?: unknown }
-        if (round > 0) timings.prepare?.push(performance.now() - start)
-        if (r.error !== undefined) throw new Error(`prepare case ${c.id} failed: ${JSON.stringify(r.error)}`)
-      }
+      timings[id] = samples
     }
-    out.push({ root: store.root, timings })
+    for (const c of store.candidates) await time(c.id, signal => runCandidate(resolver, agent, c, signal))
+    for (const c of store.prepares) await time(c.id, signal => runPrepare(resolver, agent, c, signal))
+    out.push({ root: store.root, timings, aborted })
     await ctx.dispose?.()
   }
   return { stores: out }

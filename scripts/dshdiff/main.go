@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 )
@@ -60,12 +61,38 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.work, "work", "", "directory for the stores, manifest and results (default: a new temporary directory)")
 	fs.StringVar(&o.report, "report", "", "also write the categorised disagreements with examples to this file")
 	fs.IntVar(&o.examples, "examples", 3, "examples printed per category")
+	benchSizes := fs.String("bench", "", "instead of the check, benchmark dsh against dsh-refls at these store sizes (comma-separated session counts)")
+	var b benchOptions
+	fs.Int64Var(&b.sessionBytes, "bench-session-bytes", 8<<10, "mean raw log bytes per session of a bench store")
+	fs.IntVar(&b.rounds, "bench-rounds", 5, "timed rounds per case (after one warm-up round)")
+	fs.DurationVar(&b.budget, "bench-budget", time.Minute, "time dsh may spend repeating one case")
+	fs.DurationVar(&b.deadline, "bench-deadline", 2*time.Minute, "a dsh call still running after this is cancelled and reported as slower")
+	fs.StringVar(&b.dir, "bench-dir", filepath.Join(os.TempDir(), "dsh-refls-benchdsh"), "where bench stores are generated once and reused")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if err := check(o); err != nil {
 		fmt.Fprintln(stderr, "dshdiff:", err)
 		return 2
+	}
+	if *benchSizes != "" {
+		for _, f := range strings.Split(*benchSizes, ",") {
+			var n int
+			if _, err := fmt.Sscan(f, &n); err != nil || n <= 0 {
+				fmt.Fprintf(stderr, "dshdiff: --bench wants positive session counts, got %q\n", f)
+				return 2
+			}
+			b.sizes = append(b.sizes, n)
+		}
+		if err := os.MkdirAll(b.dir, 0o755); err != nil {
+			fmt.Fprintln(stderr, "dshdiff:", err)
+			return 1
+		}
+		if err := benchmark(context.Background(), o, b, stdout); err != nil {
+			fmt.Fprintln(stderr, "dshdiff:", err)
+			return 1
+		}
+		return 0
 	}
 	if err := differential(context.Background(), o, stdout); err != nil {
 		fmt.Fprintln(stderr, "dshdiff:", err)
