@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // Event types that matter to reading (§1.4, §1.5).
@@ -217,37 +216,6 @@ func projectEvent(e *envelope, seq int64, v4 bool) (surfaceItem, error) {
 		item.keep, item.checkpoint = true, true
 	}
 	return item, nil
-}
-
-// joinTextBlocks joins the text blocks of message content with "\n".
-func joinTextBlocks(raw json.RawMessage) (string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
-	}
-	var blocks []struct {
-		Type string  `json:"type"`
-		Text *string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	first := true
-	for _, blk := range blocks {
-		if blk.Type != "text" || blk.Text == nil {
-			continue
-		}
-		if !first {
-			b.WriteByte('\n')
-		}
-		b.WriteString(*blk.Text)
-		first = false
-	}
-	return b.String(), nil
 }
 
 // surface is the folded surface of a log (§1.6).

@@ -173,3 +173,34 @@ func TestCLIReadFailureBeforeBudget(t *testing.T) {
 		t.Errorf("%s %q, want READ_FAILED for ghost before src's BUDGET_EXCEEDED", code, msg)
 	}
 }
+
+// TestCLIDecodesTextAsDsh: lone surrogates stay lone (six bytes in JSON,
+// U+FFFD once cut), invalid UTF-8 is one U+FFFD per maximal invalid
+// subsequence, and a block whose text is not a string is skipped. Expected
+// data from dsh's retainReferencedSession on the same text under Node.
+func TestCLIDecodesTextAsDsh(t *testing.T) {
+	root := writeParityStore(t,
+		`{"type":"user/message","seq":0,"time":1,"data":{"id":"u","role":"user","source":{"kind":"user"},"content":[{"type":"text","text":7},{"type":"text","text":"lone \ud800 high, lone \udfff low, pair \ud83d\ude00, and <tail> text that goes on for a while"}]},"surfaceOp":"append"}`,
+		"{\"type\":\"assistant/message\",\"seq\":1,\"time\":2,\"data\":{\"turn\":1,\"step\":1,\"message\":{\"id\":\"a\",\"role\":\"assistant\",\"source\":{\"kind\":\"model\"},\"content\":[{\"type\":\"text\",\"text\":\"x\xff\xfey \xf0\x9f\x98z\"}]}},\"surfaceOp\":\"append\"}",
+		`{"type":"turn/end","seq":2,"time":3,"data":{"turn":1}}`)
+	uri := sessionref.EncodeURI("src")
+	whole := `[{"sessionId":"src","label":"src","cwd":"/w","capturedThroughSeq":2,"conversation":[` +
+		`{"role":"user","text":"lone \ud800 high, lone \udfff low, pair 😀, and \u003ctail> text that goes on for a while"},` +
+		`{"role":"assistant","text":"x��y �z"}]}]`
+	// 245 bytes exactly, with the two six-byte escapes.
+	p := prepareCLI(t, "--sessions-root", root, "--spill-dir", t.TempDir(), "--max-reference-bytes", "245", "--text", uri)
+	if got := p.AdditionalContext.Content[0].Text; !strings.Contains(got, "<referenced-sessions>\n"+whole+"\n</referenced-sessions>") {
+		t.Errorf("prompt does not hold dsh's data\n%s\nwant\n%s", got, whole)
+	}
+	// One byte less drops the older message, whose 80 bytes count each lone
+	// surrogate as U+FFFD's three, as Buffer.byteLength does.
+	p = prepareCLI(t, "--sessions-root", root, "--spill-dir", t.TempDir(), "--max-reference-bytes", "244", "--text", uri)
+	dropped := `[{"sessionId":"src","label":"src","cwd":"/w","capturedThroughSeq":2,"conversation":[` +
+		`{"role":"assistant","text":"x��y �z"}]}]`
+	if got := p.AdditionalContext.Content[0].Text; !strings.Contains(got, "<referenced-sessions>\n"+dropped+"\n</referenced-sessions>") {
+		t.Errorf("prompt does not hold dsh's retained data\n%s\nwant\n%s", got, dropped)
+	}
+	if ref := p.AdditionalContext.Source.References[0]; ref["omittedMessages"] != 1.0 || ref["omittedBytes"] != 80.0 {
+		t.Errorf("reference record %v, want dsh's 1 message and 80 bytes omitted", ref)
+	}
+}

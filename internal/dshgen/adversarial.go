@@ -234,8 +234,9 @@ func HugeLine(root string, enc Encoding, textBytes int64) (Case, error) {
 // InvalidUTF8 writes a raw log whose user message contains bytes that are
 // not UTF-8 (0xFF, 0xFE and a cut three-byte sequence) inside a JSON string.
 // §1.2 says logs are UTF-8; the line is otherwise valid JSON. A reader must
-// not lose the session; Expected assumes the usual decoder behaviour of one
-// U+FFFD per invalid byte.
+// not lose the session; Expected is what dsh reads (Buffer.toString, the
+// WHATWG decoder): one U+FFFD per maximal invalid subsequence, so 0xFF and
+// 0xFE give one each and the cut sequence E2 82 gives one.
 func InvalidUTF8(root string) (Case, error) {
 	bad := "caf\xff\xfe and \xe2\x82 end"
 	s := NewSession("case-invalid-utf8").Cwd("/work/cases/bytes")
@@ -244,7 +245,7 @@ func InvalidUTF8(root string) (Case, error) {
 		// The raw line above took seq 1; keep the builder's count in step.
 		t.nextSeq++
 		t.clock += t.tick
-		t.proj.appendItem(surfaceItem{seq: 1, kept: true, role: "user", text: sanitizeText(bad)})
+		t.proj.appendItem(surfaceItem{seq: 1, kept: true, role: "user", text: "caf\uFFFD\uFFFD and \uFFFD end"})
 		t.Title("Invalid bytes in a prompt", "fallback")
 		t.AssistantText("Received.")
 	})

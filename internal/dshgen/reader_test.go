@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -70,7 +71,7 @@ func parseLog(t *testing.T, name string, text []byte) parsedLog {
 	var p parsedLog
 	for i, line := range bytes.Split(text[:len(text)-1], []byte("\n")) {
 		var v map[string]any
-		dec := json.NewDecoder(bytes.NewReader(line))
+		dec := json.NewDecoder(bytes.NewReader(whatwgUTF8(line)))
 		dec.UseNumber()
 		if err := dec.Decode(&v); err != nil {
 			t.Fatalf("%s line %d is not a JSON object: %v\n%s", name, i+1, err, line)
@@ -346,4 +347,54 @@ func TestReaderMatchesFixtureExpectations(t *testing.T) {
 			})
 		}
 	}
+}
+
+// whatwgUTF8 decodes b as dsh does before JSON.parse (Buffer.toString,
+// the WHATWG decoder): each maximal invalid subsequence, the longest run
+// that still begins some well-formed sequence, becomes one U+FFFD. Found by
+// trying completions, so it shares no code with the reader under test.
+func whatwgUTF8(b []byte) []byte {
+	if utf8.Valid(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+8)
+	for i := 0; i < len(b); {
+		if r, size := utf8.DecodeRune(b[i:]); r != utf8.RuneError || size > 1 {
+			out = append(out, b[i:i+size]...)
+			i += size
+			continue
+		}
+		n := 1
+		for k := 2; k <= 3 && i+k <= len(b); k++ {
+			if !beginsSequence(b[i : i+k]) {
+				break
+			}
+			n = k
+		}
+		out = append(out, "\uFFFD"...)
+		i += n
+	}
+	return out
+}
+
+// beginsSequence reports whether some continuation bytes complete p into
+// exactly one well-formed code point.
+func beginsSequence(p []byte) bool {
+	conts := []byte{0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF}
+	var try func(q []byte) bool
+	try = func(q []byte) bool {
+		if utf8.Valid(q) && utf8.RuneCount(q) == 1 {
+			return true
+		}
+		if len(q) >= 4 {
+			return false
+		}
+		for _, c := range conts {
+			if try(append(append([]byte{}, q...), c)) {
+				return true
+			}
+		}
+		return false
+	}
+	return try(p)
 }
