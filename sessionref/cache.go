@@ -21,7 +21,7 @@ import (
 // trusted.
 const (
 	cacheMagic  = "dsh-refls title index\n"
-	cacheFormat = 5
+	cacheFormat = 6
 )
 
 // staleTempAge is how old a leftover temporary cache file (of a save that

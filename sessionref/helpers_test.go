@@ -30,6 +30,8 @@ type headerSpec struct {
 	HasCwd    bool
 	Version   int
 	CreatedAt int64
+	// Parent, when set, is the parentSession of a subagent child.
+	Parent string
 }
 
 // headerLine writes the header line of §1.3.
@@ -46,6 +48,9 @@ func headerLine(h headerSpec) string {
 	}
 	if h.Version >= 4 {
 		m["isSeeded"] = false // required from v4 on (§1.7)
+	}
+	if h.Parent != "" {
+		m["parentSession"], m["origin"], m["delegationDepth"] = h.Parent, "subagent", 1
 	}
 	b, err := json.Marshal(m)
 	if err != nil {

@@ -319,7 +319,13 @@ func (ix *Index) readTracked(t *tracked) {
 		t.identityErr = ""
 	}
 	t.scanner.entry = &t.entry
-	r := lineReader{path: t.dir.log.path, encoding: t.dir.log.encoding, frames: &ix.frames, skipCorruptFrames: true}
+	t.scanner.torn = false
+	r := lineReader{path: t.dir.log.path, encoding: t.dir.log.encoding, frames: &ix.frames, skipCorruptFrames: true,
+		onTorn: func() { t.scanner.torn = true },
+		onOverlong: func(n int64) error {
+			ix.log.Info("over-long log line skipped", zap.String("path", t.dir.log.path), zap.Int64("bytes", n), zap.Int64("cap", maxLineBytes))
+			return nil
+		}}
 	var headerErr error
 	scan := func(line []byte) error {
 		if t.started {

@@ -18,6 +18,9 @@ type titleScanner struct {
 	// that line unparsable.
 	prevSeq int64
 	fed     bool
+	// torn is set while the lines come from a torn last zstd frame, which
+	// the next read delivers again: they are not counted.
+	torn bool
 }
 
 var (
@@ -38,11 +41,15 @@ func (s *titleScanner) line(line []byte) {
 		if seq, ok := e.lastSeq(); ok {
 			s.entry.LastSeq = seq
 		}
+		s.countUnknown(e.Type)
 		s.decodeTitled(e.Type, line)
 		return
 	}
 	if len(typ) == 0 || !endsLikeObject(line) {
 		return // unparsable: changes nothing
+	}
+	if s.entry.FormatVersion >= 4 {
+		s.countUnknown(string(typ))
 	}
 	// switch on string(typ) compares without allocating.
 	switch string(typ) {
@@ -56,6 +63,9 @@ func (s *titleScanner) line(line []byte) {
 	case typeDescriptor:
 		s.fastSeqOrDecode(rest, line)
 		s.decodeTitled(typeDescriptor, line)
+	case typeCatalog:
+		s.fastSeqOrDecode(rest, line)
+		s.decodeTitled(typeCatalog, line)
 	default:
 		s.fastSeqOrDecode(rest, line)
 	}
@@ -88,17 +98,50 @@ func (s *titleScanner) decodeTitled(typ string, line []byte) {
 		}
 	case typeDescriptor:
 		var d struct {
+			Data json.RawMessage `json:"data"`
+		}
+		if json.Unmarshal(line, &d) != nil {
+			return
+		}
+		if s.entry.FormatVersion >= 4 {
+			// v4: the last descriptor decides; only version 3 is supported.
+			s.entry.DescriptorLabel, _ = descriptorV3Label(d.Data)
+			return
+		}
+		if label, ok := descriptorV2Label(d.Data); ok {
+			s.entry.DescriptorLabel = label
+		}
+	case typeCatalog:
+		var c struct {
 			Data struct {
-				Version json.Number `json:"version"`
-				Label   *string     `json:"label"`
+				ChildID *string `json:"childId"`
+				Label   *string `json:"label"`
 			} `json:"data"`
 		}
-		if json.Unmarshal(line, &d) == nil && d.Data.Version == "2" {
-			s.entry.DescriptorLabel = ""
-			if d.Data.Label != nil {
-				s.entry.DescriptorLabel = *d.Data.Label
-			}
+		if json.Unmarshal(line, &c) != nil || c.Data.ChildID == nil {
+			return
 		}
+		label := ""
+		if c.Data.Label != nil {
+			label = capLabel(*c.Data.Label)
+		}
+		if old, ok := s.entry.ChildLabels[*c.Data.ChildID]; ok && old == label {
+			return
+		}
+		// Copy on write: published snapshots share the map.
+		labels := make(map[string]string, len(s.entry.ChildLabels)+1)
+		for k, v := range s.entry.ChildLabels {
+			labels[k] = v
+		}
+		labels[*c.Data.ChildID] = label
+		s.entry.ChildLabels = labels
+	}
+}
+
+// countUnknown counts an event type outside the v4 vocabulary in a v4 log.
+func (s *titleScanner) countUnknown(typ string) {
+	if s.entry.FormatVersion >= 4 && !s.torn && !isKnownV4Type(typ) {
+		s.entry.UnknownEvents++
 	}
 }
 

@@ -23,6 +23,9 @@ type Snapshot struct {
 	Updated time.Time
 	// Building is true until the first build finished.
 	Building bool
+	// UnknownEvents counts the events of v4 logs whose type is outside the
+	// v4 vocabulary, over all listed sessions; they are skipped (§1.7).
+	UnknownEvents int
 
 	byID    map[string]int
 	search  []searchText // parallel to Sessions
@@ -139,18 +142,36 @@ func (ix *Index) publishLocked(building bool) {
 	snap.Sessions = make([]Entry, 0, len(listed))
 	snap.search = make([]searchText, 0, len(listed))
 	snap.byID = make(map[string]int, len(listed))
+	parents := map[string]*Entry{} // sessions whose catalog names children
+	for _, t := range listed {
+		if len(t.entry.ChildLabels) > 0 && count[t.entry.ID] == 1 {
+			parents[t.entry.ID] = &t.entry
+		}
+	}
 	for _, t := range listed {
 		if n := count[t.entry.ID]; n > 1 {
 			reason := fmt.Sprintf("session id %q appears in %d directories; all are skipped", t.entry.ID, n)
 			snap.Skipped = append(snap.Skipped, Skipped{Path: t.dir.path, Reason: reason})
 			continue
 		}
-		snap.byID[t.entry.ID] = len(snap.Sessions)
-		snap.Sessions = append(snap.Sessions, t.entry)
-		snap.search = append(snap.search, t.search)
+		e, search := t.entry, t.search
+		if p := parents[e.ParentSession]; p != nil && e.ParentSession != "" {
+			if label := p.ChildLabels[e.ID]; label != "" {
+				e.CatalogLabel = label
+				if e.DescriptorLabel == "" {
+					search = newSearchText(&e)
+				}
+			}
+		}
+		snap.byID[e.ID] = len(snap.Sessions)
+		snap.Sessions = append(snap.Sessions, e)
+		snap.search = append(snap.search, search)
 	}
 	for _, s := range ix.skipped {
 		snap.Skipped = append(snap.Skipped, s)
+	}
+	for i := range snap.Sessions {
+		snap.UnknownEvents += snap.Sessions[i].UnknownEvents
 	}
 	sort.Slice(snap.Skipped, func(i, j int) bool { return snap.Skipped[i].Path < snap.Skipped[j].Path })
 	prev := ix.snap.Load()

@@ -69,8 +69,8 @@ func parseLogName(name string) (gen int, enc Encoding, ok bool) {
 		return 0, enc, true
 	}
 	rest, found := strings.CutPrefix(stem, logBaseName+".v")
-	if !found || rest == "" || (len(rest) > 1 && rest[0] == '0') {
-		return 0, "", false
+	if !found || rest == "" || rest[0] == '0' || strings.Trim(rest, "0123456789") != "" {
+		return 0, "", false // N is decimal digits without a leading zero
 	}
 	n, err := strconv.Atoi(rest)
 	if err != nil || n < 1 {

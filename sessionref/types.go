@@ -23,8 +23,20 @@ type Entry struct {
 	// Title is the latest session/title; HasTitle is false when there is none.
 	Title    string
 	HasTitle bool
-	// DescriptorLabel is the label of the last version-2 subagent descriptor.
+	// DescriptorLabel is the display title the log's own descriptors give:
+	// the label of the last version-2 subagent/descriptor (v0–v3), or of a
+	// last descriptor of version 3 (v4).
 	DescriptorLabel string
+	// CatalogLabel is the label the parent's subagent/catalog records for
+	// this session, when the parent is indexed; it is the display title
+	// when the log's own descriptors give none (SPEC §1.7).
+	CatalogLabel string
+	// ChildLabels are the labels this session's subagent/catalog events
+	// record for its children, by child id. Never modified in place.
+	ChildLabels map[string]string
+	// UnknownEvents counts events of a v4 log whose type is outside the
+	// v4 vocabulary; they are skipped.
+	UnknownEvents int
 	Path            string
 	Encoding        Encoding
 	Generation      int
@@ -45,10 +57,14 @@ func (e Entry) Label() string {
 	return e.ID
 }
 
-// DisplayTitle is the descriptor label or, without one, Label.
+// DisplayTitle is the descriptor label or, without one, the label the
+// parent's catalog records, or else Label.
 func (e Entry) DisplayTitle() string {
 	if e.DescriptorLabel != "" {
 		return e.DescriptorLabel
+	}
+	if e.CatalogLabel != "" {
+		return e.CatalogLabel
 	}
 	return e.Label()
 }
