@@ -37,9 +37,9 @@ type Entry struct {
 	// UnknownEvents counts events of a v4 log whose type is outside the
 	// v4 vocabulary; they are skipped.
 	UnknownEvents int
-	Path            string
-	Encoding        Encoding
-	Generation      int
+	Path          string
+	Encoding      Encoding
+	Generation    int
 	// Offset is how far the log has been read: a byte offset for raw logs,
 	// the compressed byte offset of the next unread frame for zstd logs.
 	Offset int64
