@@ -71,6 +71,9 @@ type Index struct {
 	excluded map[string]bool
 	env      ignore.Env
 	workers  int
+	// lists caches parsed ignore and git config files, so that listings
+	// typed a keystroke at a time stat them instead of re-reading them.
+	lists *ignore.Cache
 
 	snap atomic.Pointer[snapshot]
 	// built is set once the whole tree has been read (Build).
@@ -158,6 +161,7 @@ func Open(opts Options) (*Index, error) {
 		log:      opts.Logger,
 		excluded: map[string]bool{gitDirName: true},
 		workers:  opts.Parallelism,
+		lists:    ignore.NewCache(),
 	}
 	if ix.log == nil {
 		ix.log = zap.NewNop()

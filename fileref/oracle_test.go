@@ -25,6 +25,7 @@ var namePool = []string{
 	"main.go", "x.log", "y.o", "important.o", "notes.txt", "foo1", "fooz", "ab.tmp",
 	"cd.tmp", "name with space", "café", "日本語.md", "#hash", "!bang", ".hidden",
 	".env", "sub", "deep", "x", "README", "trailing", "data.json", "Makefile",
+	strings.Repeat("a", 24) + "c", // for the star-heavy patterns below
 }
 
 // patternPool exercises negation, anchoring, "**", directory-only
@@ -36,6 +37,9 @@ var patternPool = []string{
 	"!x/keep", "deep/*", "!deep/b", "/src/*.json", "lib/**", "!lib/a/", ".env",
 	"*.md", "!日本語.md", "# a comment", "", "b/", "gen", "/a/b/", "d[!o]c",
 	"**/sub/**", "fo[[:digit:]]*", "\\ ", "README ", "*", "!*.go", "!*/",
+	// Star-heavy patterns past the matcher's backtracking budget, so
+	// that its memoised path is held to git's answers too.
+	"*a*a*a*a*a*a*a*a*b", "!*a*a*a*a*a*a*a*c", "**/**/**/a*a*a*a*a*a*c", "**/**/**/a*a*a*a*a*a*a*a*b",
 }
 
 // genTree writes a random tree under dir and returns the directories it

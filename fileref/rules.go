@@ -46,14 +46,14 @@ func (ix *Index) outerFrame() frame {
 		}
 	}
 	if repo == "" {
-		lists, errs := ignore.RepoLists(ix.root, ix.env)
+		lists, errs := ix.lists.RepoLists(ix.root, ix.env)
 		ix.logErrs(errs)
 		// Keep only the global list: there is no info/exclude outside a
 		// repository, and RepoLists found no git directory.
 		f.git = ignore.NewStack(lists...)
 		return f
 	}
-	lists, errs := ignore.RepoLists(repo, ix.env)
+	lists, errs := ix.lists.RepoLists(repo, ix.env)
 	ix.logErrs(errs)
 	f.git = ignore.NewStack(lists...)
 	prefix, err := filepath.Rel(repo, ix.root)
@@ -78,7 +78,7 @@ func (ix *Index) loadDir(f frame, abs string, hasGit, hasGitignore, hasDshignore
 	if hasGit {
 		if _, _, ok := ignore.GitDirs(abs); ok {
 			// A repository root: parent git rules stop here.
-			lists, errs := ignore.RepoLists(abs, ix.env)
+			lists, errs := ix.lists.RepoLists(abs, ix.env)
 			ix.logErrs(errs)
 			f.git = ignore.NewStack(lists...)
 			f.repoRel = ""
@@ -95,7 +95,7 @@ func (ix *Index) loadDir(f frame, abs string, hasGit, hasGitignore, hasDshignore
 
 // readList reads one ignore file, logging failures.
 func (ix *Index) readList(base, path string) *ignore.List {
-	l, err := ignore.ReadList(base, path)
+	l, err := ix.lists.ReadList(base, path)
 	if err != nil {
 		ix.log.Warn("skipping unreadable ignore file", zap.Error(err))
 		return nil

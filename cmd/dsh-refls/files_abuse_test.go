@@ -281,3 +281,48 @@ func TestBinaryFilesNeverLeaveTheWorkspace(t *testing.T) {
 	}
 	p.shutdown()
 }
+
+// TestBinaryPathologicalIgnorePatterns: patterns whose backtracking is
+// exponential in git's matcher (`*a*a*a*a*a*a*a*a*a*a*b` against a long
+// name of a's, `**/**/**/**/**/a*b*…` against a deep path) once kept the
+// index from ever being built with a core at 100%. The index is built,
+// git's answers kept (the long name ending in "c" is offered, the one
+// ending in "b" ignored), and listings answered, within the bound.
+func TestBinaryPathologicalIgnorePatterns(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	ws := t.TempDir()
+	long := strings.Repeat("a", 240) + "c"
+	deep := strings.Repeat("x/", 30) + strings.Repeat("abcdefghi", 4) + "z"
+	ignored := strings.Repeat("a", 240) + "b"
+	writeFiles(t, ws, long, ignored, deep, "keep.txt", "ab.log", ".gitignore")
+	patterns := "*a*a*a*a*a*a*a*a*a*a*b\n**/**/**/**/**/a*b*c*d*e*f*g*h*i*j\n*a*a*a*a*a*a*a*a*a*a*a*a*.log\n"
+	if err := os.WriteFile(filepath.Join(ws, ".gitignore"), []byte(patterns), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startWorkspace(t, ws, nil)
+	p.expectResult("initialize", `"init"`)
+	p.send(map[string]any{"method": "initialized", "params": map[string]any{}})
+	p.waitIndexed()
+	if hits := p.files("c", map[string]any{"query": "aaaaaaaaaaaac"}); len(hits) != 1 || hits[0].Path != long {
+		t.Errorf("the long name is not offered: %v", hits)
+	}
+	if hits := p.files("z", map[string]any{"query": "ghiz"}); len(hits) != 1 || hits[0].Path != deep {
+		t.Errorf("the deep file is not offered: %v", hits)
+	}
+	if hits := p.files("b", map[string]any{"query": "aaaaaaaaaaaab"}); len(hits) != 0 {
+		t.Errorf("the name *a*a*a*a*a*a*a*a*a*a*b ignores is offered: %v", hits)
+	}
+	if hits := p.files("l", map[string]any{"query": "ab.log"}); len(hits) != 1 {
+		t.Errorf("ab.log (which *a*…*.log with 12 a's does not match) is not offered: %v", hits)
+	}
+	// Listings match every entry of the directory live, keystroke by
+	// keystroke.
+	for i := 1; i <= 12; i++ {
+		q := strings.Repeat("x/", 30)[:2*min(i, 30)]
+		p.files("list", map[string]any{"query": q})
+	}
+	p.checkPeak("pathological ignore patterns")
+	p.shutdown()
+}

@@ -90,9 +90,13 @@ func (e Env) configFiles(gitDir string) []string {
 // files are reported in errs and otherwise skipped, as git would fail
 // loudly and we keep serving.
 func (e Env) ExcludesFile(gitDir, worktree string) (path string, errs []error) {
+	return e.excludesFile(nil, gitDir, worktree)
+}
+
+func (e Env) excludesFile(c *Cache, gitDir, worktree string) (path string, errs []error) {
 	value, set := "", false
 	for _, f := range e.configFiles(gitDir) {
-		v, ok, err := readCoreExcludesFile(f)
+		v, ok, err := c.readCoreExcludesFile(f)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -126,14 +130,28 @@ func (e Env) ExcludesFile(gitDir, worktree string) (path string, errs []error) {
 // configuration file. A missing file is not an error. include directives
 // are not followed. The file may be a symlink (dotfile setups link it),
 // but it must be a regular file of at most maxConfigBytes.
-func readCoreExcludesFile(path string) (value string, ok bool, err error) {
-	data, err := readRegular(path, true, maxConfigBytes)
+func (c *Cache) readCoreExcludesFile(path string) (value string, ok bool, err error) {
+	key := cacheKey{path: path, follow: true, config: true}
+	if e, hit := c.lookup(key); hit {
+		return e.value, e.set, nil
+	}
+	data, fi, err := readRegular(path, true, maxConfigBytes)
 	if err != nil {
 		if isAbsent(err) {
 			return "", false, nil
 		}
 		return "", false, fmt.Errorf("reading git config %s: %w", path, err)
 	}
+	value, ok, err = parseCoreExcludesFile(path, data)
+	if err == nil {
+		c.store(key, fi, cacheEntry{value: value, set: ok})
+	}
+	return value, ok, err
+}
+
+// parseCoreExcludesFile finds the last core.excludesFile value in the
+// configuration file data read from path.
+func parseCoreExcludesFile(path string, data []byte) (value string, ok bool, err error) {
 	section := ""
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
@@ -237,7 +255,7 @@ func GitDirs(dir string) (gitDir, commonDir string, ok bool) {
 	case fi.IsDir():
 		gitDir = dotGit
 	case fi.Mode().IsRegular():
-		data, err := readRegular(dotGit, false, maxSmallFileBytes)
+		data, _, err := readRegular(dotGit, false, maxSmallFileBytes)
 		if err != nil {
 			return "", "", false
 		}
@@ -255,7 +273,7 @@ func GitDirs(dir string) (gitDir, commonDir string, ok bool) {
 		return "", "", false
 	}
 	commonDir = gitDir
-	if data, err := readRegular(filepath.Join(gitDir, "commondir"), false, maxSmallFileBytes); err == nil {
+	if data, _, err := readRegular(filepath.Join(gitDir, "commondir"), false, maxSmallFileBytes); err == nil {
 		c := strings.TrimSpace(string(data))
 		if !filepath.IsAbs(c) {
 			c = filepath.Join(gitDir, c)
@@ -270,14 +288,19 @@ func GitDirs(dir string) (gitDir, commonDir string, ok bool) {
 // that do not exist are omitted; read failures other than absence are
 // returned in errs.
 func RepoLists(dir string, env Env) (lists []*List, errs []error) {
+	return (*Cache)(nil).RepoLists(dir, env)
+}
+
+// RepoLists is the package's RepoLists, reading through the cache.
+func (c *Cache) RepoLists(dir string, env Env) (lists []*List, errs []error) {
 	gitDir, commonDir, ok := GitDirs(dir)
 	if !ok {
 		gitDir, commonDir = "", ""
 	}
-	excl, cerrs := env.ExcludesFile(gitDir, dir)
+	excl, cerrs := env.excludesFile(c, gitDir, dir)
 	errs = append(errs, cerrs...)
 	if excl != "" {
-		l, err := readList("", excl, true)
+		l, err := c.readList("", excl, true)
 		if err != nil {
 			errs = append(errs, err)
 		} else if l != nil {
@@ -285,7 +308,7 @@ func RepoLists(dir string, env Env) (lists []*List, errs []error) {
 		}
 	}
 	if commonDir != "" {
-		l, err := ReadList("", filepath.Join(commonDir, "info", "exclude"))
+		l, err := c.ReadList("", filepath.Join(commonDir, "info", "exclude"))
 		if err != nil {
 			errs = append(errs, err)
 		} else if l != nil {
@@ -301,17 +324,26 @@ func RepoLists(dir string, env Env) (lists []*List, errs []error) {
 // is not followed, so no link can lead the reader out of the repository;
 // FIFOs, devices and files over MaxFileBytes are refused with an error
 // saying why, and never block or grow memory.
-func ReadList(base, path string) (*List, error) { return readList(base, path, false) }
+func ReadList(base, path string) (*List, error) { return (*Cache)(nil).readList(base, path, false) }
+
+// ReadList is the package's ReadList, reading through the cache.
+func (c *Cache) ReadList(base, path string) (*List, error) { return c.readList(base, path, false) }
 
 // readList is ReadList; follow lets the last component be a symlink, for
 // the user's own global excludes file.
-func readList(base, path string, follow bool) (*List, error) {
-	data, err := readRegular(path, follow, MaxFileBytes)
+func (c *Cache) readList(base, path string, follow bool) (*List, error) {
+	key := cacheKey{path: path, base: base, follow: follow}
+	if e, ok := c.lookup(key); ok {
+		return e.list, nil
+	}
+	data, fi, err := readRegular(path, follow, MaxFileBytes)
 	if err != nil {
 		if isAbsent(err) {
 			return nil, nil
 		}
 		return nil, fmt.Errorf("reading ignore file %s: %w", path, err)
 	}
-	return ParseList(base, path, data), nil
+	l := ParseList(base, path, data)
+	c.store(key, fi, cacheEntry{list: l})
+	return l, nil
 }

@@ -30,34 +30,34 @@ var errNotRegular = errors.New("not a regular file")
 // never blocks on a FIFO or reads a device: the file is opened without
 // waiting for a writer and must be regular once open. With follow false
 // a symlink at path is refused instead of followed. A missing file gives
-// (nil, fs.ErrNotExist-wrapping error).
-func readRegular(path string, follow bool, limit int64) ([]byte, error) {
+// (nil, fs.ErrNotExist-wrapping error). fi describes the file read.
+func readRegular(path string, follow bool, limit int64) (data []byte, fi fs.FileInfo, err error) {
 	f, err := openNonBlocking(path, follow)
 	if err != nil {
 		if isSymlinkRefusal(err) {
-			return nil, fmt.Errorf("%s is a symlink, which is not followed: %w", path, errNotRegular)
+			return nil, nil, fmt.Errorf("%s is a symlink, which is not followed: %w", path, errNotRegular)
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
+	fi, err = f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is a %s: %w", path, modeName(fi.Mode()), errNotRegular)
+		return nil, nil, fmt.Errorf("%s is a %s: %w", path, modeName(fi.Mode()), errNotRegular)
 	}
 	if fi.Size() > limit {
-		return nil, fmt.Errorf("%s holds %d bytes, more than the %d read: skipped", path, fi.Size(), limit)
+		return nil, nil, fmt.Errorf("%s holds %d bytes, more than the %d read: skipped", path, fi.Size(), limit)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	data, err = io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s grew past %d bytes while read: skipped", path, limit)
+		return nil, nil, fmt.Errorf("%s grew past %d bytes while read: skipped", path, limit)
 	}
-	return data, nil
+	return data, fi, nil
 }
 
 // modeName names the type of a file for messages.

@@ -4,6 +4,17 @@ package ignore
 // ignore patterns), so that corner cases such as "**" adjacency, bracket
 // classes and escapes behave exactly as git applies them. It works on bytes,
 // like git: multi-byte UTF-8 characters are matched byte by byte.
+//
+// git's matcher backtracks: every "*" retries the rest of the pattern at
+// each later position, so "*a*a*a*a*a*a*a*a*a*a*b" against a long run of
+// "a" takes time exponential in the number of stars. The port keeps git's
+// control flow (and so its answers) but memoises it once a match has made
+// more than wildBudget recursive calls: the result of matching the pattern
+// from position p against the text from position t depends on (p, t)
+// alone, and so does the outcome of a star's retry loop, which is the same
+// for every text position the loop passes. With both tables a match costs
+// O(P·T) steps plus O(T) per star state for the trailing-star scans, where
+// P is the number of star states of the pattern and T the text length.
 
 // wildResult mirrors git's WM_* return codes. The abort codes let a "*" stop
 // retrying once the rest of the text cannot match anyway.
@@ -34,12 +45,87 @@ func isGlobSpecial(c byte) bool {
 	return c == '*' || c == '?' || c == '[' || c == '\\'
 }
 
+// wildBudget is how many recursive calls a match may make before it is
+// restarted with memo tables. Ordinary patterns ("*.log", "doc/**/*.txt")
+// stay far below it and never allocate; only pathological ones pay for
+// the tables.
+const wildBudget = 256
+
+// wildOverBudget unwinds a match that ran out of budget.
+const wildOverBudget wildResult = -3
+
 // wildmatch reports whether text matches pattern with git's semantics.
 func wildmatch(pattern, text string, flags int) bool {
-	return dowild(pattern, 0, text, 0, flags) == wildMatch
+	m := wildMatcher{pat: pattern, text: text, flags: flags, budget: wildBudget}
+	r := m.dowild(0, 0)
+	if r == wildOverBudget {
+		m = wildMatcher{pat: pattern, text: text, flags: flags, memo: true}
+		r = m.dowild(0, 0)
+	}
+	return r == wildMatch
 }
 
-func dowild(pat string, p int, text string, t int, flags int) wildResult {
+// wildMatcher is one match of text against pat.
+type wildMatcher struct {
+	pat, text string
+	flags     int
+	// budget counts down the recursive calls a match without memo tables
+	// may still make.
+	budget int
+	// memo is set when the tables below are used. rows maps a pattern
+	// position to its row in calls and stars (-1 when it has none yet);
+	// an entry is 0 while unknown, else the wildResult plus memoOffset.
+	memo  bool
+	rows  []int32
+	calls [][]int8
+	stars [][]int8
+	// steps counts the recursive calls of a memoised match (tests hold it
+	// to its polynomial bound).
+	steps int
+}
+
+// memoOffset makes every wildResult (-2…1) a nonzero table entry.
+const memoOffset = 3
+
+// row returns the memo rows of pattern position p, creating them.
+func (m *wildMatcher) row(p int) (calls, stars []int8) {
+	if m.rows == nil {
+		m.rows = make([]int32, len(m.pat)+1)
+		for i := range m.rows {
+			m.rows[i] = -1
+		}
+	}
+	r := m.rows[p]
+	if r < 0 {
+		r = int32(len(m.calls))
+		m.rows[p] = r
+		m.calls = append(m.calls, make([]int8, len(m.text)+1))
+		m.stars = append(m.stars, make([]int8, len(m.text)+1))
+	}
+	return m.calls[r], m.stars[r]
+}
+
+// call is a recursive dowild(p, t), memoised or budgeted.
+func (m *wildMatcher) call(p, t int) wildResult {
+	if !m.memo {
+		if m.budget--; m.budget < 0 {
+			return wildOverBudget
+		}
+		return m.dowild(p, t)
+	}
+	m.steps++
+	calls, _ := m.row(p)
+	if v := calls[t]; v != 0 {
+		return wildResult(v) - memoOffset
+	}
+	r := m.dowild(p, t)
+	calls, _ = m.row(p) // the tables may have grown
+	calls[t] = int8(r + memoOffset)
+	return r
+}
+
+func (m *wildMatcher) dowild(p int, t int) wildResult {
+	pat, text, flags := m.pat, m.text, m.flags
 	patStart := 0
 	for ; p < len(pat); t, p = t+1, p+1 {
 		pCh := pat[p]
@@ -82,8 +168,13 @@ func dowild(pat string, p int, text string, t int, flags int) wildResult {
 						(byteAt(pat, p) == '\\' && byteAt(pat, p+1) == '/')) {
 					// "**/" may match nothing at all: try the rest of
 					// the pattern right here first.
-					if byteAt(pat, p) == '/' && dowild(pat, p+1, text, t, flags) == wildMatch {
-						return wildMatch
+					if byteAt(pat, p) == '/' {
+						switch m.call(p+1, t) {
+						case wildMatch:
+							return wildMatch
+						case wildOverBudget:
+							return wildOverBudget
+						}
 					}
 					matchSlash = true
 				} else {
@@ -120,39 +211,7 @@ func dowild(pat string, p int, text string, t int, flags int) wildResult {
 				// The slash itself is consumed by the loop.
 				continue
 			}
-			for {
-				if tCh == 0 {
-					break
-				}
-				// Advance quickly to the next occurrence of a literal
-				// that follows the star.
-				if !isGlobSpecial(pat[p]) {
-					pCh = pat[p]
-					for {
-						tCh = byteAt(text, t)
-						if tCh == 0 || (!matchSlash && tCh == '/') {
-							break
-						}
-						if tCh == pCh {
-							break
-						}
-						t++
-					}
-					if tCh != pCh {
-						return wildNoMatch
-					}
-				}
-				if m := dowild(pat, p, text, t, flags); m != wildNoMatch {
-					if !matchSlash || m != wildAbortToStarStar {
-						return m
-					}
-				} else if !matchSlash && tCh == '/' {
-					return wildAbortToStarStar
-				}
-				t++
-				tCh = byteAt(text, t)
-			}
-			return wildAbortAll
+			return m.starLoop(p, t, matchSlash)
 		case '[':
 			p++
 			pCh = byteAt(pat, p)
@@ -245,6 +304,76 @@ func dowild(pat string, p int, text string, t int, flags int) wildResult {
 		return wildNoMatch
 	}
 	return wildMatch
+}
+
+// starLoop is git's retry loop of a star followed by pattern position p:
+// it tries the rest of the pattern at text position t and each later one.
+// Its outcome depends only on p (which fixes matchSlash) and t, and is
+// the same from every position the loop passes, so with memo tables each
+// (p, t) is looped over once.
+func (m *wildMatcher) starLoop(p, t int, matchSlash bool) wildResult {
+	pat, text := m.pat, m.text
+	var stars []int8
+	start := t
+	if m.memo {
+		_, stars = m.row(p)
+		if v := stars[t]; v != 0 {
+			return wildResult(v) - memoOffset
+		}
+	}
+	r := wildAbortAll
+	tCh := byteAt(text, t)
+	for {
+		if tCh == 0 {
+			break
+		}
+		if stars != nil && t > start {
+			if v := stars[t]; v != 0 {
+				r = wildResult(v) - memoOffset
+				break
+			}
+		}
+		// Advance quickly to the next occurrence of a literal that
+		// follows the star.
+		if !isGlobSpecial(pat[p]) {
+			pCh := pat[p]
+			for {
+				tCh = byteAt(text, t)
+				if tCh == 0 || (!matchSlash && tCh == '/') {
+					break
+				}
+				if tCh == pCh {
+					break
+				}
+				t++
+			}
+			if tCh != pCh {
+				r = wildNoMatch
+				break
+			}
+		}
+		if res := m.call(p, t); res != wildNoMatch {
+			if res == wildOverBudget {
+				return wildOverBudget
+			}
+			if !matchSlash || res != wildAbortToStarStar {
+				r = res
+				break
+			}
+		} else if !matchSlash && tCh == '/' {
+			r = wildAbortToStarStar
+			break
+		}
+		t++
+		tCh = byteAt(text, t)
+	}
+	if m.memo {
+		_, stars = m.row(p) // the tables may have grown
+		for i := start; i <= t && i < len(stars); i++ {
+			stars[i] = int8(r + memoOffset)
+		}
+	}
+	return r
 }
 
 // classMatch evaluates a POSIX bracket class such as [:alpha:] on one byte.
