@@ -93,6 +93,9 @@ func newDiagnostics(s *Server, delay time.Duration) *diagnostics {
 // schedule (re)starts the debounce timer of uri and cancels a computation
 // in progress for it.
 func (d *diagnostics) schedule(uri string) {
+	if !diagnosable(uri) {
+		return
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.stopped {

@@ -149,6 +149,12 @@ func (s *Server) route(ctx context.Context, method string, params json.RawMessag
 		return s.resolveCall(params)
 	case protocol.MethodTextDocumentHover:
 		return s.hoverCall(params)
+	case protocol.MethodTextDocumentDefinition:
+		return s.definitionCall(params)
+	case protocol.MethodTextDocumentDocumentLink:
+		return s.documentLinkCall(params)
+	case MethodPreview:
+		return s.previewCall(params)
 	case MethodPrepare:
 		return s.prepareCall(params)
 	case MethodCandidates:

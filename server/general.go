@@ -197,9 +197,11 @@ func (s *Server) initialize(params json.RawMessage) (*initializeResult, error) {
 				ResolveProvider:   true,
 				CompletionItem:    &completionItemOptions{LabelDetailsSupport: true},
 			},
-			HoverProvider: true,
+			HoverProvider:        true,
+			DefinitionProvider:   true,
+			DocumentLinkProvider: &documentLinkOptions{},
 			Experimental: map[string]any{
-				"dshMethods": []string{MethodPrepare, MethodCandidates, MethodFiles, MethodStatus},
+				"dshMethods": []string{MethodPrepare, MethodCandidates, MethodFiles, MethodStatus, MethodPreview},
 			},
 		},
 		ServerInfo: serverInfo{Name: ServerName, Version: s.opts.Version},

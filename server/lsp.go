@@ -135,6 +135,10 @@ type completionItemOptions struct {
 	LabelDetailsSupport bool `json:"labelDetailsSupport"`
 }
 
+type documentLinkOptions struct {
+	ResolveProvider bool `json:"resolveProvider"`
+}
+
 type textDocumentSyncOptions struct {
 	OpenClose bool `json:"openClose"`
 	// Change is 2: incremental.
@@ -146,7 +150,10 @@ type serverCapabilities struct {
 	TextDocumentSync   textDocumentSyncOptions `json:"textDocumentSync"`
 	CompletionProvider completionOptions       `json:"completionProvider"`
 	HoverProvider      bool                    `json:"hoverProvider"`
-	Experimental       map[string]any          `json:"experimental,omitempty"`
+	DefinitionProvider bool                    `json:"definitionProvider"`
+	// DocumentLinkProvider links session mentions to their previews.
+	DocumentLinkProvider *documentLinkOptions `json:"documentLinkProvider,omitempty"`
+	Experimental         map[string]any       `json:"experimental,omitempty"`
 }
 
 type serverInfo struct {
