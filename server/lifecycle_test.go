@@ -312,7 +312,7 @@ func TestBadInputKeepsServing(t *testing.T) {
 		{map[string]any{"method": "textDocument/didChange", "params": map[string]any{"textDocument": map[string]any{"uri": "file:///never-opened.md", "version": 2}, "contentChanges": []any{}}}, 0},
 		{map[string]any{"method": "textDocument/didOpen", "params": "not an object"}, 0},
 		{map[string]any{"id": 2, "method": "textDocument/completion", "params": "not an object"}, -32602},
-		{map[string]any{"id": 3, "method": "textDocument/definition", "params": map[string]any{}}, -32601},
+		{map[string]any{"id": 3, "method": "textDocument/references", "params": map[string]any{}}, -32601},
 		{map[string]any{"id": 4, "method": MethodPrepare, "params": map[string]any{"text": "a", "content": []any{}}}, -32602},
 		{map[string]any{"id": 5, "method": MethodPrepare, "params": map[string]any{"text": "a", "mode": "rewrite"}}, -32602},
 		{map[string]any{"id": 6, "method": MethodFiles, "params": map[string]any{"query": "", "limit": -1}}, -32602},
