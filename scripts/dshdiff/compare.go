@@ -34,6 +34,24 @@ func tolerance(message string) (string, bool) {
 	return "", false
 }
 
+// dshReasons classify why dsh refused a read, from its message.
+var dshReasons = []struct{ pattern, name string }{
+	{"seq gap in committed region", "seq gap or duplicate"},
+	{"unparsable committed event", "unparsable line before a later turn/end"},
+	{"complete frame contains a torn JSONL record", "zstd: bad line or seq gap inside a complete frame"},
+	{"not found", "session not found"},
+}
+
+// reason names the class of a dsh failure message, or "" when unknown.
+func reason(message string) string {
+	for _, r := range dshReasons {
+		if strings.Contains(message, r.pattern) {
+			return " [" + r.name + "]"
+		}
+	}
+	return ""
+}
+
 // finding is one difference in one case.
 type finding struct {
 	category string
@@ -80,7 +98,7 @@ func compareCandidates(c candidateCase, dsh, refls result, reads map[string]stri
 		if d.Label != r.Label {
 			cat := "candidates: label"
 			if why := reads[d.SessionID]; why != "ok" {
-				cat = "candidates: label (dsh cannot read the log, labels it by id)"
+				cat = "candidates: label (dsh cannot read the log, labels it by id)" + reason(why)
 				if name, ok := tolerance(why); ok {
 					cat = expectedPrefix + "tolerance: " + name + " (candidate label)"
 				}
@@ -105,13 +123,13 @@ func compareErrors(dsh, refls result) ([]finding, bool) {
 		if name, ok := tolerance(dsh.Error.Message); ok {
 			return []finding{{expectedPrefix + "tolerance: " + name + " (dsh refuses the log, dsh-refls reads it and fails later)", dsh.Error.Message}}, true
 		}
-		return []finding{{fmt.Sprintf("error code: dsh %s, dsh-refls %s", short(dsh.Error.Code), short(refls.Error.Code)),
+		return []finding{{fmt.Sprintf("error code: dsh %s, dsh-refls %s", short(dsh.Error.Code), short(refls.Error.Code)) + reason(dsh.Error.Message),
 			fmt.Sprintf("dsh: %s | dsh-refls: %s", dsh.Error.Message, refls.Error.Message)}}, true
 	case dsh.Error != nil:
 		if name, ok := tolerance(dsh.Error.Message); ok {
 			return []finding{{expectedPrefix + "tolerance: " + name, dsh.Error.Message}}, true
 		}
-		return []finding{{fmt.Sprintf("dsh fails %s, dsh-refls succeeds", short(dsh.Error.Code)), dsh.Error.Message}}, true
+		return []finding{{fmt.Sprintf("dsh fails %s, dsh-refls succeeds", short(dsh.Error.Code)) + reason(dsh.Error.Message), dsh.Error.Message}}, true
 	case refls.Error != nil:
 		return []finding{{fmt.Sprintf("dsh succeeds, dsh-refls fails %s", short(refls.Error.Code)), refls.Error.Message}}, true
 	}
