@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"math/rand/v2"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
+	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
 // Text pieces random messages, titles and labels are made of: ASCII words,
@@ -366,4 +368,29 @@ func genCases(r *rand.Rand, st *genStore, storeIndex int) ([]candidateCase, []pr
 		preps = append(preps, prepareCase{ID: fmt.Sprintf("s%d-p%d", storeIndex, i), Text: b.String(), MaxReferenceBytes: budget})
 	}
 	return cands, preps
+}
+
+// existingStore describes a store that is already on disk (recorded logs),
+// so the same random cases run on it. Its encoding is that of its logs: dsh
+// 0.1.1 reads one encoding per root.
+func existingStore(ctx context.Context, root string) (*genStore, error) {
+	ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	if err := ix.Build(ctx, nil); err != nil {
+		return nil, fmt.Errorf("indexing %s: %w", root, err)
+	}
+	st := &genStore{root: root, enc: dshgen.Raw, targetID: "target-recorded", target: cwds[0]}
+	for _, e := range ix.Snapshot().Sessions {
+		g := genSession{id: e.ID, cwd: e.Cwd, hasCwd: e.HasCwd}
+		if e.HasTitle {
+			g.titles = []string{e.Title}
+		}
+		if e.Encoding == sessionref.EncodingZstd {
+			st.enc = dshgen.Zstd
+		}
+		st.sessions = append(st.sessions, g)
+	}
+	if len(st.sessions) == 0 {
+		return nil, fmt.Errorf("no sessions under %s", root)
+	}
+	return st, nil
 }

@@ -37,6 +37,9 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// recordedRounds is how many sets of random cases run on each existing root.
+const recordedRounds = 5
+
 // options are the command-line settings.
 type options struct {
 	dshSrc   string
@@ -47,6 +50,7 @@ type options struct {
 	work     string
 	report   string
 	examples int
+	roots    string
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -61,6 +65,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.work, "work", "", "directory for the stores, manifest and results (default: a new temporary directory)")
 	fs.StringVar(&o.report, "report", "", "also write the categorised disagreements with examples to this file")
 	fs.IntVar(&o.examples, "examples", 3, "examples printed per category")
+	fs.StringVar(&o.roots, "roots", "", "also run random cases on these existing sessions roots (comma-separated; e.g. recorded fixtures, one encoding each)")
 	benchSizes := fs.String("bench", "", "instead of the check, benchmark dsh against dsh-refls at these store sizes (comma-separated session counts)")
 	var b benchOptions
 	fs.Int64Var(&b.sessionBytes, "bench-session-bytes", 8<<10, "mean raw log bytes per session of a bench store")
@@ -124,6 +129,9 @@ func differential(ctx context.Context, o options, stdout io.Writer) error {
 		}
 		work = dir
 	}
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return err
+	}
 	r := rand.New(rand.NewPCG(o.seed, 0x6473686469666621))
 	var manifest struct {
 		Stores []storeCases `json:"stores"`
@@ -151,6 +159,24 @@ func differential(ctx context.Context, o options, stdout io.Writer) error {
 			sc.Target.Cwd = &cwd
 		}
 		manifest.Stores = append(manifest.Stores, sc)
+	}
+	if o.roots != "" {
+		for i, root := range strings.Split(o.roots, ",") {
+			st, err := existingStore(ctx, root)
+			if err != nil {
+				return err
+			}
+			sc := storeCases{Root: st.root, Compression: "none", Target: target{ID: st.targetID, Cwd: &st.target}}
+			for k := range recordedRounds {
+				cands, preps := genCases(r, st, 1000+10*i+k)
+				sc.Candidates = append(sc.Candidates, cands...)
+				sc.Prepares = append(sc.Prepares, preps...)
+			}
+			if st.enc == dshgen.Zstd {
+				sc.Compression = "zstd"
+			}
+			manifest.Stores = append(manifest.Stores, sc)
+		}
 	}
 	manifestPath := filepath.Join(work, "manifest.json")
 	raw, err := json.Marshal(manifest)
