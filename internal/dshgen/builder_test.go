@@ -162,7 +162,7 @@ func TestCheckpointReplacesByPosition(t *testing.T) {
 		if !equalConversation(e.Conversation, want) || !e.Compacted {
 			t.Errorf("v%d: conversation %q compacted %v", version, e.Conversation, e.Compacted)
 		}
-		if e.Preparable != (version <= 3) {
+		if e.Preparable != (version <= 4) {
 			t.Errorf("v%d: preparable %v", version, e.Preparable)
 		}
 		data, err := s.Bytes(Raw)

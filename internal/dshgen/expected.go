@@ -47,6 +47,9 @@ type Expected struct {
 	// Preparable says dsh/prepare must succeed on this log; false for
 	// versions above 3 and for corrupt logs.
 	Preparable bool
+	// Refusal, when not empty, is text the READ_FAILED message of a v4 log
+	// dsh refuses must contain (the rule it breaks, §1.7).
+	Refusal string
 	// Path is the log file the facts describe, once written.
 	Path string
 }

@@ -27,7 +27,7 @@ const (
 	defaultProvider = "deepseek-official"
 	defaultModel    = "deepseek-v4-flash"
 	// lastReadableVersion is the newest header version dsh-refls prepares (§1.3).
-	lastReadableVersion = 3
+	lastReadableVersion = 4
 )
 
 // Session builds one dsh session log in memory, event by event, and writes it
@@ -79,6 +79,11 @@ type Session struct {
 	proj projection
 	// open follows the turn the log would end in (closers).
 	open openTurn
+	// migratedBody writes the first save's events as one zstd frame
+	// without a declared size, as dsh's migration does (§1.7).
+	migratedBody bool
+	// refusal is the rule a deliberately refused v4 log breaks.
+	refusal string
 }
 
 // batch is one append batch: the lines dsh writes at once, one zstd frame.
@@ -215,12 +220,13 @@ func (s *Session) headerLine() []byte {
 	if s.parent != "" {
 		h = h.with("parentSession", s.parent)
 	}
-	if s.seeded {
-		if s.version >= 2 {
-			h = h.with("isSeeded", true)
-		} else {
-			h = h.with("seedLength", s.seedLength)
-		}
+	switch {
+	case s.seeded && s.version >= 2:
+		h = h.with("isSeeded", true)
+	case s.seeded:
+		h = h.with("seedLength", s.seedLength)
+	case s.version >= 4:
+		h = h.with("isSeeded", false) // required in v4 (§1.7)
 	}
 	if s.origin != "" {
 		h = h.with("origin", s.origin)
@@ -399,6 +405,9 @@ func (s *Session) UserTexts(texts ...string) *Session {
 func (s *Session) UserPlugin(plugin, text string) *Session {
 	src := obj{{"kind", "plugin"}, {"plugin", plugin}, {"form", "snapshot"},
 		{"sections", []any{obj{{"name", "context"}, {"text", text}}}}}
+	if s.version >= 4 { // v4 has no plugin kind: every producer owns one (§1.7)
+		src = obj{{"kind", "plugin:" + plugin}}
+	}
 	s.userMessage(src, false, text)
 	return s
 }
@@ -427,7 +436,10 @@ func (s *Session) Checkpoint(text string, replaceStartSeq, replaceEndSeq int64) 
 		op = obj{{"op", "replace"}, {"startSeq", replaceStartSeq}, {"endSeq", replaceEndSeq}}
 	}
 	var sources any = s.surfaceSeqsBetween(replaceStartSeq, replaceEndSeq)
-	if s.version >= 2 && replaceEndSeq > replaceStartSeq {
+	switch {
+	case s.version >= 4:
+		sources = seqRanges(s.surfaceSeqsBetween(replaceStartSeq, replaceEndSeq))
+	case s.version >= 2 && replaceEndSeq > replaceStartSeq:
 		sources = []any{[]int64{replaceStartSeq, replaceEndSeq}}
 	}
 	data := obj{{"content", textBlocks(text)}, {"source", src}, {"role", "user"}, {"id", s.newID()}}
@@ -475,8 +487,16 @@ func (s *Session) usage(outText string) obj {
 // assistant writes a wrapped v0 assistant/message with the given blocks.
 func (s *Session) assistant(blocks []any, texts []string) *Session {
 	msg := obj{{"role", "assistant"}, {"content", blocks}, {"source", modelSource()}, {"id", s.newID()}}
-	data := obj{{"turn", s.turnNumber()}, {"step", s.stepNumber()}, {"message", msg}, {"usage", s.usage(joinTexts(texts))}}
-	seq := s.emit("assistant/message", data, kv{"sourceEventSeqs", s.takeChunkSeqs()}, appendOp)
+	var seq int64
+	if s.version >= 4 {
+		// v4: the stream records live inside the message (no seq of their
+		// own), and assistant messages carry no sourceEventSeqs.
+		data := obj{{"turn", s.turnNumber()}, {"step", s.stepNumber()}, {"stream", s.takeStream(texts)}, {"message", msg}, {"usage", s.usage(joinTexts(texts))}}
+		seq = s.emit("assistant/message", data, appendOp)
+	} else {
+		data := obj{{"turn", s.turnNumber()}, {"step", s.stepNumber()}, {"message", msg}, {"usage", s.usage(joinTexts(texts))}}
+		seq = s.emit("assistant/message", data, kv{"sourceEventSeqs", s.takeChunkSeqs()}, appendOp)
+	}
 	s.proj.appendItem(surfaceItem{seq: seq, kept: true, role: "assistant", text: joinTexts(texts)})
 	return s
 }
@@ -559,6 +579,10 @@ func (s *Session) ToolCall(callID, name, arguments string) *Session {
 func (s *Session) ToolResult(callID, text string, isError bool) *Session {
 	block := obj{{"type", "tool-result"}, {"toolCallId", callID}, {"content", textBlocks(text)}, {"isError", isError}}
 	msg := obj{{"source", obj{{"kind", "tool"}, {"callId", callID}}}, {"content", []any{block}}, {"role", "user"}, {"id", s.newID()}}
+	if s.version >= 4 { // v4: a role-tool message, no tool-result wrapper (§1.7)
+		msg = obj{{"id", s.newID()}, {"role", "tool"}, {"toolCallId", callID}, {"isError", isError}, {"content", textBlocks(text)},
+			{"source", obj{{"kind", "tool"}, {"callId", callID}}}}
+	}
 	data := obj{{"turn", s.turnNumber()}, {"step", s.stepNumber()}, {"message", msg}}
 	s.open.settle(callID)
 	seq := s.emit("tool/result", data, kv{"sourceEventSeqs", []int64{max(s.nextSeq-1, 0)}}, appendOp)
@@ -583,6 +607,10 @@ func (s *Session) SystemMessage(text string) *Session {
 		s.fail("system/message needs version 3 or later, the log is v%d", s.version)
 	}
 	data := obj{{"content", textBlocks(text)}, {"source", obj{{"kind", "system"}}}, {"role", "system"}, {"id", s.newID()}}
+	if s.version >= 4 {
+		msg := obj{{"role", "system"}, {"content", textBlocks(text)}, {"source", obj{{"kind", "system-prompt"}}}, {"id", s.newID()}}
+		data = obj{{"turn", s.turnNumber()}, {"step", s.stepNumber()}, {"message", msg}}
+	}
 	seq := s.emit("system/message", data, appendOp)
 	s.proj.appendItem(surfaceItem{seq: seq, kept: false, role: "system", text: sanitizeText(text)})
 	return s
@@ -615,7 +643,15 @@ func (s *Session) DescriptorVersion(version int, label string) *Session {
 	}
 	data = data.with("agentProvider", defaultProvider).with("agentModel", defaultModel)
 	s.emit("subagent/descriptor", data)
-	if version == 2 {
+	switch {
+	case s.version >= 4:
+		// v4: the last descriptor decides; only version 3 gives a label
+		// (a continuable descriptor without one is malformed).
+		s.proj.descriptorLabel = ""
+		if version == 3 {
+			s.proj.descriptorLabel = sanitizeText(label)
+		}
+	case version == 2:
 		s.proj.descriptorLabel = sanitizeText(label)
 	}
 	return s
@@ -823,7 +859,8 @@ func (s *Session) Expected() Expected {
 		LastSeq:         s.nextSeq - 1,
 		Conversation:    conv,
 		Compacted:       compacted,
-		Preparable:      s.version <= lastReadableVersion && !s.corrupt,
+		Preparable:      s.version <= lastReadableVersion && !s.corrupt && s.refusal == "",
+		Refusal:         s.refusal,
 	}
 	e.Closers, e.CloserOutcomes = s.open.closers()
 	e.Label = s.id

@@ -2,6 +2,7 @@ package dshgen
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -83,6 +84,31 @@ func (s *Session) encodeBatches(enc Encoding, zenc *zstd.Encoder, withHeader boo
 			return nil, err
 		}
 		defer zenc.Close()
+	}
+	if s.migratedBody && withHeader && len(parts) > 1 {
+		// The header frame, then every event through one streaming
+		// compressor: one frame, content size not declared.
+		out = zenc.EncodeAll(parts[0], out)
+		var body bytes.Buffer
+		w, err := zstd.NewWriter(&body, zstd.WithEncoderCRC(true), zstd.WithEncoderConcurrency(1))
+		if err != nil {
+			return nil, fmt.Errorf("creating zstd stream encoder: %w", err)
+		}
+		for _, p := range parts[1:] {
+			if _, err := w.Write(p); err != nil {
+				return nil, fmt.Errorf("compressing migrated body: %w", err)
+			}
+		}
+		// Flushing before Close makes the encoder stream even a body that
+		// fits one block, so the frame header declares no size, as Node's
+		// streaming compressor writes it.
+		if err := w.Flush(); err != nil {
+			return nil, fmt.Errorf("compressing migrated body: %w", err)
+		}
+		if err := w.Close(); err != nil {
+			return nil, fmt.Errorf("compressing migrated body: %w", err)
+		}
+		return append(out, body.Bytes()...), nil
 	}
 	for _, p := range parts {
 		out = zenc.EncodeAll(p, out)
