@@ -224,7 +224,7 @@ func V4Cases(root string, enc Encoding) ([]Expected, error) {
 			AssistantToolRequest("call-a", "deploy", `{"env":"prod"}`).
 			AssistantToolCall("call-b", "notify", `{}`),
 		// Titles: the last title wins; a version-3 descriptor labels a child.
-		base("child").Parent("v4-parent-" + enc.String()).DescriptorVersion(3, "Lint the docs").Turn(func(t *Turn) {
+		base("child").Parent("v4-parent-"+enc.String()).DescriptorVersion(3, "Lint the docs").Turn(func(t *Turn) {
 			t.UserText("Lint docs/.")
 			t.Title("First title", "fallback")
 			t.AssistantText("Two broken links.")
