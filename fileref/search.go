@@ -191,6 +191,9 @@ func (ix *Index) fuzzyIn(ctx context.Context, snap *snapshot, query string, limi
 				h.end, h.bend = uint16(end), uint16(bend)
 				score = scoreASCII(e.path, e.low, int(e.baseOff), end, bend, folded)
 			}
+			if exactName(e, folded, query) {
+				score += bonusExactName
+			}
 			matches = append(matches, h)
 			top.offer(scored{score: score, entry: e})
 		}
@@ -233,6 +236,23 @@ func (ix *Index) fuzzyIn(ctx context.Context, snap *snapshot, query string, limi
 		out[i] = Candidate{Path: s.entry.path, Kind: kindOf(s.entry.dir), Score: s.score}
 	}
 	return out, total > limit, nil
+}
+
+// bonusExactName lifts a path whose base name is the query (ignoring
+// case) above every fuzzy score, whatever its depth: someone who types a
+// whole file name means that file (issue 14 item 7). Among several such
+// paths the usual order decides (the shorter path first).
+const bonusExactName = 1 << 24
+
+// exactName reports whether the base name of e equals query (folded is
+// its lower-case form), ignoring case. A query is never a path with "/"
+// here (those are listings), so a path equal to the query is a base name
+// at the root.
+func exactName(e *entry, folded, query string) bool {
+	if e.nonASCII {
+		return strings.EqualFold(e.path[e.baseOff:], query)
+	}
+	return len(e.low)-int(e.baseOff) == len(folded) && e.low[e.baseOff:] == folded
 }
 
 func kindOf(dir bool) Kind {

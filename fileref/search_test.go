@@ -497,3 +497,47 @@ func TestSearchClampsLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestExactNameRanksFirst (issue 14 item 7): a query equal to a file's base
+// name, or to its whole path, ranks that file first whatever its depth,
+// above shallower paths that fuzzy scoring would prefer.
+func TestExactNameRanksFirst(t *testing.T) {
+	root := t.TempDir()
+	mkTree(t, root, map[string]string{
+		"config.go.orig":                     "",
+		"configs/go.mod":                     "",
+		"cfg/config_go_test.txt":             "",
+		"a/b/c/d/e/f/g/h/config.go":          "",
+		"x/main.go":                          "",
+		"deep/er/still/deeper/main.go":       "",
+		"maintenance.go":                     "",
+		"main.gox":                           "",
+		"README":                             "",
+		"docs/very/deep/path/to/readme.md":   "",
+		"docs/readme-old/readme.md.bak":      "",
+		"src/Makefile.am":                    "",
+		"third_party/lib/pkg/build/Makefile": "",
+		"日本/資料/深い/設定":                        "",
+		"設定.json":                            "",
+	})
+	ix := buildTest(t, root)
+	tests := []struct{ query, want string }{
+		{"config.go", "a/b/c/d/e/f/g/h/config.go"},
+		{"main.go", "x/main.go"}, // two exact names: the shorter path first
+		{"readme.md", "docs/very/deep/path/to/readme.md"},
+		{"README", "README"},
+		{"Makefile", "third_party/lib/pkg/build/Makefile"},
+		{"makefile", "third_party/lib/pkg/build/Makefile"},
+		{"設定", "日本/資料/深い/設定"},
+	}
+	for _, tc := range tests {
+		res := candPaths(search(t, ix, tc.query, 5))
+		if len(res) == 0 || res[0] != tc.want {
+			t.Errorf("Search(%q) = %q, want %q first", tc.query, res, tc.want)
+		}
+	}
+	// Both exact main.go files lead, before any partial match.
+	if res := candPaths(search(t, ix, "main.go", 5)); len(res) < 2 || res[1] != "deep/er/still/deeper/main.go" {
+		t.Errorf("Search(main.go) = %q, want both exact names first", res)
+	}
+}
