@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 )
@@ -144,6 +146,10 @@ func (ix *Index) Apply(changes []Change) {
 				continue
 			}
 		default:
+			continue
+		}
+		if !utf8.ValidString(t) {
+			ix.log.Info(skipInvalidUTF8, zap.String("path", strconv.Quote(t)))
 			continue
 		}
 		if ix.ignored(&f, name, isDir, &scratch) || len(t) > maxIndexedPathLen {

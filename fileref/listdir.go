@@ -7,7 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"go.uber.org/zap"
 )
 
 // listCtxCheckEvery: entries handled between context checks in a listing.
@@ -88,6 +92,10 @@ func (ix *Index) listDir(ctx context.Context, query string, limit int) ([]Candid
 				continue
 			}
 		default:
+			continue
+		}
+		if !utf8.ValidString(name) {
+			ix.log.Debug(skipInvalidUTF8, zap.String("dir", abs), zap.String("name", strconv.Quote(name)))
 			continue
 		}
 		ign := dirIgnored || ix.ignored(&f, name, isDir, &scratch)

@@ -5,8 +5,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 	"unsafe"
 
 	"go.uber.org/zap"
@@ -162,6 +164,10 @@ func (ix *Index) readDir(job walkJob, out []entry, children []walkJob, scratch *
 		default:
 			continue // sockets, pipes, devices are not mentionable files
 		}
+		if !utf8.ValidString(name) {
+			ix.log.Info(skipInvalidUTF8, zap.String("dir", job.abs), zap.String("name", strconv.Quote(name)))
+			continue
+		}
 		if ix.ignored(&f, name, isDir, scratch) {
 			continue
 		}
@@ -177,6 +183,14 @@ func (ix *Index) readDir(job walkJob, out []entry, children []walkJob, scratch *
 	}
 	return out, children
 }
+
+// skipInvalidUTF8 is the logged reason for a name that is not valid
+// UTF-8. A mention is text: such a name cannot be written in one and read
+// back as the same bytes (an editor shows U+FFFD, and the path built from
+// that names no file), so neither the name nor anything below it is ever
+// offered. Escaping was rejected: dsh and the agent read a mentioned path
+// as written, and no escape would name the file to them.
+const skipInvalidUTF8 = "skipping a name that is not valid UTF-8: it cannot be written in a mention"
 
 // symlinkToFileInside reports whether the symlink at abs resolves to a
 // regular file inside the workspace. Directory symlinks are never

@@ -326,3 +326,29 @@ func TestBinaryPathologicalIgnorePatterns(t *testing.T) {
 	p.checkPeak("pathological ignore patterns")
 	p.shutdown()
 }
+
+// TestBinaryInvalidUTF8NamesAreNotOffered: a file name that is not valid
+// UTF-8 was offered as "bad\uFFFD\uFFFD.txt", a path that does not exist.
+// It is not offered, before or after the build, and the reason is logged.
+func TestBinaryInvalidUTF8NamesAreNotOffered(t *testing.T) {
+	ws := t.TempDir()
+	writeFiles(t, ws, "bad\xff\xfe.txt", "bad.txt")
+	p := startWorkspace(t, ws, nil)
+	p.expectResult("initialize", `"init"`)
+	check := func(when string) {
+		for _, q := range []string{"bad", ""} {
+			hits := p.files("q", map[string]any{"query": q})
+			if len(hits) != 1 || hits[0].Path != "bad.txt" {
+				t.Errorf("%s: dsh/files %q = %v, want only bad.txt", when, q, hits)
+			}
+		}
+	}
+	check("right after initialize")
+	p.send(map[string]any{"method": "initialized", "params": map[string]any{}})
+	p.waitIndexed()
+	check("after the build")
+	if !strings.Contains(p.stderr.String(), "not valid UTF-8") {
+		t.Errorf("the skipped name is not logged:\n%s", p.stderr.String())
+	}
+	p.shutdown()
+}
