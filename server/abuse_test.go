@@ -218,7 +218,7 @@ func oversizedRequest(id string, isNotification bool) []byte {
 // logged) with the JSON-RPC error that fits, and the connection keeps
 // serving.
 func TestAbuseFramesKeepTheConnection(t *testing.T) {
-	opts, _, ws := fakeOptions(t)
+	opts, _, ws := testOptions(t)
 	c := newWireClient(t, opts)
 	c.initialize(ws)
 	tests := []struct {
@@ -267,7 +267,7 @@ func TestAbuseFramesKeepTheConnection(t *testing.T) {
 // TestAbuseBatchMixesAnswersAndErrors: a batch with a valid call and a
 // member that is not a request is answered with one array holding both.
 func TestAbuseBatchMixesAnswersAndErrors(t *testing.T) {
-	opts, _, ws := fakeOptions(t)
+	opts, _, ws := testOptions(t)
 	c := newWireClient(t, opts)
 	c.initialize(ws)
 	c.write(rawFrame(`[{"jsonrpc":"2.0","id":"b1","method":"dsh/status"},5,{"jsonrpc":"2.0","method":"dsh/nonesuch"}]`))
@@ -300,8 +300,8 @@ func TestAbuseBatchMixesAnswersAndErrors(t *testing.T) {
 // TestAbuseDuplicateIDs: two requests in flight under one id are both
 // answered, and the drain at end of input waits for both.
 func TestAbuseDuplicateIDs(t *testing.T) {
-	opts, fake, ws := fakeOptions(t)
-	fake.candidatesDelay = 100 * time.Millisecond
+	opts, fake, ws := testOptions(t)
+	fake.snapshotDelay = 100 * time.Millisecond
 	c := newWireClient(t, opts)
 	c.initialize(ws)
 	for range 3 {
@@ -329,7 +329,7 @@ func TestAbuseDuplicateIDs(t *testing.T) {
 // TestAbuseRequestsAfterShutdown: after shutdown every request gets
 // InvalidRequest, notifications are ignored, and exit ends with code 0.
 func TestAbuseRequestsAfterShutdown(t *testing.T) {
-	opts, _, ws := fakeOptions(t)
+	opts, _, ws := testOptions(t)
 	c := newWireClient(t, opts)
 	c.initialize(ws)
 	c.send(map[string]any{"id": "down", "method": "shutdown"})
@@ -377,8 +377,8 @@ func TestAbuseLostFramingEndsCleanly(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts, fake, ws := fakeOptions(t)
-			fake.candidatesDelay = 100 * time.Millisecond
+			opts, fake, ws := testOptions(t)
+			fake.snapshotDelay = 100 * time.Millisecond
 			c := newWireClient(t, opts)
 			c.initialize(ws)
 			c.send(map[string]any{"id": "inflight", "method": MethodCandidates, "params": map[string]any{"query": ""}})
@@ -478,11 +478,11 @@ func TestAbuseCancellationStorm(t *testing.T) {
 	if testing.Short() {
 		n = completionLoad / 10
 	}
-	opts, fake, ws := fakeOptions(t)
+	opts, fake, ws := testOptions(t)
 	opts.MaxConcurrency = 2
 	// A little work per completion, so requests queue behind the two
 	// running ones and a cancellation can still find them unanswered.
-	fake.candidatesDelay = 100 * time.Microsecond
+	fake.snapshotDelay = 100 * time.Microsecond
 	goroutinesBefore := runtime.NumGoroutine()
 	c := newWireClient(t, opts)
 	c.initialize(ws)

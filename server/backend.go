@@ -11,10 +11,12 @@ import (
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
-// Sessions is what the server needs from the session side: a title index
-// kept fresh in the background, and preparation. The production
-// implementation wraps package sessionref/live (see liveSessions); tests may
-// pass their own.
+// Sessions is what the server needs from the session side: the lifecycle
+// of a title index kept fresh in the background, and its current snapshot.
+// Every lookup of one request (mentions, candidates, previews, preparation)
+// is answered by package sessionref from one snapshot, so a request never
+// sees two states of the index. The production implementation wraps
+// package sessionref/live (see liveSessions).
 type Sessions interface {
 	// Run restores, builds and then keeps the index fresh until ctx ends.
 	Run(ctx context.Context) error
@@ -23,21 +25,8 @@ type Sessions interface {
 	Ready() <-chan struct{}
 	// Status describes the index as of now.
 	Status() SessionStatus
-	// Locate finds a session by id.
-	Locate(id string) (sessionref.Entry, bool)
-	// Candidates answers a session query (§2.2); capped is true when the
-	// limit cut the list.
-	Candidates(q sessionref.CandidateQuery) (cands []sessionref.Candidate, capped bool, err error)
-	// FindMentions finds the session mentions in text.
-	FindMentions(text string) []sessionref.MentionSpan
-	// Preview is what hover and resolve show for one session.
-	Preview(ctx context.Context, id string, lim sessionref.Limits) (*sessionref.Preview, error)
-	// PrepareText prepares a text message; explicit != nil skips parsing.
-	PrepareText(ctx context.Context, targetID, text string, mode sessionref.Mode, explicit []sessionref.Reference, lim sessionref.Limits) (*PrepareResult, error)
-	// PrepareContent prepares a message given as content blocks.
-	PrepareContent(ctx context.Context, targetID string, blocks []json.RawMessage, mode sessionref.Mode, explicit []sessionref.Reference, lim sessionref.Limits) (*PrepareResult, error)
-	// Budget is the per-source byte budget for lim (§2.3.5).
-	Budget(lim sessionref.Limits) int
+	// Snapshot is the index as of now, an immutable value; never nil.
+	Snapshot() *sessionref.Snapshot
 }
 
 // SessionsConfig is what the server asks of the session index it opens.

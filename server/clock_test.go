@@ -13,14 +13,14 @@ import (
 // how old a session is by Options.Now, not by the wall clock.
 func TestAgesFollowTheInjectedClock(t *testing.T) {
 	base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	fake := newFakeSessions(t.TempDir(), base)
+	fake := newTestSessions(t, base)
 	const lead = 26 * time.Hour
-	opts := Options{OpenSessions: fake.factory, Now: func() time.Time { return base.Add(lead) }}
+	opts := Options{OpenSessions: fake.factory, SessionsRoot: fake.root, Now: func() time.Time { return base.Add(lead) }}
 	h := newHarness(t, opts)
 	h.initialize(initOptions{labelDetails: true, settings: map[string]any{"sessionId": "s-target"}})
 	waitStatus(t, h, func(st statusResult) bool { return !st.Building })
 
-	alpha, _ := fake.Locate("s-alpha")
+	alpha := fake.entry(t, "s-alpha")
 	wantAge := fmt.Sprintf("%dh ago", int((lead + base.Sub(time.UnixMilli(alpha.CreatedAt))).Hours()))
 
 	pos := h.open("file:///age.md", "@parser"+cursor, EncodingUTF16)

@@ -90,7 +90,8 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 	}
 
 	if sess := s.currentSessions(); sess != nil && !tok.Quoted && !strings.Contains(tok.Query, "/") {
-		cands, _, err := sess.Candidates(sessionref.CandidateQuery{
+		snap := sess.Snapshot()
+		cands, _, err := snap.Candidates(sessionref.CandidateQuery{
 			Query: tok.Query, TargetID: cfg.SessionID, TargetCwd: cfg.Cwd, Limit: cfg.CandidateLimit,
 		})
 		if err != nil {
@@ -217,14 +218,14 @@ func (s *Server) resolve(ctx context.Context, item map[string]json.RawMessage) (
 	var doc string
 	switch data.Kind {
 	case dataKindSession:
-		sess, err := s.readySessions(ctx)
+		snap, err := s.readySnapshot(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if sess == nil {
+		if snap == nil {
 			return item, nil
 		}
-		doc = s.sessionPreviewText(ctx, sess, data.SessionID, markdown)
+		doc = s.sessionPreviewText(ctx, snap, data.SessionID, markdown)
 	case dataKindFile:
 		doc = s.fileFactsText(data.Path, markdown)
 	default:

@@ -113,17 +113,23 @@ func (s *Server) prepareCall(params json.RawMessage) (call, error) {
 	return func(ctx context.Context) (any, error) {
 		// A host may prepare right after initialize: wait for the first
 		// build rather than report its sessions as missing.
-		sess, err := s.readySessions(ctx)
+		snap, err := s.readySnapshot(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if sess == nil {
+		if snap == nil {
 			return nil, jsonrpc2.NewError(jsonrpc2.InternalError, "no session index is open")
 		}
+		var r *sessionref.TextResult
 		if isContent {
-			return sess.PrepareContent(ctx, target, blocks, mode, explicit, lim)
+			r, err = sessionref.PrepareContent(ctx, snap, target, blocks, mode, explicit, lim)
+		} else {
+			r, err = sessionref.PrepareText(ctx, snap, target, text, mode, explicit, lim)
 		}
-		return sess.PrepareText(ctx, target, text, mode, explicit, lim)
+		if err != nil {
+			return nil, err
+		}
+		return &PrepareResult{Content: r.Content, References: r.References, AdditionalContext: r.AdditionalContext}, nil
 	}, nil
 }
 
@@ -150,14 +156,14 @@ func (s *Server) candidatesCall(params json.RawMessage) (call, error) {
 	return func(ctx context.Context) (any, error) {
 		// Unlike completion, this answer has no way to say it is
 		// incomplete, so it waits for the first build.
-		sess, err := s.readySessions(ctx)
+		snap, err := s.readySnapshot(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if sess == nil {
+		if snap == nil {
 			return []sessionref.Candidate{}, nil
 		}
-		cands, _, err := sess.Candidates(sessionref.CandidateQuery{Query: p.Query, TargetID: cfg.SessionID, TargetCwd: cfg.Cwd, Limit: limit})
+		cands, _, err := snap.Candidates(sessionref.CandidateQuery{Query: p.Query, TargetID: cfg.SessionID, TargetCwd: cfg.Cwd, Limit: limit})
 		if err != nil {
 			return nil, err
 		}

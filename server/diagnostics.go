@@ -54,8 +54,8 @@ type recallKey struct {
 
 // recallError says why session id cannot be recalled now (nil when it
 // can), reading its log only when it changed since the last check.
-func (d *diagnostics) recallError(ctx context.Context, sess Sessions, id string, lim sessionref.Limits) error {
-	entry, ok := sess.Locate(id)
+func (d *diagnostics) recallError(ctx context.Context, snap *sessionref.Snapshot, id string, lim sessionref.Limits) error {
+	entry, ok := snap.Locate(id)
 	if !ok {
 		return &sessionref.Error{Code: sessionref.CodeReadFailed, Message: fmt.Sprintf("unknown session %q", id), SessionID: id}
 	}
@@ -66,7 +66,7 @@ func (d *diagnostics) recallError(ctx context.Context, sess Sessions, id string,
 	if hit {
 		return err
 	}
-	p, perr := sess.Preview(ctx, id, lim)
+	p, perr := sessionref.PreviewSession(ctx, snap, id, lim)
 	switch {
 	case perr != nil:
 		err = perr
@@ -206,17 +206,18 @@ func (s *Server) computeDiagnostics(ctx context.Context, doc document) []diagnos
 		maxRefs = defaultMaxReferences
 	}
 	if sess := s.currentSessions(); sess != nil {
-		mentions := sess.FindMentions(doc.Text)
+		mentions := sessionref.FindMentions(doc.Text)
+		snap := sess.Snapshot()
 		if needsIndex(mentions) {
 			// Unknown-session and budget checks need the index: wait for
 			// its first build (a newer change cancels the wait).
-			ready, err := s.readySessions(ctx)
+			ready, err := s.readySnapshot(ctx)
 			if err != nil || ready == nil {
 				// Cancelled (the run is dropped) or the index was closed
 				// (the next one reschedules this document).
 				mentions = nil
 			}
-			sess = ready
+			snap = ready
 		}
 		distinct := map[string]bool{}
 		checked := map[string]error{}
@@ -235,7 +236,7 @@ func (s *Server) computeDiagnostics(ctx context.Context, doc document) []diagnos
 				add(men.Start, men.End, severityError, sessionref.CodeSelfReference, "a session cannot reference itself")
 				continue
 			}
-			if _, ok := sess.Locate(men.SessionID); !ok {
+			if _, ok := snap.Locate(men.SessionID); !ok {
 				add(men.Start, men.End, severityError, sessionref.CodeReadFailed, fmt.Sprintf("unknown session %q", men.SessionID))
 				continue
 			}
@@ -249,7 +250,7 @@ func (s *Server) computeDiagnostics(ctx context.Context, doc document) []diagnos
 			}
 			err, done := checked[men.SessionID]
 			if !done {
-				err = s.diags.recallError(ctx, sess, men.SessionID, cfg.Limits())
+				err = s.diags.recallError(ctx, snap, men.SessionID, cfg.Limits())
 				checked[men.SessionID] = err
 			}
 			if err != nil && ctx.Err() == nil {

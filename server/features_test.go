@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf16"
 
+	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
@@ -78,11 +79,12 @@ func TestCompletion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts, _, ws := fakeOptions(t)
+			opts, fake, ws := testOptions(t)
 			h := newHarness(t, opts)
 			tt.caps.root = ws
 			tt.caps.settings = map[string]any{"sessionId": "s-target", "cwd": "/home/dev/proj"}
 			res := h.initialize(tt.caps)
+			fake.waitBuilt(t)
 			enc := PositionEncoding(res.Capabilities.PositionEncoding)
 			marked := "first line\n" + tt.line + "\nlast"
 			pos := h.open("file:///doc.md", marked, enc)
@@ -240,9 +242,13 @@ func labelsOf(list wireList) []string {
 // ask again on each keystroke, and what `@` did not list (a session past
 // candidateLimit, a nested file past fileMaxResults) is reached by typing.
 func TestCompletionNarrowsOnTheServer(t *testing.T) {
-	opts, fake, ws := fakeOptions(t)
+	opts, fake, ws := testOptions(t)
 	old := time.Now().Add(-30 * 24 * time.Hour).UnixMilli()
-	fake.entries = append(fake.entries, sessionref.Entry{ID: "s-rate", CreatedAt: old, Title: "Rate plan for the shop", HasTitle: true})
+	fake.add(t, dshgen.NewSession("s-rate").Cwd(testOtherCwd).CreatedAt(old).Turn(func(turn *dshgen.Turn) {
+		turn.UserText("plan the rates")
+		turn.Title("Rate plan for the shop", "provider")
+		turn.AssistantText("Planned.")
+	}))
 	for _, f := range []string{"design notes/rate plan.md", "a1.md", "a2.md", "a3.md"} {
 		p := filepath.Join(ws, filepath.FromSlash(f))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -286,7 +292,7 @@ func TestCompletionNarrowsOnTheServer(t *testing.T) {
 // TestCompletionLeavesOutDocumentAndTemporaryFiles: the document being
 // edited and the files editors keep beside it are never offered.
 func TestCompletionLeavesOutDocumentAndTemporaryFiles(t *testing.T) {
-	opts, _, ws := fakeOptions(t)
+	opts, _, ws := testOptions(t)
 	temporary := []string{"#prompt.md#", ".#prompt.md", ".prompt.md.swp", ".prompt.md.swo", "prompt.md~"}
 	for _, f := range append([]string{"prompt.md", "prompt notes.md"}, temporary...) {
 		if err := os.WriteFile(filepath.Join(ws, f), []byte(f), 0o644); err != nil {
@@ -315,9 +321,10 @@ func TestCompletionLeavesOutDocumentAndTemporaryFiles(t *testing.T) {
 }
 
 func TestCompletionUsesVersionAtArrival(t *testing.T) {
-	opts, _, ws := fakeOptions(t)
+	opts, fake, ws := testOptions(t)
 	c := newRawClient(t, opts)
 	c.initialize(map[string]any{"cwd": ws})
+	fake.waitBuilt(t)
 	text, pos := splitMarked(t, "@par‸", EncodingUTF16)
 	c.send(map[string]any{"method": "textDocument/didOpen", "params": map[string]any{"textDocument": map[string]any{
 		"uri": "file:///v.md", "languageId": "markdown", "version": 1, "text": text}}})
@@ -351,9 +358,10 @@ func TestCompletionUsesVersionAtArrival(t *testing.T) {
 
 func TestResolve(t *testing.T) {
 	for _, markdown := range []bool{true, false} {
-		opts, _, ws := fakeOptions(t)
+		opts, fake, ws := testOptions(t)
 		h := newHarness(t, opts)
 		h.initialize(initOptions{root: ws, markdown: markdown})
+		fake.waitBuilt(t)
 		pos := h.open("file:///r.md", "@‸", EncodingUTF16)
 		var list wireList
 		h.mustCall("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": "file:///r.md"}, "position": pos}, &list)
@@ -418,7 +426,7 @@ func TestHover(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts, _, ws := fakeOptions(t)
+			opts, _, ws := testOptions(t)
 			h := newHarness(t, opts)
 			res := h.initialize(initOptions{root: ws, markdown: tt.markdown})
 			enc := PositionEncoding(res.Capabilities.PositionEncoding)
@@ -443,7 +451,7 @@ func TestHover(t *testing.T) {
 		})
 	}
 	// Nothing under the cursor: null.
-	opts, _, ws := fakeOptions(t)
+	opts, _, ws := testOptions(t)
 	h := newHarness(t, opts)
 	h.initialize(initOptions{root: ws})
 	pos := h.open("file:///n.md", "plain te‸xt", EncodingUTF16)
@@ -455,7 +463,7 @@ func TestHover(t *testing.T) {
 }
 
 func TestDiagnostics(t *testing.T) {
-	opts, _, ws := fakeOptions(t)
+	opts, _, ws := testOptions(t)
 	h := newHarness(t, opts)
 	h.initialize(initOptions{root: ws, settings: map[string]any{"sessionId": "s-target", "maxReferences": 2}})
 	lines := []string{
@@ -508,6 +516,8 @@ func TestDiagnostics(t *testing.T) {
 	}
 
 	// Over budget: a source that cannot fit.
+	h.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"dsh": map[string]any{
+		"sessionId": "s-target", "maxReferences": 2, "maxReferenceBytes": testSmallBytes}}})
 	h.notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": "file:///d.md", "version": 2},
 		"contentChanges": []map[string]any{{"text": "big " + sessionref.Mention("d", "s-delta")}}})
 	p = h.diagnosticsFor("file:///d.md", 2)
@@ -520,7 +530,7 @@ func TestDiagnostics(t *testing.T) {
 // not flagged until the typing moves on; a pasted or accepted mention is
 // checked at once.
 func TestNoDiagnosticWhileTyping(t *testing.T) {
-	opts, _, ws := fakeOptions(t)
+	opts, _, ws := testOptions(t)
 	h := newHarness(t, opts)
 	h.initialize(initOptions{root: ws, settings: map[string]any{"sessionId": "s-target"}})
 	const uri = "file:///t.md"
@@ -564,7 +574,7 @@ func TestNoDiagnosticWhileTyping(t *testing.T) {
 }
 
 func TestDiagnosticsNeverStale(t *testing.T) {
-	opts, _, ws := fakeOptions(t)
+	opts, _, ws := testOptions(t)
 	opts.DiagnosticsDelay = 100 * time.Millisecond
 	h := newHarness(t, opts)
 	h.initialize(initOptions{root: ws})
@@ -587,7 +597,7 @@ func TestDiagnosticsNeverStale(t *testing.T) {
 }
 
 func TestCustomMethods(t *testing.T) {
-	opts, _, ws := fakeOptions(t)
+	opts, _, ws := testOptions(t)
 	h := newHarness(t, opts)
 	h.initialize(initOptions{root: ws, settings: map[string]any{"sessionId": "s-target", "cwd": "/home/dev/proj"}})
 
@@ -638,7 +648,7 @@ func TestCustomMethods(t *testing.T) {
 
 // TestErrorCodesOverWire provokes every contract code over JSON-RPC.
 func TestErrorCodesOverWire(t *testing.T) {
-	opts, fake, ws := fakeOptions(t)
+	opts, fake, ws := testOptions(t)
 	h := newHarness(t, opts)
 	// INVALID_CONFIG through initialize is in TestInvalidConfig; here per request.
 	h.initialize(initOptions{root: ws, settings: map[string]any{"sessionId": "s-target"}})
@@ -657,7 +667,7 @@ func TestErrorCodesOverWire(t *testing.T) {
 		{"self reference", MethodPrepare, map[string]any{"text": m("me", "s-target")}, "SESSION_REFERENCE_SELF_REFERENCE", -32012},
 		{"too many", MethodPrepare, map[string]any{"text": m("a", "s-alpha") + m("b", "s-beta") + m("c", "s-gamma") + m("d", "s-delta")}, "SESSION_REFERENCE_TOO_MANY", -32013},
 		{"read failed", MethodPrepare, map[string]any{"text": m("g", "s-ghost")}, "SESSION_REFERENCE_READ_FAILED", -32014},
-		{"budget exceeded", MethodPrepare, map[string]any{"text": m("d", "s-delta")}, "SESSION_REFERENCE_BUDGET_EXCEEDED", -32015},
+		{"budget exceeded", MethodPrepare, map[string]any{"text": m("d", "s-delta"), "maxReferenceBytes": testSmallBytes}, "SESSION_REFERENCE_BUDGET_EXCEEDED", -32015},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -674,8 +684,9 @@ func TestErrorCodesOverWire(t *testing.T) {
 		})
 	}
 	t.Run("cancelled", func(t *testing.T) {
-		fake.blockPrepare.Store(true)
-		defer fake.blockPrepare.Store(false)
+		// The prepare waits for a first build that does not finish.
+		fake.holdBuild = make(chan struct{})
+		defer close(fake.holdBuild)
 		testCancelOverWire(t, opts)
 	})
 }

@@ -314,9 +314,9 @@ func rpcError(t *testing.T, err error) (jsonrpc2.Code, string) {
 	return e.Code, string(data.Code)
 }
 
-// fakeOptions returns options serving a fake session index in a temp
-// workspace with a few files.
-func fakeOptions(t *testing.T) (Options, *fakeSessions, string) {
+// testOptions returns options serving the test store's session index in a
+// temp workspace with a few files.
+func testOptions(t *testing.T) (Options, *testSessions, string) {
 	t.Helper()
 	ws := t.TempDir()
 	for _, f := range []string{"README.md", "src/main.go", "src/parser.go", "my docs/guide.md", ".hidden/x"} {
@@ -328,8 +328,8 @@ func fakeOptions(t *testing.T) (Options, *fakeSessions, string) {
 			t.Fatal(err)
 		}
 	}
-	fake := newFakeSessions(t.TempDir(), time.Now())
-	opts := Options{OpenSessions: fake.factory}
+	fake := newTestSessions(t, time.Now())
+	opts := Options{OpenSessions: fake.factory, SessionsRoot: fake.root}
 	return opts, fake, ws
 }
 

@@ -40,8 +40,8 @@ func (s *Server) hover(ctx context.Context, doc document, pos Position) (*hoverR
 	if caps.hoverMarkdown {
 		kind = "markdown"
 	}
-	if sess := s.currentSessions(); sess != nil {
-		for _, men := range sess.FindMentions(doc.Text) {
+	if s.currentSessions() != nil {
+		for _, men := range sessionref.FindMentions(doc.Text) {
 			if offset < men.Start || offset >= men.End {
 				continue
 			}
@@ -50,11 +50,11 @@ func (s *Server) hover(ctx context.Context, doc document, pos Position) (*hoverR
 				text = "Malformed session reference: " + errorText(men.Err)
 			} else {
 				// The recall facts need the index: wait for its first build.
-				ready, err := s.readySessions(ctx)
+				snap, err := s.readySnapshot(ctx)
 				if err != nil {
 					return nil, err
 				}
-				text = s.sessionPreviewText(ctx, ready, men.SessionID, caps.hoverMarkdown)
+				text = s.sessionPreviewText(ctx, snap, men.SessionID, caps.hoverMarkdown)
 			}
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -77,10 +77,10 @@ func (s *Server) hover(ctx context.Context, doc document, pos Position) (*hoverR
 // sessionPreviewText renders the preview of one session for a person: its
 // title, one line of what it is (id, working directory, age, log format),
 // one line of what dsh/prepare would recall from it now, then a short
-// excerpt.
-func (s *Server) sessionPreviewText(ctx context.Context, sess Sessions, id string, markdown bool) string {
+// excerpt, all from one snapshot of the index.
+func (s *Server) sessionPreviewText(ctx context.Context, snap *sessionref.Snapshot, id string, markdown bool) string {
 	cfg := s.config()
-	entry, ok := sess.Locate(id)
+	entry, ok := snap.Locate(id)
 	if !ok {
 		return fmt.Sprintf("Unknown session %s: it is not in the session index.", quoteInline(id, markdown))
 	}
@@ -109,7 +109,7 @@ func (s *Server) sessionPreviewText(ctx context.Context, sess Sessions, id strin
 		fmt.Sprintf("log format v%d", entry.FormatVersion))
 	b.WriteString(sep + strings.Join(about, " · "))
 
-	p, err := sess.Preview(ctx, id, cfg.Limits())
+	p, err := sessionref.PreviewSession(ctx, snap, id, cfg.Limits())
 	switch {
 	case err != nil:
 		b.WriteString(sep + "Cannot be recalled now: " + errorText(err))

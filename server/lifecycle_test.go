@@ -14,7 +14,7 @@ import (
 )
 
 func TestRequestBeforeInitializeIsRejected(t *testing.T) {
-	opts, _, _ := fakeOptions(t)
+	opts, _, _ := testOptions(t)
 	h := newHarness(t, opts)
 	err := h.call(MethodStatus, map[string]any{}, nil)
 	if code, _ := rpcError(t, err); code != jsonrpc2.ServerNotInitialized {
@@ -36,7 +36,7 @@ func TestExitCodes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts, _, _ := fakeOptions(t)
+			opts, _, _ := testOptions(t)
 			h := newHarness(t, opts)
 			h.initialize(initOptions{})
 			if tt.shutdown {
@@ -56,7 +56,7 @@ func TestExitCodes(t *testing.T) {
 
 func TestPositionEncodingNegotiation(t *testing.T) {
 	for _, utf8 := range []bool{true, false} {
-		opts, _, _ := fakeOptions(t)
+		opts, _, _ := testOptions(t)
 		h := newHarness(t, opts)
 		res := h.initialize(initOptions{utf8: utf8})
 		want := "utf-16"
@@ -93,7 +93,7 @@ func TestInvalidConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts, _, _ := fakeOptions(t)
+			opts, _, _ := testOptions(t)
 			h := newHarness(t, opts)
 			err := h.call("initialize", initParams(initOptions{settings: tt.settings}), nil)
 			code, scode := rpcError(t, err)
@@ -112,7 +112,7 @@ func TestInvalidConfig(t *testing.T) {
 }
 
 func TestDidChangeConfiguration(t *testing.T) {
-	opts, _, ws := fakeOptions(t)
+	opts, _, ws := testOptions(t)
 	h := newHarness(t, opts)
 	h.initialize(initOptions{root: ws})
 	// A valid change applies.
@@ -145,7 +145,7 @@ func TestDidChangeConfiguration(t *testing.T) {
 // options before it: an option the client stops sending returns to its
 // default, whether it came from initializationOptions or earlier settings.
 func TestConfigurationReplaces(t *testing.T) {
-	opts, _, ws := fakeOptions(t)
+	opts, _, ws := testOptions(t)
 	h := newHarness(t, opts)
 	count := func() int {
 		t.Helper()
@@ -181,11 +181,11 @@ func TestConfigurationReplaces(t *testing.T) {
 }
 
 func TestPanicIsRecovered(t *testing.T) {
-	opts, fake, _ := fakeOptions(t)
-	fake.panicQuery = "boom"
+	opts, fake, _ := testOptions(t)
 	h := newHarness(t, opts)
 	h.initialize(initOptions{})
-	err := h.call(MethodCandidates, map[string]any{"query": "boom"}, nil)
+	fake.panicNext.Store(true)
+	err := h.call(MethodCandidates, map[string]any{"query": "parser"}, nil)
 	if code, _ := rpcError(t, err); code != jsonrpc2.InternalError {
 		t.Fatalf("code %d, want InternalError", code)
 	}
@@ -197,7 +197,7 @@ func TestPanicIsRecovered(t *testing.T) {
 }
 
 func TestSetTraceSendsLogTrace(t *testing.T) {
-	opts, _, _ := fakeOptions(t)
+	opts, _, _ := testOptions(t)
 	h := newHarness(t, opts)
 	h.initialize(initOptions{})
 	h.notify("$/setTrace", map[string]any{"value": "verbose"})
@@ -217,13 +217,16 @@ func TestSetTraceSendsLogTrace(t *testing.T) {
 
 func TestWorkDoneProgressWhileIndexing(t *testing.T) {
 	for _, supported := range []bool{true, false} {
-		opts, fake, _ := fakeOptions(t)
-		// Long enough that the build is still running when initialized
-		// arrives.
-		fake.buildDelay = 300 * time.Millisecond
+		opts, fake, _ := testOptions(t)
+		// The build is still running when initialized arrives.
+		fake.holdBuild = make(chan struct{})
 		h := newHarness(t, opts)
 		h.initialize(initOptions{progress: supported})
 		if supported {
+			h.waitNote(func(n notification) bool {
+				return n.Method == "$/progress" && strings.Contains(string(n.Params), `"kind":"begin"`)
+			})
+			close(fake.holdBuild)
 			h.waitNote(func(n notification) bool {
 				return n.Method == "$/progress" && strings.Contains(string(n.Params), `"kind":"end"`)
 			})
@@ -238,6 +241,7 @@ func TestWorkDoneProgressWhileIndexing(t *testing.T) {
 			}
 		} else {
 			// Wait for the build to run, then check nothing was asked.
+			close(fake.holdBuild)
 			deadline := time.Now().Add(testTimeout)
 			for {
 				fake.mu.Lock()
@@ -263,7 +267,7 @@ func TestWorkDoneProgressWhileIndexing(t *testing.T) {
 }
 
 func TestRPCTrace(t *testing.T) {
-	opts, _, _ := fakeOptions(t)
+	opts, _, _ := testOptions(t)
 	path := filepath.Join(t.TempDir(), "trace.jsonl")
 	f, err := os.Create(path)
 	if err != nil {
@@ -301,7 +305,7 @@ func TestRPCTrace(t *testing.T) {
 }
 
 func TestBadInputKeepsServing(t *testing.T) {
-	opts, _, _ := fakeOptions(t)
+	opts, _, _ := testOptions(t)
 	c := newRawClient(t, opts)
 	c.initialize(nil)
 	steps := []struct {
@@ -338,7 +342,7 @@ func TestBadInputKeepsServing(t *testing.T) {
 // TestIndexBuildsWithoutInitialized covers hosts that skip the initialized
 // notification: the index builds anyway.
 func TestIndexBuildsWithoutInitialized(t *testing.T) {
-	opts, _, _ := fakeOptions(t)
+	opts, _, _ := testOptions(t)
 	h := newHarness(t, opts)
 	if err := h.call("initialize", initParams(initOptions{}), nil); err != nil {
 		t.Fatal(err)

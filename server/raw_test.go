@@ -191,9 +191,9 @@ func testCancelOverWire(t *testing.T, opts Options) {
 }
 
 func TestResponsesFlushedAtEOF(t *testing.T) {
-	opts, fake, ws := fakeOptions(t)
+	opts, fake, ws := testOptions(t)
 	// Slow enough that every request is still running when input ends.
-	fake.candidatesDelay = 200 * time.Millisecond
+	fake.snapshotDelay = 200 * time.Millisecond
 	c := newRawClient(t, opts)
 	c.initialize(map[string]any{"sessionId": "s-target", "cwd": ws})
 	// Several requests, then the client closes its end at once.

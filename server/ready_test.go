@@ -40,7 +40,7 @@ func (h *harness) callAsync(method string, params any) <-chan callResult {
 // hover and dsh/candidates wait for it and then answer from the built
 // index, while completion answers at once, marked incomplete.
 func TestRequestsWaitForFirstBuild(t *testing.T) {
-	opts, fake, ws := fakeOptions(t)
+	opts, fake, ws := testOptions(t)
 	fake.holdBuild = make(chan struct{})
 	h := newHarness(t, opts)
 	h.initialize(initOptions{root: ws, settings: map[string]any{"sessionId": "s-target", "cwd": "/home/dev/proj"}})
@@ -97,7 +97,7 @@ func TestRequestsWaitForFirstBuild(t *testing.T) {
 // TestPrepareWaitIsCancellable cancels a prepare that waits for the first
 // build: it is answered RequestCancelled, and the server keeps serving.
 func TestPrepareWaitIsCancellable(t *testing.T) {
-	opts, fake, _ := fakeOptions(t)
+	opts, fake, _ := testOptions(t)
 	fake.holdBuild = make(chan struct{})
 	c := newRawClient(t, opts)
 	c.initialize(map[string]any{"sessionId": "s-target"})
@@ -119,7 +119,7 @@ func TestPrepareWaitIsCancellable(t *testing.T) {
 // build: its diagnostics come from the built index (no false "unknown
 // session"), and only once it is built.
 func TestDiagnosticsWaitForFirstBuild(t *testing.T) {
-	opts, fake, _ := fakeOptions(t)
+	opts, fake, _ := testOptions(t)
 	fake.holdBuild = make(chan struct{})
 	h := newHarness(t, opts)
 	h.initialize(initOptions{settings: map[string]any{"sessionId": "s-target"}})

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"go.uber.org/zap"
@@ -79,43 +78,5 @@ func (a *liveSessions) Status() SessionStatus {
 	}
 }
 
-// Locate implements Sessions.
-func (a *liveSessions) Locate(id string) (sessionref.Entry, bool) {
-	return a.store.Index().Snapshot().Locate(id)
-}
-
-// Candidates implements Sessions.
-func (a *liveSessions) Candidates(q sessionref.CandidateQuery) ([]sessionref.Candidate, bool, error) {
-	return a.store.Index().Snapshot().Candidates(q)
-}
-
-// FindMentions implements Sessions.
-func (a *liveSessions) FindMentions(text string) []sessionref.MentionSpan {
-	return sessionref.FindMentions(text)
-}
-
-// Budget implements Sessions.
-func (a *liveSessions) Budget(lim sessionref.Limits) int { return sessionref.Budget(lim) }
-
-// Preview implements Sessions.
-func (a *liveSessions) Preview(ctx context.Context, id string, lim sessionref.Limits) (*sessionref.Preview, error) {
-	return sessionref.PreviewSession(ctx, a.store.Index().Snapshot(), id, lim)
-}
-
-// PrepareText implements Sessions.
-func (a *liveSessions) PrepareText(ctx context.Context, targetID, text string, mode sessionref.Mode, explicit []sessionref.Reference, lim sessionref.Limits) (*PrepareResult, error) {
-	r, err := sessionref.PrepareText(ctx, a.store.Index().Snapshot(), targetID, text, mode, explicit, lim)
-	if err != nil {
-		return nil, err
-	}
-	return &PrepareResult{Content: r.Content, References: r.References, AdditionalContext: r.AdditionalContext}, nil
-}
-
-// PrepareContent implements Sessions.
-func (a *liveSessions) PrepareContent(ctx context.Context, targetID string, blocks []json.RawMessage, mode sessionref.Mode, explicit []sessionref.Reference, lim sessionref.Limits) (*PrepareResult, error) {
-	r, err := sessionref.PrepareContent(ctx, a.store.Index().Snapshot(), targetID, blocks, mode, explicit, lim)
-	if err != nil {
-		return nil, err
-	}
-	return &PrepareResult{Content: r.Content, References: r.References, AdditionalContext: r.AdditionalContext}, nil
-}
+// Snapshot implements Sessions.
+func (a *liveSessions) Snapshot() *sessionref.Snapshot { return a.store.Index().Snapshot() }

@@ -57,7 +57,7 @@ func waitSees(t *testing.T, h *harness, query, name string, want bool) {
 // index of a fresh workspace, with the fsnotify watcher allowed.
 func watchedFilesHarness(t *testing.T, o initOptions) (*harness, string) {
 	t.Helper()
-	opts, _, ws := fakeOptions(t)
+	opts, _, ws := testOptions(t)
 	opts.Watch = watchModeFsnotify
 	opts.OpenFiles = NewFilerefFactory(zap.NewNop())
 	h := newHarness(t, opts)
@@ -174,7 +174,7 @@ func TestWorkspaceWatchedByServer(t *testing.T) {
 // workspace index is still building: it is applied once the index is
 // published.
 func TestWatchedFileChangesDuringBuildAreKept(t *testing.T) {
-	opts, _, ws := fakeOptions(t)
+	opts, _, ws := testOptions(t)
 	built, release := make(chan struct{}), make(chan struct{})
 	build := NewFilerefFactory(zap.NewNop())
 	// The index is walked before the file exists and published after the
@@ -208,7 +208,7 @@ func TestWatchedFileChangesDuringBuildAreKept(t *testing.T) {
 // TestSessionWatcherDegraded checks that a session watcher falling back to
 // polling is said once with window/showMessage and stays in dsh/status.
 func TestSessionWatcherDegraded(t *testing.T) {
-	opts, fake, _ := fakeOptions(t)
+	opts, fake, _ := testOptions(t)
 	fake.degraded = "inotify watch limit reached"
 	h := newHarness(t, opts)
 	h.initialize(initOptions{})
@@ -230,7 +230,7 @@ func TestSessionWatcherDegraded(t *testing.T) {
 // announces dynamic registration of watched files but refuses it: the
 // server watches the workspace itself.
 func TestRefusedRegistrationFallsBackToWatcher(t *testing.T) {
-	opts, _, ws := fakeOptions(t)
+	opts, _, ws := testOptions(t)
 	opts.Watch = watchModeFsnotify
 	opts.OpenFiles = NewFilerefFactory(zap.NewNop())
 	h := newHarness(t, opts)

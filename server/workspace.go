@@ -275,6 +275,17 @@ func (s *Server) readySessions(ctx context.Context) (Sessions, error) {
 	}
 }
 
+// readySnapshot is the snapshot of the session index once its first build
+// has finished (see readySessions); nil when no index is open. A request
+// takes it once and answers everything from it.
+func (s *Server) readySnapshot(ctx context.Context) (*sessionref.Snapshot, error) {
+	sess, err := s.readySessions(ctx)
+	if err != nil || sess == nil {
+		return nil, err
+	}
+	return sess.Snapshot(), nil
+}
+
 // resolveRoot applies §1.1 through sessionref.
 func resolveRoot(flagValue string) (string, error) {
 	return sessionref.ResolveRoot(flagValue)
