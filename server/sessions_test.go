@@ -129,7 +129,10 @@ func (f *testSessions) factory(cfg SessionsConfig) (Sessions, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &heldSessions{Sessions: inner, f: f, cfg: cfg, ready: make(chan struct{})}, nil
+	// The hooks are read once here: a test may set them for the next
+	// server while an earlier one still runs.
+	return &heldSessions{Sessions: inner, f: f, cfg: cfg, ready: make(chan struct{}),
+		hold: f.holdBuild, degraded: f.degraded, delay: f.snapshotDelay}, nil
 }
 
 // entry is the indexed entry of id, read from a fresh index of the store.
@@ -149,18 +152,21 @@ func (f *testSessions) entry(t testing.TB, id string) sessionref.Entry {
 // heldSessions is the production index with testSessions' hooks around it.
 type heldSessions struct {
 	Sessions
-	f     *testSessions
-	cfg   SessionsConfig
-	ready chan struct{}
-	once  sync.Once
+	f        *testSessions
+	cfg      SessionsConfig
+	hold     chan struct{}
+	degraded string
+	delay    time.Duration
+	ready    chan struct{}
+	once     sync.Once
 }
 
 // Run runs the index; the first build counts as finished once the index
 // is ready and holdBuild (if any) is closed.
 func (h *heldSessions) Run(ctx context.Context) error {
-	if h.f.degraded != "" && h.cfg.OnDegraded != nil {
-		h.cfg.OnDegraded(h.f.degraded)
-		h.cfg.OnDegraded(h.f.degraded)
+	if h.degraded != "" && h.cfg.OnDegraded != nil {
+		h.cfg.OnDegraded(h.degraded)
+		h.cfg.OnDegraded(h.degraded)
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -172,9 +178,9 @@ func (h *heldSessions) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return
 		}
-		if h.f.holdBuild != nil {
+		if h.hold != nil {
 			select {
-			case <-h.f.holdBuild:
+			case <-h.hold:
 			case <-ctx.Done():
 				return
 			}
@@ -184,7 +190,7 @@ func (h *heldSessions) Run(ctx context.Context) error {
 		h.f.mu.Unlock()
 		h.once.Do(func() { close(h.ready) })
 		h.f.builtOnce.Do(func() { close(h.f.built) })
-		if h.f.holdBuild != nil && h.cfg.OnUpdate != nil {
+		if h.hold != nil && h.cfg.OnUpdate != nil {
 			h.cfg.OnUpdate()
 		}
 	}()
@@ -204,8 +210,8 @@ func (h *heldSessions) Status() SessionStatus {
 	default:
 		st.Building = true
 	}
-	if h.f.degraded != "" {
-		st.Degraded = h.f.degraded
+	if h.degraded != "" {
+		st.Degraded = h.degraded
 	}
 	return st
 }
@@ -215,7 +221,7 @@ func (h *heldSessions) Snapshot() *sessionref.Snapshot {
 	if h.f.panicNext.CompareAndSwap(true, false) {
 		panic("test index failure")
 	}
-	time.Sleep(h.f.snapshotDelay)
+	time.Sleep(h.delay)
 	return h.Sessions.Snapshot()
 }
 
