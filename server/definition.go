@@ -106,19 +106,19 @@ func (s *Server) definition(doc document, pos Position) []location {
 	if err != nil {
 		return nil
 	}
-	for _, men := range sess.FindMentions(doc.Text) {
+	for _, men := range sessionref.FindMentions(doc.Text) {
 		if men.Err != nil || offset < men.Start || offset >= men.End {
 			continue
 		}
-		return []location{{URI: PreviewURI(men.SessionID, s.previewTitle(sess, men.SessionID, men.Label)), Range: Range{}}}
+		return []location{{URI: PreviewURI(men.SessionID, previewTitle(sess.Snapshot(), men.SessionID, men.Label)), Range: Range{}}}
 	}
 	return nil
 }
 
 // previewTitle names a session's preview: its display title when indexed,
 // else the label the mention gives it.
-func (s *Server) previewTitle(sess Sessions, id, label string) string {
-	if e, ok := sess.Locate(id); ok {
+func previewTitle(snap *sessionref.Snapshot, id, label string) string {
+	if e, ok := snap.Locate(id); ok {
 		return e.DisplayTitle()
 	}
 	return label
@@ -147,13 +147,14 @@ func (s *Server) documentLinks(doc document) []documentLink {
 		return out
 	}
 	m := NewMapper(doc.Text, s.clientCaps().encoding)
-	for _, men := range sess.FindMentions(doc.Text) {
+	snap := sess.Snapshot()
+	for _, men := range sessionref.FindMentions(doc.Text) {
 		if men.Err != nil {
 			continue
 		}
 		out = append(out, documentLink{
 			Range:   m.Range(men.Start, men.End),
-			Target:  PreviewURI(men.SessionID, s.previewTitle(sess, men.SessionID, men.Label)),
+			Target:  PreviewURI(men.SessionID, previewTitle(snap, men.SessionID, men.Label)),
 			Tooltip: "Open what this mention would recall",
 		})
 	}
@@ -173,18 +174,18 @@ func (s *Server) previewCall(params json.RawMessage) (call, error) {
 				return nil, err
 			}
 		}
-		sess, err := s.readySessions(ctx)
+		snap, err := s.readySnapshot(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if sess == nil {
+		if snap == nil {
 			return nil, sessionref.Errorf(sessionref.CodeReadFailed, "no session index is open")
 		}
 		title := id
-		if e, ok := sess.Locate(id); ok {
+		if e, ok := snap.Locate(id); ok {
 			title = e.DisplayTitle()
 		}
-		text := s.sessionPreviewText(ctx, sess, id, true)
+		text := s.sessionPreviewText(ctx, snap, id, true)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}

@@ -11,7 +11,7 @@ import (
 // TestDefinitionOpensThePreview: go to definition and the document link of
 // a session mention name a dsh-refls: preview, which dsh/preview serves.
 func TestDefinitionOpensThePreview(t *testing.T) {
-	opts, _, ws := fakeOptions(t)
+	opts, _, ws := testOptions(t)
 	h := newHarness(t, opts)
 	h.initialize(initOptions{root: ws, markdown: true})
 	h.waitReady(t)
@@ -57,7 +57,7 @@ func TestDefinitionOpensThePreview(t *testing.T) {
 // TestPreviewsAreNotDiagnosed: a document of the dsh-refls: scheme (or any
 // scheme but file and untitled) gets no diagnostics, however broken.
 func TestPreviewsAreNotDiagnosed(t *testing.T) {
-	opts, _, ws := fakeOptions(t)
+	opts, _, ws := testOptions(t)
 	h := newHarness(t, opts)
 	h.initialize(initOptions{root: ws})
 	broken := "@nope.md and " + sessionref.Mention("ghost", "s-ghost")
