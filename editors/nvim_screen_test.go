@@ -134,5 +134,55 @@ require('dsh_refls').setup({
 			strings.Contains(s, demoSessionTitle) && !strings.Contains(s, "Checkout page layout"), s
 	})
 	t.Logf("after typing @login:\n%s", narrowed)
+
+	// "@rate" (issue 11): the menu narrows to the rate-limiting session and
+	// the nested file with a space, not to fuzzy noise. Timed from the
+	// keystroke that opens the menu, then from the last typed letter.
+	tmux.run("send-keys", "-t", "dsh", "C-e", "Escape", "o", "Rate: @")
+	start := time.Now()
+	tmux.run("send-keys", "-t", "dsh", "C-x", "C-o")
+	waitMenu(t, tmux, "the menu at @", func(s string) bool { return strings.Contains(s, "-- Omni completion") && strings.Contains(s, demoFile) })
+	atMenu := time.Since(start)
+	tmux.run("send-keys", "-t", "dsh", "rat")
+	waitMenu(t, tmux, "the menu after @rat", func(s string) bool { return strings.Contains(s, "Rate: @rat") })
+	start = time.Now()
+	tmux.run("send-keys", "-t", "dsh", "e")
+	rate := waitMenu(t, tmux, "the menu narrowed to @rate", func(s string) bool {
+		return strings.Contains(s, "Rate: @rate") && strings.Contains(s, rateSession) && strings.Contains(s, rateFile)
+	})
+	narrowMenu := time.Since(start)
+	t.Logf("after typing @rate:\n%s", rate)
+	for _, noise := range []string{"docs/migration.md", demoSessionTitle} {
+		if strings.Contains(rate, noise) {
+			t.Errorf("@rate still offers %q:\n%s", noise, rate)
+		}
+	}
+	t.Logf("keystroke to menu (tmux capture every %v): <C-x><C-o> at @ %v, typing the e of @rate %v",
+		menuPoll, atMenu.Round(time.Millisecond), narrowMenu.Round(time.Millisecond))
+
+	// Select and accept the first entry: the session's mention goes in.
+	tmux.run("send-keys", "-t", "dsh", "C-n", "C-y", "Escape")
+	accepted := waitMenu(t, tmux, "the accepted @rate entry", func(s string) bool { return strings.Contains(s, "Rate: @[Add rate limiting to the API](dsh-session:") })
+	t.Logf("after accepting the first @rate entry:\n%s", accepted)
 	tmux.run("send-keys", "-t", "dsh", "Escape", ":qa!", "Enter")
+}
+
+// menuPoll is how often waitMenu captures the screen: short, since the
+// capture times the menu.
+const menuPoll = 10 * time.Millisecond
+
+// waitMenu captures the pane until ok accepts it, failing after screenWait.
+func waitMenu(t *testing.T, tmux tmuxRunner, what string, ok func(string) bool) string {
+	t.Helper()
+	deadline := time.Now().Add(screenWait)
+	for {
+		s := tmux.run("capture-pane", "-p", "-t", "dsh")
+		if ok(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)
+		}
+		time.Sleep(menuPoll)
+	}
 }

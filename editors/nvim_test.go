@@ -26,6 +26,12 @@ const demoSessionTitle = "Fix flaky login test"
 // demoFile is a workspace file that completion at a bare "@" lists.
 const demoFile = "README.md"
 
+// rateFile and rateSession are what typing "@rate" must narrow to (issue 11).
+const (
+	rateFile    = "design notes/rate plan.md"
+	rateSession = "Add rate limiting to the API"
+)
+
 // demoSetup is a session store and a workspace for the editor tests.
 type demoSetup struct {
 	root      string // session store root
@@ -47,6 +53,12 @@ func newDemoSetup(t *testing.T, dir string) demoSetup {
 		"message.md":     "Please review the login fix:\n",
 		".gitignore":     "dist/\n",
 		"dist/bundle.js": "// built\n",
+		// For "@rate": a nested file with a space, and fuzzy decoys
+		// (docs/migration.md holds r-a-t; src/generated/ holds "rate" inside a
+		// word, so it may follow) that must not crowd it out.
+		rateFile:               "# Rate plan\n",
+		"docs/migration.md":    "# Migration\n",
+		"src/generated/api.ts": "// generated\n",
 	})
 	d.message = filepath.Join(d.workspace, "message.md")
 	facts, err := dshgen.DemoStoreFor(d.root, d.workspace, time.Now())
@@ -160,7 +172,7 @@ func TestNeovimEndToEnd(t *testing.T) {
 			SessionTitle:   d.session.DisplayTitle,
 			SessionMention: d.mention,
 			// The hover names the session and gives the recall facts of §4.2.
-			HoverContains: []string{d.session.DisplayTitle, d.session.ID, "retained", "omitted", "budget"},
+			HoverContains: []string{d.session.DisplayTitle, d.session.ID, "messages kept", "budget"},
 		})
 	})
 
@@ -197,7 +209,7 @@ func TestNeovimEndToEnd(t *testing.T) {
 			FileName:       demoFile,
 			SessionTitle:   s.DisplayTitle,
 			SessionMention: s.Mention,
-			HoverContains:  []string{s.DisplayTitle, s.SessionID, "retained", "omitted", "budget"},
+			HoverContains:  []string{s.DisplayTitle, s.SessionID, "messages kept", "budget"},
 		})
 	})
 }

@@ -73,8 +73,23 @@ H.run('unit', function()
   check(cmd == nil and cerr:find('not executable'), 'missing binary: %s', tostring(cerr))
   cmd = assert(config.command(assert(config.resolve({ server_path = 'sh', log_level = 'debug', log_file = '/tmp/x.log' }))))
   check(vim.deep_equal(cmd, { 'sh', '--log-level', 'debug', '--log-file', '/tmp/x.log' }), 'command: %s', vim.inspect(cmd))
+  -- By default the log goes to a file, not to stderr (Neovim's LSP log
+  -- files stderr under [ERROR]); log_file = false keeps stderr.
+  cmd = assert(config.command(assert(config.resolve({ server_path = 'sh' }))))
+  local default_log = vim.fn.stdpath('cache') .. '/dsh-refls.log'
+  check(vim.deep_equal(cmd, { 'sh', '--log-level', 'info', '--log-file', default_log }), 'default command: %s', vim.inspect(cmd))
+  cmd = assert(config.command(assert(config.resolve({ server_path = 'sh', log_file = false }))))
+  check(vim.deep_equal(cmd, { 'sh', '--log-level', 'info' }), 'log_file = false: %s', vim.inspect(cmd))
   cmd = assert(config.command(assert(config.resolve({ cmd = { 'sh', '-c', 'true' } }))))
   check(vim.deep_equal(cmd, { 'sh', '-c', 'true' }), 'explicit cmd is used as given')
+
+  -- lsp/dsh_refls.lua, the vim.lsp.enable config of Neovim 0.11+: found on
+  -- 'runtimepath' where vim.lsp.enable looks, logging to a file.
+  local lsp_files = vim.api.nvim_get_runtime_file('lsp/dsh_refls.lua', false)
+  check(#lsp_files == 1, 'lsp/dsh_refls.lua not on runtimepath: %s', vim.inspect(lsp_files))
+  local lsp_cfg = dofile(lsp_files[1])
+  check(lsp_cfg.cmd[1] == 'dsh-refls' and lsp_cfg.cmd[2] == '--log-file', 'lsp config cmd: %s', vim.inspect(lsp_cfg.cmd))
+  check(vim.tbl_contains(lsp_cfg.filetypes, 'markdown') and vim.tbl_contains(lsp_cfg.root_markers, '.git'), 'lsp config: %s', vim.inspect(lsp_cfg))
 
   -- present: prepare lines and summary.
   local prompt = '## Referenced sessions\n\nwarning\n\n<referenced-sessions>\n[]\n</referenced-sessions>'

@@ -188,12 +188,27 @@ function M.command(opts)
   if not opts.cmd then
     table.insert(cmd, '--log-level')
     table.insert(cmd, opts.log_level)
-    if opts.log_file then
+    local log_file = M.log_file(opts)
+    if log_file then
       table.insert(cmd, '--log-file')
-      table.insert(cmd, expand_path(opts.log_file))
+      table.insert(cmd, log_file)
     end
   end
   return cmd
+end
+
+--- Where the server logs: the `log_file` option, else dsh-refls.log in
+--- Neovim's cache directory, or nil when `log_file = false` sends the log to
+--- stderr. (Neovim files every stderr line of a server under [ERROR] in its
+--- LSP log, whatever its level, so stderr is not the default.)
+function M.log_file(opts)
+  if opts.log_file == false then
+    return nil
+  end
+  if opts.log_file then
+    return expand_path(opts.log_file)
+  end
+  return vim.fn.stdpath('cache') .. '/dsh-refls.log'
 end
 
 --- A table that encodes as a JSON object even when empty.

@@ -48,6 +48,11 @@ function M.clients(bufnr)
   end, all)
 end
 
+--- The resolved options after setup(), or nil before.
+function M.options()
+  return state.opts
+end
+
 --- How the server process of a client ended: { code = n, signal = n }, or nil while it runs.
 function M.exit_status(client_id)
   return state.exits[client_id]
@@ -175,11 +180,30 @@ local function open_scratch(kind, lines)
   return buf
 end
 
---- The dsh-refls client of a buffer, or nil after telling the user why there is none.
-local function client_of(bufnr)
+--- The dsh-refls client of a buffer, or nil after telling the user why there
+--- is none. With any = true (index status, which is not about one buffer) a
+--- buffer without a client, such as a scratch buffer of :DshPrepare, uses
+--- the client whose root holds the current directory, else the first one.
+local function client_of(bufnr, any)
   local clients = M.clients(bufnr)
+  if #clients == 0 and any then
+    clients = M.clients()
+    local cwd = vim.fn.getcwd()
+    table.sort(clients, function(a, b)
+      local ia = a.config.root_dir and vim.startswith(cwd, a.config.root_dir) or false
+      local ib = b.config.root_dir and vim.startswith(cwd, b.config.root_dir) or false
+      if ia ~= ib then
+        return ia
+      end
+      return a.id < b.id
+    end)
+  end
   if #clients == 0 then
-    notify('no dsh-refls server is attached to this buffer', vim.log.levels.ERROR)
+    notify(
+      any and 'no dsh-refls server is running; open a prompt file first'
+        or 'no dsh-refls server is attached to this buffer',
+      vim.log.levels.ERROR
+    )
     return nil
   end
   return clients[1]
@@ -224,9 +248,12 @@ function M.status(args)
   args = args or {}
   local bufnr = (args.bufnr == nil or args.bufnr == 0) and vim.api.nvim_get_current_buf() or args.bufnr
   local done = args.on_done or function() end
-  local client = client_of(bufnr)
+  local client = client_of(bufnr, true)
   if not client then
     return done(nil, { message = 'no client' })
+  end
+  if not vim.tbl_contains(vim.lsp.get_buffers_by_client_id(client.id), bufnr) then
+    bufnr = vim.lsp.get_buffers_by_client_id(client.id)[1] or bufnr
   end
   compat.request(client, 'dsh/status', vim.empty_dict(), function(err, result)
     if err then
