@@ -72,22 +72,35 @@ func TestCompareCandidates(t *testing.T) {
 	a := candidate{SessionID: "a", Label: "A", CreatedAt: 2}
 	b := candidate{SessionID: "b", Label: "B", CreatedAt: 1}
 	empty := candidateCase{Query: "", Limit: 50}
-	if fs := compareCandidates(empty, result{Candidates: []candidate{a, b}}, result{Candidates: []candidate{a, b}}, nil); len(fs) != 0 {
+	if fs := compareCandidates(empty, result{Candidates: []candidate{a, b}}, result{Candidates: []candidate{a, b}}, nil, false); len(fs) != 0 {
 		t.Fatalf("equal lists must agree, got %q", categories(fs))
 	}
-	got := categories(compareCandidates(empty, result{Candidates: []candidate{a, b}}, result{Candidates: []candidate{b, a}}, nil))
+	got := categories(compareCandidates(empty, result{Candidates: []candidate{a, b}}, result{Candidates: []candidate{b, a}}, nil, false))
 	if len(got) != 1 || got[0] != "candidates: order (empty query)" {
 		t.Fatalf("got %q", got)
 	}
-	ranked := categories(compareCandidates(candidateCase{Query: "x", Limit: 50}, result{Candidates: []candidate{a, b}}, result{Candidates: []candidate{b, a}}, nil))
+	ranked := categories(compareCandidates(candidateCase{Query: "x", Limit: 50}, result{Candidates: []candidate{a, b}}, result{Candidates: []candidate{b, a}}, nil, false))
 	if len(ranked) != 1 || !strings.HasPrefix(ranked[0], expectedPrefix) {
 		t.Fatalf("a reordered non-empty query is dsh-refls' ranking, got %q", ranked)
 	}
 	relabelled := b
 	relabelled.Label = "title"
 	got = categories(compareCandidates(empty, result{Candidates: []candidate{a, b}}, result{Candidates: []candidate{a, relabelled}},
-		map[string]string{"a": "ok", "b": "corrupt session log: seq gap in committed region at line 3"}))
+		map[string]string{"a": "ok", "b": "corrupt session log: seq gap in committed region at line 3"}, false))
 	if len(got) != 1 || got[0] != "candidates: label (dsh cannot read the log, labels it by id) [seq gap or duplicate]" {
 		t.Fatalf("got %q", got)
+	}
+}
+
+func TestCompareCandidatesUnderTheLimit(t *testing.T) {
+	a := candidate{SessionID: "a", Label: "A"}
+	b := candidate{SessionID: "b", Label: "B"}
+	capped := candidateCase{Query: "x", Limit: 1}
+	dsh, refls := result{Candidates: []candidate{a}}, result{Candidates: []candidate{b}}
+	if got := categories(compareCandidates(capped, dsh, refls, nil, true)); len(got) != 1 || !strings.HasPrefix(got[0], expectedPrefix) {
+		t.Fatalf("with equal uncapped lists the choice under the limit is ranking, got %q", got)
+	}
+	if got := categories(compareCandidates(capped, dsh, refls, nil, false)); len(got) != 1 || strings.HasPrefix(got[0], expectedPrefix) {
+		t.Fatalf("with different uncapped lists the difference is real, got %q", got)
 	}
 }

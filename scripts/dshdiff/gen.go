@@ -314,6 +314,9 @@ func randLabel(r *rand.Rand) string {
 	}
 }
 
+// uncappedSuffix names the uncapped twin of a capped candidate case.
+const uncappedSuffix = "-uncapped"
+
 // genCases makes the candidate and prepare cases of one store.
 func genCases(r *rand.Rand, st *genStore, storeIndex int) ([]candidateCase, []prepareCase) {
 	var cands []candidateCase
@@ -340,7 +343,13 @@ func genCases(r *rand.Rand, st *genStore, storeIndex int) ([]candidateCase, []pr
 		if i == 0 {
 			q = ""
 		}
-		cands = append(cands, candidateCase{ID: fmt.Sprintf("s%d-c%d", storeIndex, i), Query: q, Limit: []int{1, 3, 50, 1000}[r.IntN(4)]})
+		c := candidateCase{ID: fmt.Sprintf("s%d-c%d", storeIndex, i), Query: q, Limit: []int{1, 3, 50, 1000}[r.IntN(4)]}
+		cands = append(cands, c)
+		if q != "" && c.Limit < 1000 {
+			// The same query without a binding limit: when only the capped
+			// lists differ, dsh-refls' ranking chose among the same matches.
+			cands = append(cands, candidateCase{ID: c.ID + uncappedSuffix, Query: q, Limit: 100000})
+		}
 	}
 	var preps []prepareCase
 	pick := func() string {

@@ -199,7 +199,7 @@ func differential(ctx context.Context, o options, stdout io.Writer) error {
 	sum := summary{byCategory: map[string][]example{}}
 	for _, sc := range manifest.Stores {
 		for _, c := range sc.Candidates {
-			sum.add(c.ID, sc.Root, fmt.Sprintf("candidates query %q limit %d", c.Query, c.Limit), "candidates", compareCandidates(c, dshResults[c.ID], reflsResults[c.ID], reads[sc.Root]))
+			sum.add(c.ID, sc.Root, fmt.Sprintf("candidates query %q limit %d", c.Query, c.Limit), "candidates", compareCandidates(c, dshResults[c.ID], reflsResults[c.ID], reads[sc.Root], twinAgrees(c, dshResults, reflsResults)))
 		}
 		for _, c := range sc.Prepares {
 			sum.add(c.ID, sc.Root, fmt.Sprintf("prepare budget %d text %q", c.MaxReferenceBytes, clip(c.Text)), "prepare", comparePrepare(dshResults[c.ID], reflsResults[c.ID]))
@@ -212,6 +212,24 @@ func differential(ctx context.Context, o options, stdout io.Writer) error {
 		return os.WriteFile(o.report, []byte(b.String()), 0o644)
 	}
 	return nil
+}
+
+// twinAgrees says whether the uncapped twin of a capped candidate case has
+// the same sessions on both sides (false when there is no twin).
+func twinAgrees(c candidateCase, dsh, refls map[string]result) bool {
+	d, ok := dsh[c.ID+uncappedSuffix]
+	r, ok2 := refls[c.ID+uncappedSuffix]
+	if !ok || !ok2 || d.Error != nil || r.Error != nil {
+		return false
+	}
+	ids := func(cs []candidate) []string {
+		out := make([]string, len(cs))
+		for i, k := range cs {
+			out[i] = k.SessionID
+		}
+		return out
+	}
+	return sameSet(ids(d.Candidates), ids(r.Candidates))
 }
 
 // runDriver runs dsh's code on the manifest and decodes its results.
