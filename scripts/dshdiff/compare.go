@@ -79,7 +79,13 @@ func compareCandidates(c candidateCase, dsh, refls result, reads map[string]stri
 	capped := len(di) == c.Limit || len(ri) == c.Limit
 	if !sameSet(di, ri) {
 		cat := "candidates: different sessions"
-		if c.Query != "" && capped {
+		if why, ok := allUnreadable(di, ri, reads); ok {
+			cat = "candidates: different sessions (dsh cannot read their logs, matches their id and cwd only)" + reason(why)
+			if name, ok := tolerance(why); ok {
+				cat = expectedPrefix + "tolerance: " + name + " (candidate match)"
+			}
+		}
+		if c.Query != "" && capped && !strings.Contains(cat, "cannot read") && !strings.HasPrefix(cat, expectedPrefix) {
 			cat = "candidates: different sessions under the limit (the uncapped lists differ too)"
 			if twinAgrees {
 				cat = expectedPrefix + "candidates: match-tier ranking chose other sessions under the limit"
@@ -117,6 +123,28 @@ func compareCandidates(c candidateCase, dsh, refls result, reads map[string]stri
 		}
 	}
 	return out
+}
+
+// allUnreadable reports whether every session in exactly one of the lists
+// is one whose log dsh refuses, with the reason of the first.
+func allUnreadable(a, b []string, reads map[string]string) (string, bool) {
+	in := func(xs []string, x string) bool { return slices.Contains(xs, x) }
+	why := ""
+	for _, pair := range [][2][]string{{a, b}, {b, a}} {
+		for _, id := range pair[0] {
+			if in(pair[1], id) {
+				continue
+			}
+			r, ok := reads[id]
+			if !ok || r == "ok" {
+				return "", false
+			}
+			if why == "" {
+				why = r
+			}
+		}
+	}
+	return why, why != ""
 }
 
 // compareErrors compares the failure sides of two results; done says the

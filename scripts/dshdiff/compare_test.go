@@ -104,3 +104,18 @@ func TestCompareCandidatesUnderTheLimit(t *testing.T) {
 		t.Fatalf("with different uncapped lists the difference is real, got %q", got)
 	}
 }
+
+func TestCompareCandidatesOfLogsDshRefuses(t *testing.T) {
+	a := candidate{SessionID: "a", Label: "A"}
+	b := candidate{SessionID: "b", Label: "title"}
+	reads := map[string]string{"a": "ok", "b": "corrupt session log: unparsable committed event at line 4"}
+	got := categories(compareCandidates(candidateCase{Query: "tit", Limit: 50}, result{Candidates: []candidate{a}}, result{Candidates: []candidate{a, b}}, reads, false))
+	if len(got) != 1 || got[0] != "candidates: different sessions (dsh cannot read their logs, matches their id and cwd only) [unparsable line before a later turn/end]" {
+		t.Fatalf("got %q", got)
+	}
+	reads["b"] = "ok"
+	got = categories(compareCandidates(candidateCase{Query: "tit", Limit: 50}, result{Candidates: []candidate{a}}, result{Candidates: []candidate{a, b}}, reads, false))
+	if len(got) != 1 || got[0] != "candidates: different sessions" {
+		t.Fatalf("a readable log that matches differently is a plain difference, got %q", got)
+	}
+}
