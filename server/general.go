@@ -40,13 +40,16 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) (int, erro
 		exited:   make(chan struct{}),
 		exitCode: 1,
 		cfg:      DefaultConfig(),
+		memory:   newMemoryReleaser(releaseQuiet, releaseThreshold),
 	}
+	defer s.memory.stop()
 	s.cfg.Watch = opts.Watch
 	s.caps.encoding = EncodingUTF16
 	s.bgCtx, s.bgCancel = context.WithCancel(ctx)
 	s.diags = newDiagnostics(s, opts.DiagnosticsDelay)
 
 	stream := newServerStream(rwc, newTracer(opts.Trace))
+	stream.inner.written = s.memory.touch
 	s.stream = stream
 	s.conn = jsonrpc2.NewConn(stream, jsonrpc2.WithCodec(jsonCodec{}))
 	connCtx := protocol.WithLogger(s.bgCtx, NewSlogLogger(s.logger))

@@ -103,6 +103,7 @@ type Server struct {
 	sem    chan struct{}
 	docs   *documents
 	diags  *diagnostics
+	memory *memoryReleaser
 
 	// bgCtx ends when the connection ends; background work uses it.
 	bgCtx    context.Context

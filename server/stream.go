@@ -50,15 +50,6 @@ const (
 	maxQuotedBytes = 64
 )
 
-// frameIO is the frame-level surface of jsonrpc2's header stream, used here
-// for writing. Exposing ReadFrame/WriteFrame keeps the connection on its
-// fast path.
-type frameIO interface {
-	jsonrpc2.Stream
-	ReadFrame(ctx context.Context) ([]byte, int64, error)
-	WriteFrame(ctx context.Context, data []byte) (int64, error)
-}
-
 // serverStream wraps the header-framed stream of the connection.
 //
 // It reads frames itself, with bounded headers and bodies: a frame that is
@@ -74,7 +65,7 @@ type frameIO interface {
 // otherwise drop the responses of requests still running. It also writes
 // the optional JSON-lines trace of every frame (§4.3).
 type serverStream struct {
-	inner  frameIO
+	inner  *frameWriter
 	reader *frameReader
 	trace  *tracer
 
@@ -92,7 +83,7 @@ type serverStream struct {
 
 func newServerStream(rwc io.ReadWriteCloser, trace *tracer) *serverStream {
 	return &serverStream{
-		inner:   jsonrpc2.NewHeaderStream(rwc).(frameIO),
+		inner:   newFrameWriter(rwc),
 		reader:  newFrameReader(rwc),
 		trace:   trace,
 		pending: map[string]int{},

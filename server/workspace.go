@@ -39,7 +39,7 @@ func (s *Server) openSessions(cfg Config) error {
 		Watch:    cfg.Watch,
 		Logger:   s.logger.Named("sessions"),
 		Progress: report.update,
-		OnUpdate: s.diags.scheduleAll,
+		OnUpdate: func() { s.diags.scheduleAll(); s.memory.touch() },
 		OnDegraded: func(reason string) {
 			degradedOnce.Do(func() {
 				s.showMessage(messageTypeWarning, fmt.Sprintf("dsh-refls: watching %s by polling: %s", root, reason))

@@ -26,8 +26,16 @@ func main() {
 	bin := flag.String("bin", "dsh-refls", "the dsh-refls binary")
 	root := flag.String("sessions-root", "", "sessions root to index")
 	ws := flag.String("workspace", "", "workspace to index")
+	messageMB := flag.Int("large-message-mb", 0, "instead: the release scenario with a session of one message this large (MiB)")
+	requestMB := flag.Int("large-request-mb", 0, "instead: the release scenario with a request this large (MiB)")
 	flag.Parse()
-	if err := run(*bin, *root, *ws); err != nil {
+	var err error
+	if *messageMB > 0 || *requestMB > 0 {
+		err = runLarge(*bin, *messageMB, *requestMB)
+	} else {
+		err = run(*bin, *root, *ws)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchmemory:", err)
 		os.Exit(1)
 	}

@@ -1,0 +1,109 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dsh-refls/dsh-refls/internal/dshgen"
+)
+
+// rssKB reads the resident set size of pid.
+func rssKB(t *testing.T, pid int) int64 {
+	t.Helper()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatal("no VmRSS")
+	return 0
+}
+
+// steadyRSS waits until the RSS of pid changes by less than 5% over a
+// second and returns it.
+func steadyRSS(t *testing.T, pid int) int64 {
+	t.Helper()
+	deadline := time.Now().Add(abuseTimeout)
+	prev := rssKB(t, pid)
+	for {
+		time.Sleep(time.Second) // the interval over which the RSS must hold still
+		cur := rssKB(t, pid)
+		if d := cur - prev; d*20 < prev && -d*20 < prev {
+			return cur
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("RSS never settled (last %d kB, before %d kB)", cur, prev)
+		}
+		prev = cur
+	}
+}
+
+// TestBinaryReturnsMemoryAfterALargeRequest sends the real binary a 24 MiB
+// dsh/prepare over its pipes and opens and closes a 24 MiB document: its
+// RSS peaks far above idle, and must be back within 1.5× idle within 10 s
+// (issue 15: the process used to stay near 250 MB).
+func TestBinaryReturnsMemoryAfterALargeRequest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sends 48 MiB over the pipes")
+	}
+	base := t.TempDir()
+	store := filepath.Join(base, "sessions")
+	ws := filepath.Join(base, "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	expected, err := dshgen.DemoStoreFor(store, ws, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startWire(t, "--sessions-root", store, "--watch", "poll", "--no-index-cache")
+	p.initialize(ws, expected[0].ID)
+	pid := p.cmd.Process.Pid
+	idle := steadyRSS(t, pid)
+
+	text := strings.Repeat("lorem ipsum ", (24<<20)/12)
+	uri := "file://" + ws + "/big.md"
+	p.send(map[string]any{"method": "textDocument/didOpen", "params": map[string]any{"textDocument": map[string]any{
+		"uri": uri, "languageId": "markdown", "version": 1, "text": text}}})
+	p.send(map[string]any{"method": "textDocument/didClose", "params": map[string]any{"textDocument": map[string]any{"uri": uri}}})
+	p.send(map[string]any{"id": "big", "method": "dsh/prepare", "params": map[string]any{"text": text}})
+	a := p.expectResult("large prepare", `"big"`)
+	if len(a.Result) < len(text) {
+		t.Fatalf("prepare answered %d bytes", len(a.Result))
+	}
+	peak := rssKB(t, pid)
+	answered := time.Now()
+	deadline := answered.Add(10 * time.Second)
+	for {
+		rss := rssKB(t, pid)
+		if float64(rss) <= 1.5*float64(idle) {
+			t.Logf("idle %d kB, %d kB after the answer, %d kB after %v", idle, peak, rss, time.Since(answered).Round(10*time.Millisecond))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("RSS %d kB = %.1f× idle (%d kB) 10 s after a 24 MiB request (%d kB right after it)", rss, float64(rss)/float64(idle), idle, peak)
+		}
+		time.Sleep(50 * time.Millisecond) // polling /proc until the deadline
+	}
+	p.send(map[string]any{"id": "down", "method": "shutdown"})
+	p.expectResult("shutdown", `"down"`)
+	p.send(map[string]any{"method": "exit"})
+	if _, code := p.finish(); code != 0 {
+		t.Errorf("exit code %d", code)
+	}
+}

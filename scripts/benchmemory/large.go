@@ -1,0 +1,204 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"bufio"
+
+	"github.com/dsh-refls/dsh-refls/internal/dshgen"
+	"github.com/dsh-refls/dsh-refls/sessionref"
+)
+
+// procKB reads a "VmRSS"-style field of /proc/<pid>/status in KiB.
+func procKB(pid int, field string) (int64, error) {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
+}
+
+// resetPeak resets VmHWM to the current RSS (Linux ≥ 4.0).
+func resetPeak(pid int) error {
+	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)
+}
+
+// settle polls RSS until it is within ratio × idle or limit passes, and
+// returns the RSS and how long it took.
+func settle(pid int, idle int64, ratio float64, limit time.Duration) (int64, time.Duration, bool) {
+	start := time.Now()
+	for {
+		rss, err := procKB(pid, "VmRSS")
+		if err == nil && float64(rss) <= ratio*float64(idle) {
+			return rss, time.Since(start), true
+		}
+		if time.Since(start) > limit {
+			return rss, time.Since(start), false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// runLarge is the memory-release scenario of issue 15 item 2: idle RSS of
+// the real server on a small store; then a session with one messageMB
+// message appears and is prepared; then one requestMB request arrives
+// (a document opened and closed, a dsh/prepare of plain text). For each it
+// prints the peak RSS and whether RSS came back within 1.5× idle in 10 s.
+func runLarge(bin string, messageMB, requestMB int) error {
+	dir, err := os.MkdirTemp("", "benchmemory-large-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	store := filepath.Join(dir, "sessions")
+	ws := filepath.Join(dir, "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		return err
+	}
+	expected, err := dshgen.DemoStoreFor(store, ws, time.Now())
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(ws, "notes.md"), []byte("notes"), 0o644); err != nil {
+		return err
+	}
+	cmd := exec.Command(bin, "--sessions-root", store, "--no-index-cache", "--watch", "poll")
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"))
+	if os.Getenv("BENCHMEMORY_SERVER_STDERR") != "" {
+		cmd.Stderr = os.Stderr
+	}
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting %s: %w", bin, err)
+	}
+	defer cmd.Process.Kill()
+	pid := cmd.Process.Pid
+	c := &conn{in: in, out: bufio.NewReader(out)}
+	if _, err := c.call(1, "initialize", map[string]any{"processId": nil, "rootUri": "file://" + ws, "capabilities": map[string]any{},
+		"initializationOptions": map[string]any{"sessionId": expected[0].ID, "cwd": ws}}); err != nil {
+		return err
+	}
+	if err := c.send(map[string]any{"jsonrpc": "2.0", "method": "initialized", "params": map[string]any{}}); err != nil {
+		return err
+	}
+	if _, err := c.call(2, "dsh/candidates", map[string]any{"query": ""}); err != nil {
+		return err
+	}
+	time.Sleep(2 * time.Second) // let start-up work finish before calling the process idle
+	idle, err := procKB(pid, "VmRSS")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("idle RSS %.1f MiB (demo store, both indexes built)\n", float64(idle)/1024)
+	report := func(what string, size int, took time.Duration) error {
+		peak, err := procKB(pid, "VmHWM")
+		if err != nil {
+			return err
+		}
+		rss, after, ok := settle(pid, idle, 1.5, 10*time.Second)
+		verdict := "within 1.5× idle"
+		if !ok {
+			verdict = "NOT within 1.5× idle"
+		}
+		fmt.Printf("%s (%d MiB) in %v: peak RSS %.1f MiB = %.2f× the input; RSS %.1f MiB = %.2f× idle after %v, %s (bound: 10 s)\n",
+			what, size>>20, took.Round(time.Millisecond), float64(peak)/1024, float64(peak<<10)/float64(size),
+			float64(rss)/1024, float64(rss)/float64(idle), after.Round(10*time.Millisecond), verdict)
+		return nil
+	}
+
+	if messageMB > 0 {
+		size := messageMB << 20
+		big := dshgen.NewSession("big-message").Cwd(ws).Turn(func(t *dshgen.Turn) {
+			t.UserText(strings.Repeat("0123456789abcdef", size/16))
+			t.Title("One big message", "user")
+			t.AssistantText("Done.")
+		})
+		if err := resetPeak(pid); err != nil {
+			return err
+		}
+		start := time.Now()
+		if _, err := big.Save(store, dshgen.Raw); err != nil {
+			return err
+		}
+		for id := 100; ; id++ {
+			raw, err := c.call(id, "dsh/candidates", map[string]any{"query": "One big message"})
+			if err != nil {
+				return err
+			}
+			var cands []sessionref.Candidate
+			if err := json.Unmarshal(raw, &cands); err != nil {
+				return err
+			}
+			if len(cands) > 0 {
+				break
+			}
+			if time.Since(start) > time.Minute {
+				return errors.New("the big session was not indexed within a minute")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if err := report("indexing a session with one big message", size, time.Since(start)); err != nil {
+			return err
+		}
+		for call := 1; call <= 2; call++ {
+			if err := resetPeak(pid); err != nil {
+				return err
+			}
+			start = time.Now()
+			if _, err := c.call(200+call, "dsh/prepare", map[string]any{"text": "see " + sessionref.Mention("One big message", "big-message")}); err != nil {
+				return err
+			}
+			if err := report(fmt.Sprintf("dsh/prepare of it, call %d", call), size, time.Since(start)); err != nil {
+				return err
+			}
+		}
+		spills, _ := filepath.Glob(filepath.Join(dir, "cache", "dsh-refls", "spill", "*", "*"))
+		var spillBytes int64
+		for _, p := range spills {
+			if info, err := os.Stat(p); err == nil {
+				spillBytes += info.Size()
+			}
+		}
+		fmt.Printf("spill files after 2 calls: %d, %.1f MiB in total\n", len(spills), float64(spillBytes)/(1<<20))
+	}
+	if requestMB > 0 {
+		size := requestMB << 20
+		text := strings.Repeat("lorem ipsum ", size/12)
+		if err := resetPeak(pid); err != nil {
+			return err
+		}
+		start := time.Now()
+		uri := "file://" + ws + "/big.md"
+		if err := c.send(map[string]any{"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": map[string]any{
+			"textDocument": map[string]any{"uri": uri, "languageId": "markdown", "version": 1, "text": text}}}); err != nil {
+			return err
+		}
+		if err := c.send(map[string]any{"jsonrpc": "2.0", "method": "textDocument/didClose", "params": map[string]any{
+			"textDocument": map[string]any{"uri": uri}}}); err != nil {
+			return err
+		}
+		if _, err := c.call(300, "dsh/prepare", map[string]any{"text": text}); err != nil {
+			return err
+		}
+		if err := report("a document opened and closed, then a dsh/prepare of plain text, each", size, time.Since(start)); err != nil {
+			return err
+		}
+	}
+	_, _ = c.call(1<<20, "shutdown", nil)
+	_ = c.send(map[string]any{"jsonrpc": "2.0", "method": "exit"})
+	return cmd.Wait()
+}
