@@ -45,7 +45,8 @@ type call func(ctx context.Context) (any, error)
 // then release the read loop and run bounded by the semaphore, each with its
 // own panic recovery.
 func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-	defer s.memory.touch() // see memory.go
+	s.memory.begin() // see memory.go
+	defer s.memory.end()
 	method := strings.Clone(req.Method())
 	if !req.IsCall() {
 		s.safeNotify(ctx, method, json.RawMessage(req.Params()))

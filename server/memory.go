@@ -40,15 +40,32 @@ type memoryReleaser struct {
 	timer   *time.Timer
 	stopped bool
 	// floor is the least the process held from the OS after a release;
-	// retries counts checks since the last activity.
+	// retries counts checks since the last activity; busy counts messages
+	// being handled (no check runs while one is).
 	floor   uint64
 	retries int
+	busy    int
 	// releases counts collections the releaser started (tests read it).
 	releases int
 }
 
 func newMemoryReleaser(quiet time.Duration, threshold uint64) *memoryReleaser {
 	return &memoryReleaser{quiet: quiet, threshold: threshold}
+}
+
+// begin records that a message is being handled; end that it was.
+func (m *memoryReleaser) begin() {
+	m.mu.Lock()
+	m.busy++
+	m.mu.Unlock()
+}
+
+// end records that a message was handled, and is activity.
+func (m *memoryReleaser) end() {
+	m.mu.Lock()
+	m.busy--
+	m.mu.Unlock()
+	m.touch()
 }
 
 // touch records activity: the check runs quiet after the last touch.
@@ -83,9 +100,9 @@ func retained() uint64 {
 // check releases memory when the process holds more than its floor.
 func (m *memoryReleaser) check() {
 	m.mu.Lock()
-	floor := m.floor
+	floor, busy := m.floor, m.busy
 	m.mu.Unlock()
-	if retained() < floor+m.threshold {
+	if busy > 0 || retained() < floor+m.threshold {
 		return
 	}
 	debug.FreeOSMemory()
@@ -96,8 +113,8 @@ func (m *memoryReleaser) check() {
 	switch {
 	case m.floor == 0 || after < m.floor:
 		m.floor = after
-	case after >= m.floor+m.threshold && m.retries < releaseRetries && !m.stopped:
-		m.timer.Reset(time.Second << m.retries)
+	case after >= m.floor+m.threshold && (m.retries < releaseRetries || m.busy > 0) && !m.stopped:
+		m.timer.Reset(time.Second << min(m.retries, releaseRetries))
 		m.retries++
 	case after >= m.floor+m.threshold:
 		m.floor = after // the indexes grew: this is the new idle level
