@@ -21,7 +21,7 @@ import (
 // trusted.
 const (
 	cacheMagic  = "dsh-refls title index\n"
-	cacheFormat = 6
+	cacheFormat = 7 // 7: search texts folded with full Unicode case mapping
 )
 
 // staleTempAge is how old a leftover temporary cache file (of a save that
@@ -237,7 +237,7 @@ func (ix *Index) restore(s *cachedSession) (*tracked, error) {
 		return nil, fmt.Errorf("entry in %s has a resume check of %d bytes", s.DirName, t.tailLen)
 	}
 	t.search = searchText{all: s.SearchAll, id: s.SearchID, title: s.SearchTitle, display: s.SearchDisplay, bytes: byteSetOf(s.SearchAll), pairs: pairSetOf(s.SearchAll)}
-	if t.skip == "" && (t.search.all == "" || t.search.id != strings.ToLower(t.entry.ID)) {
+	if t.skip == "" && (t.search.all == "" || t.search.id != foldCase(t.entry.ID)) {
 		t.search = newSearchText(&t.entry)
 	}
 	return t, nil

@@ -42,7 +42,7 @@ func (s *Snapshot) Candidates(q CandidateQuery) ([]Candidate, bool, error) {
 	if t, ok := s.Locate(q.TargetID); ok {
 		targetCwd, hasTargetCwd = t.Cwd, t.HasCwd
 	}
-	query := strings.ToLower(q.Query)
+	query := foldCase(q.Query)
 	// Split the matches by group first (cheap), then rank only as many
 	// groups as the limit reaches: match quality is computed for the
 	// sessions that can still make the list, not for every match.

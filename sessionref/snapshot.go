@@ -3,7 +3,6 @@ package sessionref
 import (
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -103,11 +102,11 @@ func (set *byteSet) covers(need *byteSet) bool {
 
 func newSearchText(e *Entry) searchText {
 	st := searchText{
-		id:      strings.ToLower(e.ID),
-		title:   strings.ToLower(e.Title),
-		display: strings.ToLower(e.DisplayTitle()),
+		id:      foldCase(e.ID),
+		title:   foldCase(e.Title),
+		display: foldCase(e.DisplayTitle()),
 	}
-	st.all = st.id + "\x00" + strings.ToLower(e.Cwd) + "\x00" + st.title + "\x00" + st.display
+	st.all = st.id + "\x00" + foldCase(e.Cwd) + "\x00" + st.title + "\x00" + st.display
 	st.bytes, st.pairs = byteSetOf(st.all), pairSetOf(st.all)
 	return st
 }
@@ -123,13 +122,14 @@ func (ix *Index) publishLocked(building bool) {
 			snap.Skipped = append(snap.Skipped, Skipped{Path: t.dir.path, Reason: t.skip})
 		}
 	}
+	var ids idOrder // ties on createdAt: dsh's localeCompare of ids (fold.go)
 	sort.Slice(listed, func(i, j int) bool {
 		a, b := &listed[i].entry, &listed[j].entry
 		if a.CreatedAt != b.CreatedAt {
 			return a.CreatedAt > b.CreatedAt
 		}
-		if a.ID != b.ID {
-			return a.ID < b.ID
+		if c := ids.compare(a.ID, b.ID); c != 0 {
+			return c < 0
 		}
 		return listed[i].dir.path < listed[j].dir.path
 	})

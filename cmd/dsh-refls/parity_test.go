@@ -204,3 +204,58 @@ func TestCLIDecodesTextAsDsh(t *testing.T) {
 		t.Errorf("reference record %v, want dsh's 1 message and 80 bytes omitted", ref)
 	}
 }
+
+// writeTitled writes one raw v0 session in cwd /w with a title.
+func writeTitled(t *testing.T, root, id string, createdAt int64, title string) {
+	t.Helper()
+	dir := filepath.Join(root, sessionref.ProjectDir("/w", true), sessionref.EncodeSegment(id))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	idJSON, _ := json.Marshal(id)
+	titleJSON, _ := json.Marshal(title)
+	body := `{"type":"session","version":0,"id":` + string(idJSON) + `,"cwd":"/w","createdAt":` + itoa(int(createdAt)) + `,"delegationDepth":0}` + "\n" +
+		`{"type":"user/message","seq":0,"time":1,"data":{"id":"m0","role":"user","source":{"kind":"user"},"content":[{"type":"text","text":"q"}]},"surfaceOp":"append"}` + "\n" +
+		`{"type":"session/title","seq":1,"time":2,"data":{"title":` + string(titleJSON) + `,"messageSeqs":[0],"source":{"kind":"fallback"}}}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "session.jsonl"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCLICandidatesFoldAndOrderAsDsh: queries fold with
+// toLocaleLowerCase() and ties on createdAt follow localeCompare of the ids
+// (expected values from Node).
+func TestCLICandidatesFoldAndOrderAsDsh(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "sessions")
+	writeTitled(t, root, "greek", 1700000000003, "Λόγος ΟΣ")
+	writeTitled(t, root, "dotted", 1700000000002, "İstanbul notes")
+	writeTitled(t, root, "plain", 1700000000001, "pin list")
+	for _, id := range []string{"team-x", "B-5", "é-sess", "b-4", "a_1", "Z"} {
+		writeTitled(t, root, id, 1700000000000, "tie "+id)
+	}
+	ids := func(query string) string {
+		out, errOut, code := runCLI(t, nil, "candidates", "--sessions-root", root, "--query", query)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var cands []struct {
+			SessionID string `json:"sessionId"`
+		}
+		if err := json.Unmarshal([]byte(out), &cands); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		var got []string
+		for _, c := range cands {
+			got = append(got, c.SessionID)
+		}
+		return strings.Join(got, " ")
+	}
+	for query, want := range map[string]string{
+		"σ": "", "ς": "greek", "ΟΣ": "greek", "İ": "dotted",
+		"tie": "a_1 b-4 B-5 é-sess team-x Z",
+	} {
+		if got := ids(query); got != want {
+			t.Errorf("query %q: [%s], want dsh's [%s]", query, got, want)
+		}
+	}
+}
