@@ -5,40 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-	"unicode"
 )
-
-// FormatMention writes the text inserted for a file candidate (SPEC §3):
-// "@path", with a trailing "/" for directories; "@\"path\"" when the path
-// contains whitespace or the user opened a quote (quoted), where a
-// directory keeps the quote open ("@\"my dir/") so completion can descend.
-// Paths with control characters or a double quote cannot be written
-// unambiguously and are never offered: ok is false.
-func FormatMention(path string, isDir bool, quoted bool) (mention string, ok bool) {
-	if path == "" {
-		return "", false
-	}
-	needQuote := quoted
-	for _, r := range path {
-		if r == '"' || unicode.IsControl(r) || r == unicode.ReplacementChar {
-			return "", false
-		}
-		if unicode.IsSpace(r) {
-			needQuote = true
-		}
-	}
-	if isDir && !strings.HasSuffix(path, "/") {
-		path += "/"
-	}
-	switch {
-	case !needQuote:
-		return "@" + path, true
-	case isDir:
-		return `@"` + path, true
-	default:
-		return `@"` + path + `"`, true
-	}
-}
 
 // FileFacts describe what a file mention points at, for hover.
 type FileFacts struct {

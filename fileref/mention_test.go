@@ -7,39 +7,6 @@ import (
 	"time"
 )
 
-func TestFormatMention(t *testing.T) {
-	tests := []struct {
-		path   string
-		isDir  bool
-		quoted bool
-		want   string
-		ok     bool
-	}{
-		{"src/main.go", false, false, "@src/main.go", true},
-		{"src", true, false, "@src/", true},
-		{"src/", true, false, "@src/", true},
-		{"my dir/a.txt", false, false, `@"my dir/a.txt"`, true},
-		{"my dir", true, false, `@"my dir/`, true},
-		{"plain", false, true, `@"plain"`, true},
-		{"plain", true, true, `@"plain/`, true},
-		{"tab\there", false, false, "", false},
-		{"new\nline", false, false, "", false},
-		{`say "hi".txt`, false, false, "", false},
-		{"del\x7f", false, false, "", false},
-		{"nbsp\u00a0name", false, false, "@\"nbsp\u00a0name\"", true},
-		{"日本/設定.json", false, false, "@日本/設定.json", true},
-		{"😀.md", false, false, "@😀.md", true},
-		{"bad\xffutf8", false, false, "", false},
-		{"", false, false, "", false},
-	}
-	for _, tc := range tests {
-		got, ok := FormatMention(tc.path, tc.isDir, tc.quoted)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("FormatMention(%q, %v, %v) = %q, %v; want %q, %v", tc.path, tc.isDir, tc.quoted, got, ok, tc.want, tc.ok)
-		}
-	}
-}
-
 func TestStatMention(t *testing.T) {
 	base := t.TempDir()
 	root := filepath.Join(base, "ws")

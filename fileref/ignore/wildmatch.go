@@ -143,11 +143,6 @@ func (m *wildMatcher) dowild(p int, t int) wildResult {
 				return wildNoMatch
 			}
 			continue
-		default:
-			if tCh != pCh {
-				return wildNoMatch
-			}
-			continue
 		case '?':
 			if flags&wildPathname != 0 && tCh == '/' {
 				return wildNoMatch
@@ -295,6 +290,11 @@ func (m *wildMatcher) dowild(p int, t int) wildResult {
 				}
 			}
 			if matched == negated || (flags&wildPathname != 0 && tCh == '/') {
+				return wildNoMatch
+			}
+			continue
+		default:
+			if tCh != pCh {
 				return wildNoMatch
 			}
 			continue

@@ -26,11 +26,6 @@ func refDowild(pat string, p int, text string, t int, flags int) wildResult {
 				return wildNoMatch
 			}
 			continue
-		default:
-			if tCh != pCh {
-				return wildNoMatch
-			}
-			continue
 		case '?':
 			if flags&wildPathname != 0 && tCh == '/' {
 				return wildNoMatch
@@ -205,6 +200,11 @@ func refDowild(pat string, p int, text string, t int, flags int) wildResult {
 				}
 			}
 			if matched == negated || (flags&wildPathname != 0 && tCh == '/') {
+				return wildNoMatch
+			}
+			continue
+		default:
+			if tCh != pCh {
 				return wildNoMatch
 			}
 			continue

@@ -27,6 +27,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dsh-refls/dsh-refls/completion"
 	"github.com/dsh-refls/dsh-refls/fileref"
 )
 
@@ -46,9 +47,6 @@ const (
 	midDirs      = 10
 	leafDirs     = 30
 	filesPerLeaf = 20
-	// scatteredIgnoredShare: one file in this many kept leaves is joined by
-	// ignored *.log files, so per-file matching is exercised too.
-	logFilesPerLeaf = 1
 )
 
 func main() {
@@ -383,7 +381,7 @@ func query(dir string, qs []string) error {
 		}
 		fmt.Printf("%q (capped %v, %s):\n", q, capped, time.Since(start).Round(time.Microsecond))
 		for _, c := range res {
-			m, _ := fileref.FormatMention(c.Path, c.Kind == fileref.KindDirectory, false)
+			m := completion.InsertFile(c.Path, c.Kind, false)
 			fmt.Printf("  %5d  %s%s\n", c.Score, m, map[bool]string{true: "  (ignored)"}[c.Ignored])
 		}
 	}
