@@ -53,9 +53,10 @@ func readAllFrames(t *testing.T, s *serverStream) ([][]byte, error) {
 				return
 			}
 			out = append(out, bytes.Clone(frame))
-			forEachMessage(frame, func(m []byte) {
-				if e, isReq, _, _ := kindOf(m); isReq {
-					resp := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":true}`, e.ID)
+			forEachMessage(frame, func(m []byte, kind jsonrpc2.MessageViewKind) {
+				if kind == jsonrpc2.MessageViewCall {
+					v, _ := jsonrpc2.ScanMessageView(m)
+					resp := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":true}`, v.IDRaw)
 					if _, err := s.WriteFrame(context.Background(), []byte(resp)); err != nil {
 						t.Errorf("writing response: %v", err)
 					}

@@ -59,22 +59,24 @@ const (
 // framing is lost (garbage, a missing or unparsable Content-Length) ends
 // it, with the reason logged and returned.
 //
-// It remembers which incoming calls are still unanswered so that, at end of
-// input, the read side reports the end only after every answer has been
-// written: jsonrpc2 refuses writes once its reader has failed, which would
-// otherwise drop the responses of requests still running. It also writes
-// the optional JSON-lines trace of every frame (§4.3).
+// It counts the incoming calls still unanswered so that, at end of input,
+// the read side reports the end only after every answer has been written:
+// jsonrpc2 refuses writes once its reader has failed, which would otherwise
+// drop the responses of requests still running. It counts rather than
+// matching ids: jsonrpc2 answers an id re-encoded ("\u0061" comes back as
+// "a", -0 as 0), so raw id bytes would never match and every exit would
+// wait the whole drain timeout. It also writes the optional JSON-lines trace
+// of every frame (§4.3).
 type serverStream struct {
 	inner  *frameWriter
 	reader *frameReader
 	trace  *tracer
 
-	// pendingMu guards pending (how many calls with each id were read and
-	// not yet answered; a client may reuse an id) and drained, which is
-	// closed, and replaced, whenever pending becomes empty so that every
-	// waiter wakes.
+	// pendingMu guards pending (how many calls were read and not yet
+	// answered) and drained, which is closed, and replaced, whenever pending
+	// drops to zero so that every waiter wakes.
 	pendingMu sync.Mutex
-	pending   map[string]int
+	pending   int
 	drained   chan struct{}
 
 	abortOnce sync.Once
@@ -86,7 +88,6 @@ func newServerStream(rwc io.ReadWriteCloser, trace *tracer) *serverStream {
 		inner:   newFrameWriter(rwc),
 		reader:  newFrameReader(rwc),
 		trace:   trace,
-		pending: map[string]int{},
 		drained: make(chan struct{}),
 		aborted: make(chan struct{}),
 	}
@@ -97,41 +98,38 @@ func (s *serverStream) abort() {
 	s.abortOnce.Do(func() { close(s.aborted) })
 }
 
-// envelope is the part of a JSON-RPC message the stream looks at.
-type envelope struct {
-	ID     json.RawMessage `json:"id"`
-	Method *string         `json:"method"`
-}
-
-// kindOf classifies one encoded message.
-func kindOf(frame []byte) (e envelope, isRequest, isNotification, isResponse bool) {
-	if err := json.Unmarshal(frame, &e); err != nil {
-		return e, false, false, false
-	}
-	hasID := len(e.ID) > 0 && string(e.ID) != "null"
-	switch {
-	case e.Method != nil && hasID:
-		return e, true, false, false
-	case e.Method != nil:
-		return e, false, true, false
-	default:
-		return e, false, false, true
-	}
-}
-
-// forEachMessage calls f for each message of a frame (one, or a batch).
-func forEachMessage(frame []byte, f func([]byte)) {
+// forEachMessage calls f with each message of a frame (one, or a batch)
+// and its kind. A single message is classified by jsonrpc2's scanner, which
+// reads the envelope without decoding params or results, so classifying a
+// 100 MB answer costs one pass and no copy. Batches (rare: only clients
+// send them, and jsonrpc2 answers them) are split with encoding/json.
+func forEachMessage(frame []byte, f func(m []byte, kind jsonrpc2.MessageViewKind)) {
 	trimmed := bytes.TrimSpace(frame)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		var batch []json.RawMessage
 		if json.Unmarshal(trimmed, &batch) == nil {
 			for _, m := range batch {
-				f(m)
+				f(m, kindOf(m))
 			}
 			return
 		}
 	}
-	f(trimmed)
+	f(trimmed, kindOf(trimmed))
+}
+
+// kindOf classifies one encoded message; MessageViewInvalid when it is not
+// one.
+func kindOf(m []byte) jsonrpc2.MessageViewKind {
+	v, err := jsonrpc2.ScanMessageView(m)
+	if err != nil {
+		return jsonrpc2.MessageViewInvalid
+	}
+	return v.Kind
+}
+
+// isResponse reports whether kind is an answer to a call.
+func isResponse(kind jsonrpc2.MessageViewKind) bool {
+	return kind == jsonrpc2.MessageViewResponseResult || kind == jsonrpc2.MessageViewResponseError
 }
 
 // ReadFrame implements the connection's frame reading. It returns the next
@@ -159,14 +157,13 @@ func (s *serverStream) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 			s.reject(ctx, rej, frame)
 			continue
 		}
-		forEachMessage(frame, func(m []byte) {
-			e, isReq, isNote, _ := kindOf(m)
-			if isReq {
+		forEachMessage(frame, func(m []byte, kind jsonrpc2.MessageViewKind) {
+			if kind == jsonrpc2.MessageViewCall {
 				s.pendingMu.Lock()
-				s.pending[string(e.ID)]++
+				s.pending++
 				s.pendingMu.Unlock()
 			}
-			s.trace.record(directionReceive, m, isReq, isNote)
+			s.trace.record(directionReceive, m, kind == jsonrpc2.MessageViewCall, kind == jsonrpc2.MessageViewNotification)
 		})
 		return frame, n, nil
 	}
@@ -280,7 +277,7 @@ func (s *serverStream) waitDrained() {
 	defer deadline.Stop()
 	for {
 		s.pendingMu.Lock()
-		n, drained := len(s.pending), s.drained
+		n, drained := s.pending, s.drained
 		s.pendingMu.Unlock()
 		if n == 0 {
 			return
@@ -308,30 +305,28 @@ func (s *serverStream) Read(ctx context.Context) (jsonrpc2.Message, int64, error
 // WriteFrame implements the connection's frame writing.
 func (s *serverStream) WriteFrame(ctx context.Context, data []byte) (int64, error) {
 	n, err := s.inner.WriteFrame(ctx, data)
-	forEachMessage(data, func(m []byte) {
-		e, isReq, isNote, isResp := kindOf(m)
-		s.trace.record(directionSend, m, isReq, isNote)
-		if isResp {
-			s.answered(string(e.ID))
+	forEachMessage(data, func(m []byte, kind jsonrpc2.MessageViewKind) {
+		s.trace.record(directionSend, m, kind == jsonrpc2.MessageViewCall, kind == jsonrpc2.MessageViewNotification)
+		if isResponse(kind) {
+			s.answered()
 		}
 	})
 	return n, err
 }
 
-// answered records the answer to one call with id.
-func (s *serverStream) answered(id string) {
+// answered records the answer to one call. An answer to a call that was
+// never counted (jsonrpc2 answering a malformed batch member) does not
+// drive the count below zero.
+func (s *serverStream) answered() {
 	s.pendingMu.Lock()
 	defer s.pendingMu.Unlock()
-	if s.pending[id] > 1 {
-		s.pending[id]--
+	if s.pending == 0 {
 		return
 	}
-	delete(s.pending, id)
-	if len(s.pending) == 0 {
+	s.pending--
+	if s.pending == 0 {
 		close(s.drained)
 		s.drained = make(chan struct{})
-		// A map keeps the size of its peak; start afresh when idle.
-		s.pending = map[string]int{}
 	}
 }
 
