@@ -1,0 +1,125 @@
+package editors
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// lookEglot returns emacs and the directory of Debian's eglot package, or
+// skips the test with the reason.
+func lookEglot(t *testing.T) (string, string) {
+	t.Helper()
+	emacs, err := exec.LookPath("emacs")
+	if err != nil {
+		t.Skip("emacs is not on PATH; install it (apt-get install -y emacs-nox elpa-eglot) to run the Emacs test")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not on PATH; install it (apt-get install -y tmux) to drive Emacs in a terminal")
+	}
+	dirs, _ := filepath.Glob("/usr/share/emacs/site-lisp/elpa/eglot-*")
+	if len(dirs) == 0 {
+		t.Skip("eglot is not installed; Emacs 28 needs Debian's elpa-eglot (apt-get install -y elpa-eglot)")
+	}
+	return emacs, dirs[len(dirs)-1]
+}
+
+// TestEmacsEglotScreen runs Emacs with eglot and editors/emacs/dsh-refls.el
+// in tmux on the demo store: it opens a prompt, types "@rate", completes
+// with completion-at-point and checks the *Completions* list a user sees
+// (the rate-limiting session and the nested file), times keystroke to list,
+// accepts the session, then runs dsh-refls-prepare and dsh-refls-status and
+// checks their buffers are read-only and visit no file. -v prints the screens.
+func TestEmacsEglotScreen(t *testing.T) {
+	emacs, eglotDir := lookEglot(t)
+	bin := buildServer(t)
+	dir := t.TempDir()
+	d := newDemoSetup(t, dir)
+	logFile := filepath.Join(dir, "server.log")
+	elisp := filepath.Join(repoRoot(t), "editors", "emacs")
+	elpa := filepath.Dir(eglotDir)
+	writeFiles(t, dir, map[string]string{"init.el": fmt.Sprintf(`
+;; No native compilation of the packages while the test types.
+(setq native-comp-deferred-compilation nil
+      native-comp-async-report-warnings-errors 'silent)
+(dolist (d (directory-files %q t "^[a-z]"))
+  (add-to-list 'load-path d))
+(add-to-list 'load-path %q)
+(setq inhibit-startup-screen t
+      make-backup-files nil
+      auto-save-default nil
+      create-lockfiles nil
+      eglot-sync-connect 10)
+(require 'dsh-refls)
+(setq dsh-refls-program %q
+      dsh-refls-log-file %q
+      dsh-refls-settings '(:sessionsRoot %q))
+(add-to-list 'auto-mode-alist '("\\.md\\'" . text-mode))
+(add-hook 'text-mode-hook #'eglot-ensure)
+;; text-mode binds M-TAB to ispell-complete-word: complete on TAB instead.
+(with-eval-after-load 'text-mode
+  (define-key text-mode-map (kbd "TAB") #'completion-at-point))
+`, elpa, elisp, bin, logFile, d.root)})
+
+	tmux := tmuxRunner{t: t, socket: filepath.Join(dir, "tmux.sock"), env: isolatedEnv(dir, "TERM=xterm-256color")}
+	tmux.run("new-session", "-d", "-s", "dsh", "-x", fmt.Sprint(screenWidth), "-y", fmt.Sprint(screenHeight),
+		"-c", d.workspace, emacs, "-nw", "-q", "-l", filepath.Join(dir, "init.el"), d.message)
+	t.Cleanup(func() {
+		cmd := exec.Command("tmux", "-S", tmux.socket, "kill-server")
+		cmd.Env = tmux.env
+		_ = cmd.Run()
+	})
+	screen := func() string { return tmux.run("capture-pane", "-p", "-t", "dsh") }
+
+	waitFor(t, "eglot to connect and the session index to be built", func() (bool, string) {
+		data, _ := os.ReadFile(logFile)
+		s := screen()
+		return strings.Contains(string(data), "session index built") && strings.Contains(s, "eglot:"), s + "\n" + string(data)
+	})
+	tmux.run("send-keys", "-t", "dsh", "M->", "Enter", "Rate: @rate")
+	waitMenu(t, tmux, "the typed @rate", func(s string) bool { return strings.Contains(s, "Rate: @rate") })
+	start := time.Now()
+	tmux.run("send-keys", "-t", "dsh", "Tab")
+	list := waitMenu(t, tmux, "the *Completions* list", func(s string) bool {
+		return strings.Contains(s, rateSession) && strings.Contains(s, rateFile)
+	})
+	took := time.Since(start)
+	t.Logf("*Completions* after typing @rate and TAB:\n%s", list)
+	t.Logf("keystroke to list (tmux capture every %v): TAB after @rate %v", menuPoll, took.Round(time.Millisecond))
+	for _, noise := range []string{"docs/migration.md", demoSessionTitle, "No match"} {
+		if strings.Contains(list, noise) {
+			t.Errorf("@rate offers %q:\n%s", noise, list)
+		}
+	}
+
+	// Accept the session: to the *Completions* window, onto its entry, RET.
+	tmux.run("send-keys", "-t", "dsh", "C-x", "o", "C-s", "Add rate", "Enter", "Enter")
+	accepted := waitMenu(t, tmux, "the accepted session mention", func(s string) bool {
+		return strings.Contains(s, "Rate: @[Add rate limiting to the API](dsh-session:")
+	})
+	t.Logf("after accepting the session:\n%s", accepted)
+
+	// dsh-refls-prepare: a read-only buffer visiting no file.
+	tmux.run("send-keys", "-t", "dsh", "M-x", "dsh-refls-prepare", "Enter")
+	prepared := waitMenu(t, tmux, "the prepared message", func(s string) bool {
+		return strings.Contains(s, "*dsh-refls prepared*") && strings.Contains(s, "# Prepared message")
+	})
+	t.Logf("M-x dsh-refls-prepare:\n%s", prepared)
+	tmux.run("send-keys", "-t", "dsh", "M-:", `(message "DSH-RO=%s FILE=%s MOD=%s" buffer-read-only buffer-file-name (buffer-modified-p))`, "Enter")
+	ro := waitMenu(t, tmux, "the buffer facts", func(s string) bool { return strings.Contains(s, "DSH-RO=") })
+	if !strings.Contains(ro, "DSH-RO=t FILE=nil MOD=nil") {
+		t.Errorf("the prepared buffer is not read-only, file-less and unmodified:\n%s", ro)
+	}
+
+	// dsh-refls-status from that buffer, which has no server of its own.
+	tmux.run("send-keys", "-t", "dsh", "M-x", "dsh-refls-status", "Enter")
+	status := waitMenu(t, tmux, "the status buffer", func(s string) bool {
+		return strings.Contains(s, "*dsh-refls status*") && strings.Contains(s, "# dsh-refls index status")
+	})
+	t.Logf("M-x dsh-refls-status:\n%s", status)
+	tmux.run("send-keys", "-t", "dsh", "C-x", "C-c")
+}
