@@ -79,7 +79,9 @@ func compareCandidates(c candidateCase, dsh, refls result, reads map[string]stri
 	capped := len(di) == c.Limit || len(ri) == c.Limit
 	if !sameSet(di, ri) {
 		cat := "candidates: different sessions"
-		if why, ok := allUnreadable(di, ri, reads); ok {
+		if onlyDisplayTitleMatches(c.Query, dsh.Candidates, refls.Candidates) {
+			cat = expectedPrefix + "candidates: dsh-refls also matches the display title (SPEC §2.2; dsh 0.1.1 has none)"
+		} else if why, ok := allUnreadable(di, ri, reads); ok {
 			cat = "candidates: different sessions (dsh cannot read their logs, matches their id and cwd only)" + reason(why)
 			if name, ok := tolerance(why); ok {
 				cat = expectedPrefix + "tolerance: " + name + " (candidate match)"
@@ -123,6 +125,36 @@ func compareCandidates(c candidateCase, dsh, refls result, reads map[string]stri
 		}
 	}
 	return out
+}
+
+// onlyDisplayTitleMatches reports whether dsh-refls' list is dsh's plus
+// sessions whose display title matches the query where their id, cwd and
+// label do not.
+func onlyDisplayTitleMatches(query string, dsh, refls []candidate) bool {
+	if query == "" || len(refls) <= len(dsh) {
+		return false
+	}
+	in := map[string]bool{}
+	for _, d := range dsh {
+		in[d.SessionID] = true
+	}
+	q := strings.ToLower(query)
+	seen := 0
+	for _, r := range refls {
+		if in[r.SessionID] {
+			seen++
+			continue
+		}
+		cwd := ""
+		if r.Cwd != nil {
+			cwd = *r.Cwd
+		}
+		plain := strings.Contains(strings.ToLower(r.SessionID), q) || strings.Contains(strings.ToLower(cwd), q) || strings.Contains(strings.ToLower(r.Label), q)
+		if plain || !strings.Contains(strings.ToLower(r.DisplayTitle), q) {
+			return false
+		}
+	}
+	return seen == len(dsh)
 }
 
 // allUnreadable reports whether every session in exactly one of the lists

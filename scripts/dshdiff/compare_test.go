@@ -119,3 +119,16 @@ func TestCompareCandidatesOfLogsDshRefuses(t *testing.T) {
 		t.Fatalf("a readable log that matches differently is a plain difference, got %q", got)
 	}
 }
+
+func TestCompareCandidatesDisplayTitleMatch(t *testing.T) {
+	a := candidate{SessionID: "a", Label: "A"}
+	child := candidate{SessionID: "c", Label: "Reply with exactly", DisplayTitle: "Reply with CHILD_OK"}
+	got := categories(compareCandidates(candidateCase{Query: "hi", Limit: 50}, result{Candidates: []candidate{}}, result{Candidates: []candidate{child}}, nil, false))
+	if len(got) != 1 || !strings.HasPrefix(got[0], expectedPrefix) {
+		t.Fatalf("a display-title-only match is dsh-refls' extension, got %q", got)
+	}
+	got = categories(compareCandidates(candidateCase{Query: "a", Limit: 50}, result{Candidates: []candidate{}}, result{Candidates: []candidate{a}}, nil, false))
+	if len(got) != 1 || got[0] != "candidates: different sessions" {
+		t.Fatalf("an id match dsh lacks is a real difference, got %q", got)
+	}
+}

@@ -44,6 +44,8 @@ type candidate struct {
 	Label     string  `json:"label"`
 	Cwd       *string `json:"cwd,omitempty"`
 	CreatedAt int64   `json:"createdAt"`
+	// DisplayTitle is dsh-refls' addition (SPEC §2.2); dsh 0.1.1 has none.
+	DisplayTitle string `json:"displayTitle,omitempty"`
 }
 
 // failure is an error result.
@@ -114,7 +116,7 @@ func runRefls(ctx context.Context, sc storeCases, out map[string]result) error {
 		}
 		r := result{Candidates: []candidate{}}
 		for _, k := range cands {
-			r.Candidates = append(r.Candidates, candidate{SessionID: k.SessionID, Label: k.Label, Cwd: k.Cwd, CreatedAt: k.CreatedAt})
+			r.Candidates = append(r.Candidates, candidate{SessionID: k.SessionID, Label: k.Label, Cwd: k.Cwd, CreatedAt: k.CreatedAt, DisplayTitle: k.DisplayTitle})
 		}
 		out[c.ID] = r
 	}
