@@ -1,0 +1,86 @@
+package sessionref
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+)
+
+// TestReadLogLineAcrossFrames: a line split across two complete frames is
+// read (dsh feeds frames to one line scanner); complete frames that end
+// inside a line are corruption.
+func TestReadLogLineAcrossFrames(t *testing.T) {
+	line := userMsg(1, "split across two frames")
+	head := zstdFrame([]string{v0Header})
+	first := testEncoder.EncodeAll([]byte(userMsg(0, "a")+"\n"+line[:20]), nil)
+	second := testEncoder.EncodeAll([]byte(line[20:]+"\n"), nil)
+	data := append(append(append([]byte{}, head...), first...), second...)
+	log, err := readTestLog(t, EncodingZstd, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Turn{{RoleUser, "a"}, {RoleUser, "split across two frames"}}
+	if got := turnsOf(log); !reflect.DeepEqual(got, want) || log.lastSeq != 1 {
+		t.Errorf("turns %+v last seq %d, want %+v and 1", got, log.lastSeq, want)
+	}
+	_, err = readTestLog(t, EncodingZstd, append(append([]byte{}, head...), first...))
+	var ce *CorruptError
+	if !errors.As(err, &ce) {
+		t.Errorf("complete frames ending inside a line: err %v, want *CorruptError", err)
+	}
+}
+
+// TestReadLogTornFramePrefix: a long last frame cut inside its last block
+// still gives the complete lines of the blocks that decode (issue 16
+// item 3: a 718-message log cut there captures through seq 717).
+func TestReadLogTornFramePrefix(t *testing.T) {
+	var lines []string
+	for i := 0; i < 718; i++ {
+		lines = append(lines, userMsg(int64(i), fmt.Sprintf("message %d %s", i, incompressible(600))))
+	}
+	data, _ := zstdLog(v0Header, nil)
+	frame := zstdFrame(lines)
+	cut := append(data, frame[:len(frame)-200]...)
+	log, err := readTestLog(t, EncodingZstd, cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := len(turnsOf(log))
+	if got < 500 || got >= 718 || log.lastSeq != int64(got-1) {
+		t.Errorf("%d messages through seq %d from a frame cut in its last block; want most of the 718, contiguous", got, log.lastSeq)
+	}
+	full, err := readTestLog(t, EncodingZstd, append(data, frame...))
+	if err != nil || full.lastSeq != 717 || len(turnsOf(full)) != 718 {
+		t.Errorf("whole frame: %v, last seq %d", err, full.lastSeq)
+	}
+}
+
+// TestLineSplitterCap: lines longer than the cap are skipped and reported
+// while they stream by, in any chunking; shorter lines are delivered.
+func TestLineSplitterCap(t *testing.T) {
+	stream := "short\n" + string(make([]byte, 50)) + "\nexactly-ten\n" + "0123456789\n" + string(make([]byte, 3000)) + "\nend\nunterminated"
+	for _, chunk := range []int{1, 3, 7, 64, 1 << 20} {
+		var got []string
+		var skipped []int64
+		sp := &lineSplitter{max: 10,
+			fn:       func(l []byte) error { got = append(got, string(l)); return nil },
+			overlong: func(n int64) error { skipped = append(skipped, n); return nil }}
+		for i := 0; i < len(stream); i += chunk {
+			if _, err := sp.Write([]byte(stream[i:min(len(stream), i+chunk)])); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wantLines := []string{"short", "0123456789", "end"}
+		wantSkips := []int64{50, 11, 3000}
+		if !reflect.DeepEqual(got, wantLines) || !reflect.DeepEqual(skipped, wantSkips) {
+			t.Errorf("chunk %d: lines %q skipped %v, want %q and %v", chunk, got, skipped, wantLines, wantSkips)
+		}
+		if want := int64(len(stream) - len("unterminated")); sp.complete != want || sp.atLineStart() {
+			t.Errorf("chunk %d: complete %d (at line start %v), want %d and a held partial line", chunk, sp.complete, sp.atLineStart(), want)
+		}
+		if string(sp.last) != "end" {
+			t.Errorf("chunk %d: last line %q", chunk, sp.last)
+		}
+	}
+}
