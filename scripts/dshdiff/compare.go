@@ -52,6 +52,16 @@ func reason(message string) string {
 	return ""
 }
 
+// twin is how the uncapped twin of a capped candidate case compared.
+type twin int
+
+// The outcomes of an uncapped twin.
+const (
+	twinDiffers twin = iota
+	twinSame
+	twinUnreadable
+)
+
 // finding is one difference in one case.
 type finding struct {
 	category string
@@ -60,10 +70,10 @@ type finding struct {
 
 // compareCandidates compares the results of one candidate case.
 //
-// twinAgrees says that the same query without a binding limit found the same
-// sessions on both sides; only then is a difference under the limit put down
-// to dsh-refls' match-tier ranking.
-func compareCandidates(c candidateCase, dsh, refls result, reads map[string]string, twinAgrees bool) []finding {
+// tw says how the same query without a binding limit compared; only when
+// it found the same sessions on both sides is a difference under the limit
+// put down to dsh-refls' match-tier ranking.
+func compareCandidates(c candidateCase, dsh, refls result, reads map[string]string, tw twin) []finding {
 	if f, done := compareErrors(dsh, refls); done {
 		return f
 	}
@@ -88,9 +98,13 @@ func compareCandidates(c candidateCase, dsh, refls result, reads map[string]stri
 			}
 		}
 		if c.Query != "" && capped && !strings.Contains(cat, "cannot read") && !strings.HasPrefix(cat, expectedPrefix) {
-			cat = "candidates: different sessions under the limit (the uncapped lists differ too)"
-			if twinAgrees {
+			switch tw {
+			case twinSame:
 				cat = expectedPrefix + "candidates: match-tier ranking chose other sessions under the limit"
+			case twinUnreadable:
+				cat = "candidates: different sessions under the limit (the uncapped lists differ by logs dsh refuses)"
+			default:
+				cat = "candidates: different sessions under the limit (the uncapped lists differ too)"
 			}
 		}
 		out = append(out, finding{cat, fmt.Sprintf("query %q limit %d: dsh %q, dsh-refls %q", c.Query, c.Limit, di, ri)})

@@ -72,21 +72,21 @@ func TestCompareCandidates(t *testing.T) {
 	a := candidate{SessionID: "a", Label: "A", CreatedAt: 2}
 	b := candidate{SessionID: "b", Label: "B", CreatedAt: 1}
 	empty := candidateCase{Query: "", Limit: 50}
-	if fs := compareCandidates(empty, result{Candidates: []candidate{a, b}}, result{Candidates: []candidate{a, b}}, nil, false); len(fs) != 0 {
+	if fs := compareCandidates(empty, result{Candidates: []candidate{a, b}}, result{Candidates: []candidate{a, b}}, nil, twinDiffers); len(fs) != 0 {
 		t.Fatalf("equal lists must agree, got %q", categories(fs))
 	}
-	got := categories(compareCandidates(empty, result{Candidates: []candidate{a, b}}, result{Candidates: []candidate{b, a}}, nil, false))
+	got := categories(compareCandidates(empty, result{Candidates: []candidate{a, b}}, result{Candidates: []candidate{b, a}}, nil, twinDiffers))
 	if len(got) != 1 || got[0] != "candidates: order (empty query)" {
 		t.Fatalf("got %q", got)
 	}
-	ranked := categories(compareCandidates(candidateCase{Query: "x", Limit: 50}, result{Candidates: []candidate{a, b}}, result{Candidates: []candidate{b, a}}, nil, false))
+	ranked := categories(compareCandidates(candidateCase{Query: "x", Limit: 50}, result{Candidates: []candidate{a, b}}, result{Candidates: []candidate{b, a}}, nil, twinDiffers))
 	if len(ranked) != 1 || !strings.HasPrefix(ranked[0], expectedPrefix) {
 		t.Fatalf("a reordered non-empty query is dsh-refls' ranking, got %q", ranked)
 	}
 	relabelled := b
 	relabelled.Label = "title"
 	got = categories(compareCandidates(empty, result{Candidates: []candidate{a, b}}, result{Candidates: []candidate{a, relabelled}},
-		map[string]string{"a": "ok", "b": "corrupt session log: seq gap in committed region at line 3"}, false))
+		map[string]string{"a": "ok", "b": "corrupt session log: seq gap in committed region at line 3"}, twinDiffers))
 	if len(got) != 1 || got[0] != "candidates: label (dsh cannot read the log, labels it by id) [seq gap or duplicate]" {
 		t.Fatalf("got %q", got)
 	}
@@ -97,10 +97,10 @@ func TestCompareCandidatesUnderTheLimit(t *testing.T) {
 	b := candidate{SessionID: "b", Label: "B"}
 	capped := candidateCase{Query: "x", Limit: 1}
 	dsh, refls := result{Candidates: []candidate{a}}, result{Candidates: []candidate{b}}
-	if got := categories(compareCandidates(capped, dsh, refls, nil, true)); len(got) != 1 || !strings.HasPrefix(got[0], expectedPrefix) {
+	if got := categories(compareCandidates(capped, dsh, refls, nil, twinSame)); len(got) != 1 || !strings.HasPrefix(got[0], expectedPrefix) {
 		t.Fatalf("with equal uncapped lists the choice under the limit is ranking, got %q", got)
 	}
-	if got := categories(compareCandidates(capped, dsh, refls, nil, false)); len(got) != 1 || strings.HasPrefix(got[0], expectedPrefix) {
+	if got := categories(compareCandidates(capped, dsh, refls, nil, twinDiffers)); len(got) != 1 || strings.HasPrefix(got[0], expectedPrefix) {
 		t.Fatalf("with different uncapped lists the difference is real, got %q", got)
 	}
 }
@@ -109,12 +109,12 @@ func TestCompareCandidatesOfLogsDshRefuses(t *testing.T) {
 	a := candidate{SessionID: "a", Label: "A"}
 	b := candidate{SessionID: "b", Label: "title"}
 	reads := map[string]string{"a": "ok", "b": "corrupt session log: unparsable committed event at line 4"}
-	got := categories(compareCandidates(candidateCase{Query: "tit", Limit: 50}, result{Candidates: []candidate{a}}, result{Candidates: []candidate{a, b}}, reads, false))
+	got := categories(compareCandidates(candidateCase{Query: "tit", Limit: 50}, result{Candidates: []candidate{a}}, result{Candidates: []candidate{a, b}}, reads, twinDiffers))
 	if len(got) != 1 || got[0] != "candidates: different sessions (dsh cannot read their logs, matches their id and cwd only) [unparsable line before a later turn/end]" {
 		t.Fatalf("got %q", got)
 	}
 	reads["b"] = "ok"
-	got = categories(compareCandidates(candidateCase{Query: "tit", Limit: 50}, result{Candidates: []candidate{a}}, result{Candidates: []candidate{a, b}}, reads, false))
+	got = categories(compareCandidates(candidateCase{Query: "tit", Limit: 50}, result{Candidates: []candidate{a}}, result{Candidates: []candidate{a, b}}, reads, twinDiffers))
 	if len(got) != 1 || got[0] != "candidates: different sessions" {
 		t.Fatalf("a readable log that matches differently is a plain difference, got %q", got)
 	}
@@ -123,11 +123,11 @@ func TestCompareCandidatesOfLogsDshRefuses(t *testing.T) {
 func TestCompareCandidatesDisplayTitleMatch(t *testing.T) {
 	a := candidate{SessionID: "a", Label: "A"}
 	child := candidate{SessionID: "c", Label: "Reply with exactly", DisplayTitle: "Reply with CHILD_OK"}
-	got := categories(compareCandidates(candidateCase{Query: "hi", Limit: 50}, result{Candidates: []candidate{}}, result{Candidates: []candidate{child}}, nil, false))
+	got := categories(compareCandidates(candidateCase{Query: "hi", Limit: 50}, result{Candidates: []candidate{}}, result{Candidates: []candidate{child}}, nil, twinDiffers))
 	if len(got) != 1 || !strings.HasPrefix(got[0], expectedPrefix) {
 		t.Fatalf("a display-title-only match is dsh-refls' extension, got %q", got)
 	}
-	got = categories(compareCandidates(candidateCase{Query: "a", Limit: 50}, result{Candidates: []candidate{}}, result{Candidates: []candidate{a}}, nil, false))
+	got = categories(compareCandidates(candidateCase{Query: "a", Limit: 50}, result{Candidates: []candidate{}}, result{Candidates: []candidate{a}}, nil, twinDiffers))
 	if len(got) != 1 || got[0] != "candidates: different sessions" {
 		t.Fatalf("an id match dsh lacks is a real difference, got %q", got)
 	}

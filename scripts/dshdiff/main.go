@@ -199,7 +199,7 @@ func differential(ctx context.Context, o options, stdout io.Writer) error {
 	sum := summary{byCategory: map[string][]example{}}
 	for _, sc := range manifest.Stores {
 		for _, c := range sc.Candidates {
-			sum.add(c.ID, sc.Root, fmt.Sprintf("candidates query %q limit %d", c.Query, c.Limit), "candidates", compareCandidates(c, dshResults[c.ID], reflsResults[c.ID], reads[sc.Root], twinAgrees(c, dshResults, reflsResults)))
+			sum.add(c.ID, sc.Root, fmt.Sprintf("candidates query %q limit %d", c.Query, c.Limit), "candidates", compareCandidates(c, dshResults[c.ID], reflsResults[c.ID], reads[sc.Root], twinAgrees(c, dshResults, reflsResults, reads[sc.Root])))
 		}
 		for _, c := range sc.Prepares {
 			sum.add(c.ID, sc.Root, fmt.Sprintf("prepare budget %d text %q", c.MaxReferenceBytes, clip(c.Text)), "prepare", comparePrepare(dshResults[c.ID], reflsResults[c.ID]))
@@ -214,13 +214,15 @@ func differential(ctx context.Context, o options, stdout io.Writer) error {
 	return nil
 }
 
-// twinAgrees says whether the uncapped twin of a capped candidate case has
-// the same sessions on both sides (false when there is no twin).
-func twinAgrees(c candidateCase, dsh, refls map[string]result) bool {
+// twinAgrees says how the uncapped twin of a capped candidate case
+// compares: twinSame when both sides list the same sessions, twinUnreadable
+// when they differ only by sessions whose logs dsh refuses, twinDiffers
+// otherwise or when there is no twin.
+func twinAgrees(c candidateCase, dsh, refls map[string]result, reads map[string]string) twin {
 	d, ok := dsh[c.ID+uncappedSuffix]
 	r, ok2 := refls[c.ID+uncappedSuffix]
 	if !ok || !ok2 || d.Error != nil || r.Error != nil {
-		return false
+		return twinDiffers
 	}
 	ids := func(cs []candidate) []string {
 		out := make([]string, len(cs))
@@ -229,7 +231,14 @@ func twinAgrees(c candidateCase, dsh, refls map[string]result) bool {
 		}
 		return out
 	}
-	return sameSet(ids(d.Candidates), ids(r.Candidates))
+	di, ri := ids(d.Candidates), ids(r.Candidates)
+	if sameSet(di, ri) {
+		return twinSame
+	}
+	if _, ok := allUnreadable(di, ri, reads); ok {
+		return twinUnreadable
+	}
+	return twinDiffers
 }
 
 // runDriver runs dsh's code on the manifest and decodes its results.
