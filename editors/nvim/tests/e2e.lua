@@ -167,6 +167,22 @@ H.run('nvim e2e', function()
     check(hover_shown:lower():find(want:lower(), 1, true), 'hover lacks %q:\n%s', want, hover_text_got)
   end
 
+  -- :DshRecall on the mention opens the session's recall preview (the
+  -- target of its definition) in a read-only scratch buffer.
+  vim.api.nvim_win_set_cursor(0, { line + 1, 3 })
+  vim.cmd('DshRecall')
+  local recall = H.wait_for('the recall preview buffer', function()
+    local b = vim.api.nvim_get_current_buf()
+    return vim.api.nvim_buf_get_name(b):find('dsh://recall/', 1, true) and #H.buf_text(b) > 0 and b
+  end)
+  local recall_text = H.buf_text(recall)
+  H.log('recall preview ' .. vim.api.nvim_buf_get_name(recall) .. ':\n' .. recall_text)
+  check(recall_text:gsub('\\(%p)', '%1'):find(P.session_title, 1, true), 'recall preview lacks the title %q:\n%s', P.session_title, recall_text)
+  check(vim.bo[recall].buftype == 'nofile' and not vim.bo[recall].modified and not vim.bo[recall].modifiable, 'recall preview is not a read-only scratch buffer')
+  check(#dsh.clients(recall) == 0 and #vim.diagnostic.get(recall) == 0, 'recall preview is attached or diagnosed')
+  vim.cmd('close')
+  check(vim.api.nvim_get_current_buf() == buf, 'closing the preview did not return to the message')
+
   -- :DshPrepare opens the prepared message and the context.
   local prepared
   vim.cmd('DshPrepare')

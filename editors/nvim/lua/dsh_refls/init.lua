@@ -264,6 +264,43 @@ function M.status(args)
   end, bufnr)
 end
 
+--- Opens the recall preview of the session mention under the cursor (the
+--- `dsh-refls:` target of its textDocument/definition, read with
+--- dsh/preview) in a read-only scratch buffer: never saved, never attached,
+--- never diagnosed.
+--- args: { bufnr?, on_done? = function(preview_bufnr|nil, err) }
+function M.recall(args)
+  args = args or {}
+  local bufnr = (args.bufnr == nil or args.bufnr == 0) and vim.api.nvim_get_current_buf() or args.bufnr
+  local done = args.on_done or function() end
+  local client = client_of(bufnr)
+  if not client then
+    return done(nil, { message = 'no client' })
+  end
+  local params = vim.lsp.util.make_position_params(0, client.offset_encoding)
+  compat.request(client, 'textDocument/definition', params, function(err, result)
+    if err then
+      notify('no preview: ' .. present.describe_error(err), vim.log.levels.ERROR)
+      return done(nil, err)
+    end
+    local loc = type(result) == 'table' and (result.uri and result or result[1]) or nil
+    local uri = loc and (loc.uri or loc.targetUri)
+    if not uri or not vim.startswith(uri, 'dsh-refls:') then
+      notify('the cursor is not on a session mention', vim.log.levels.WARN)
+      return done(nil, { message = 'not a session mention' })
+    end
+    compat.request(client, 'dsh/preview', { uri = uri }, function(perr, preview)
+      if perr then
+        notify('no preview: ' .. present.describe_error(perr), vim.log.levels.ERROR)
+        return done(nil, perr)
+      end
+      local buf = open_scratch('recall', vim.split(preview.markdown or '', '\n', { plain = true }))
+      vim.bo[buf].modifiable = false
+      done(buf, preview)
+    end, bufnr)
+  end, bufnr)
+end
+
 --- Replaces the server options (SPEC §4.1) of every running client with
 --- workspace/didChangeConfiguration; the server replaces its options with
 --- what it is sent, so a removed key returns to its default. Returns true, or
@@ -328,6 +365,9 @@ function M.setup(user)
     end,
     desc = 'Prepare this message with dsh-refls and show the message and its context',
   })
+  vim.api.nvim_create_user_command('DshRecall', function()
+    M.recall()
+  end, { desc = 'Show the recall preview of the session mention under the cursor' })
   vim.api.nvim_create_user_command('DshStatus', function()
     M.status()
   end, { desc = 'Show the dsh-refls index status' })
