@@ -27,9 +27,6 @@ type Token struct {
 	Quoted bool
 }
 
-// Text is the token text from the `@` up to the cursor, as typed.
-func (t Token) Text(line string) string { return line[t.Start:t.Cursor] }
-
 // isBoundary reports whether a token may start at byte offset i of line:
 // at the line start or right after whitespace, so `a@b.c` is no trigger.
 func isBoundary(line string, i int) bool {

@@ -350,5 +350,6 @@ func TestBinaryInvalidUTF8NamesAreNotOffered(t *testing.T) {
 	if !strings.Contains(p.stderr.String(), "not valid UTF-8") {
 		t.Errorf("the skipped name is not logged:\n%s", p.stderr.String())
 	}
+	p.checkPeak("a name that is not valid UTF-8")
 	p.shutdown()
 }
