@@ -48,6 +48,13 @@ const (
 	maxScannedIDBytes = 256
 	// maxQuotedBytes bounds the bytes of bad input quoted in an error.
 	maxQuotedBytes = 64
+	// maxPendingCalls bounds the calls read and not yet answered. At the
+	// bound the server stops reading until one is answered, so a client
+	// that stops reading stdout blocks on its own writes instead of making
+	// the server hold a goroutine and an answer for every request it keeps
+	// sending. Requests run at most NumCPU at a time; 256 waiting is far
+	// more than an editor has in flight.
+	maxPendingCalls = 256
 )
 
 // serverStream wraps the header-framed stream of the connection.
@@ -73,11 +80,13 @@ type serverStream struct {
 	trace  *tracer
 
 	// pendingMu guards pending (how many calls were read and not yet
-	// answered) and drained, which is closed, and replaced, whenever pending
-	// drops to zero so that every waiter wakes.
+	// answered); drained, which is closed, and replaced, whenever pending
+	// drops to zero so that every waiter wakes; and room, closed and
+	// replaced whenever pending drops below maxPendingCalls.
 	pendingMu sync.Mutex
 	pending   int
 	drained   chan struct{}
+	room      chan struct{}
 
 	abortOnce sync.Once
 	aborted   chan struct{} // closed when the server stops waiting for answers
@@ -89,6 +98,7 @@ func newServerStream(rwc io.ReadWriteCloser, trace *tracer) *serverStream {
 		reader:  newFrameReader(rwc),
 		trace:   trace,
 		drained: make(chan struct{}),
+		room:    make(chan struct{}),
 		aborted: make(chan struct{}),
 	}
 }
@@ -137,7 +147,7 @@ func isResponse(kind jsonrpc2.MessageViewKind) bool {
 // answered here and skipped.
 func (s *serverStream) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 	for {
-		if err := ctx.Err(); err != nil {
+		if err := s.waitRoom(ctx); err != nil {
 			return nil, 0, err
 		}
 		frame, n, err := s.reader.next()
@@ -166,6 +176,28 @@ func (s *serverStream) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 			s.trace.record(directionReceive, m, kind == jsonrpc2.MessageViewCall, kind == jsonrpc2.MessageViewNotification)
 		})
 		return frame, n, nil
+	}
+}
+
+// waitRoom blocks while maxPendingCalls calls are unanswered: reading more
+// would only queue more answers for a client that is not taking them.
+func (s *serverStream) waitRoom(ctx context.Context) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s.pendingMu.Lock()
+		n, room := s.pending, s.room
+		s.pendingMu.Unlock()
+		if n < maxPendingCalls {
+			return nil
+		}
+		select {
+		case <-room:
+		case <-ctx.Done():
+		case <-s.aborted:
+			return net.ErrClosed
+		}
 	}
 }
 
@@ -324,6 +356,10 @@ func (s *serverStream) answered() {
 		return
 	}
 	s.pending--
+	if s.pending == maxPendingCalls-1 {
+		close(s.room)
+		s.room = make(chan struct{})
+	}
 	if s.pending == 0 {
 		close(s.drained)
 		s.drained = make(chan struct{})
