@@ -77,6 +77,18 @@ func (t *turnTracker) observe(typ string, data json.RawMessage) {
 	}
 }
 
+// pendingIDs are the call ids the synthetic tool results answer, in order.
+func (t *turnTracker) pendingIDs() []string {
+	if !t.openTurn {
+		return nil
+	}
+	ids := make([]string, len(t.pending))
+	for i, c := range t.pending {
+		ids[i] = c.id
+	}
+	return ids
+}
+
 // register adds a call; a call id seen again keeps its place and is
 // pending again, as a Map.set does in dsh.
 func (t *turnTracker) register(id string) {

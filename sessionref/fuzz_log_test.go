@@ -113,15 +113,16 @@ func FuzzReadSessionLog(f *testing.F) {
 			log, err := readSessionLog(context.Background(), path, enc, &frameDecoder{concurrency: 1})
 			var ce *CorruptError
 			var nv *newerVersionError
+			var re *refusalError
 			switch {
 			case err == nil:
 				if log.lastSeq < -1 && !strings.Contains(string(data), "-") {
 					t.Errorf("%s: last seq %d", enc, log.lastSeq)
 				}
 				project(log.surface.items)
-			case errors.As(err, &ce), errors.As(err, &nv):
+			case errors.As(err, &ce), errors.As(err, &nv), errors.As(err, &re):
 			default:
-				t.Errorf("%s: error %v (%T) is neither ok nor *CorruptError", enc, err, err)
+				t.Errorf("%s: error %v (%T) is neither ok nor *CorruptError, a newer version or a v4 refusal", enc, err, err)
 			}
 		}
 	})

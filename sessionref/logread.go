@@ -17,8 +17,10 @@ type sessionLog struct {
 	// closers is how many synthetic closers dsh appends because the log
 	// ends inside a turn (SPEC §1.7); capturedThroughSeq is lastSeq+closers.
 	closers int
-	// closerResults are the outcome codes of the synthetic tool results.
+	// closerResults are the outcome codes of the synthetic tool results,
+	// closerCalls the calls they answer.
 	closerResults []string
+	closerCalls   []string
 	// skippedLines counts lines that end the readable prefix or lie after
 	// it: unparsable lines, seq gaps and duplicates, over-long lines.
 	skippedLines int
@@ -85,6 +87,7 @@ func readSessionLog(ctx context.Context, path string, enc Encoding, frames *fram
 		return nil, sc.frameDamage
 	}
 	sc.log.closerResults, sc.log.closers = sc.turns.closers()
+	sc.log.closerCalls = sc.turns.pendingIDs()
 	return sc.log, nil
 }
 
