@@ -207,6 +207,7 @@ func differential(ctx context.Context, o options, stdout io.Writer) error {
 	}
 	var b strings.Builder
 	sum.print(&b, o, work, notes)
+	fmt.Fprintf(&b, "prepare outcomes on dsh's side: %s\n", outcomes(manifest.Stores, dshResults))
 	fmt.Fprint(stdout, b.String())
 	if o.report != "" {
 		return os.WriteFile(o.report, []byte(b.String()), 0o644)
@@ -239,6 +240,38 @@ func twinAgrees(c candidateCase, dsh, refls map[string]result, reads map[string]
 		return twinUnreadable
 	}
 	return twinDiffers
+}
+
+// outcomes counts what dsh answered to the prepare cases, so the agreement
+// count can be read against it: contexts (how many truncated), and errors by
+// code.
+func outcomes(stores []storeCases, results map[string]result) string {
+	counts := map[string]int{}
+	for _, sc := range stores {
+		for _, c := range sc.Prepares {
+			r := results[c.ID]
+			switch {
+			case r.Error != nil:
+				counts[short(r.Error.Code)]++
+			case r.Source == nil:
+				counts["no references"]++
+			default:
+				counts["context"]++
+				for _, ref := range r.Source.References {
+					if ref.Truncated {
+						counts["context with a truncated source"]++
+						break
+					}
+				}
+			}
+		}
+	}
+	var parts []string
+	for k, v := range counts {
+		parts = append(parts, fmt.Sprintf("%s %d", k, v))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ", ")
 }
 
 // runDriver runs dsh's code on the manifest and decodes its results.
