@@ -613,7 +613,7 @@ func TestCustomMethods(t *testing.T) {
 	}
 	var st statusResult
 	h.mustCall(MethodStatus, nil, &st)
-	if st.SessionsIndexed != 5 || st.WorkspaceRoot != ws || len(st.Skipped) != 1 || st.WatchMode != "off" {
+	if st.SessionsIndexed != 5 || !samePath(st.WorkspaceRoot, ws) || len(st.Skipped) != 1 || st.WatchMode != "off" {
 		t.Errorf("status = %+v", st)
 	}
 

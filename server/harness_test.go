@@ -183,7 +183,7 @@ func initParams(o initOptions) map[string]any {
 	}
 	p := map[string]any{"processId": nil, "capabilities": caps, "initializationOptions": o.settings}
 	if o.root != "" {
-		p["rootUri"] = "file://" + filepath.ToSlash(o.root)
+		p["rootUri"] = pathToURI(o.root)
 	}
 	return p
 }

@@ -175,7 +175,7 @@ func TestConfigurationReplaces(t *testing.T) {
 	}
 	var st statusResult
 	h.mustCall(MethodStatus, nil, &st)
-	if st.WorkspaceRoot != ws {
+	if !samePath(st.WorkspaceRoot, ws) {
 		t.Errorf("workspace root %q changed with the settings, want %q", st.WorkspaceRoot, ws)
 	}
 }
