@@ -110,29 +110,29 @@ func TestVSCodeExtension(t *testing.T) {
 		t.Fatalf("npm test skipped a suite although the server environment was set:\n%s", out)
 	}
 
-	vsix := filepath.Join(dir, "dsh-refls.vsix")
-	runIn(t, ext, env, npmTimeout, "npx", "--no-install", "vsce", "package", "--skip-license", "--out", vsix)
+	// scripts/package-vsix.sh builds the plain .vsix and the six
+	// platform-specific ones; they share editors/vscode/dist and bin, so
+	// everything that packages runs here, one step after the other.
+	vsixDir := filepath.Join(dir, "vsix")
+	packageAll(t, env, vsixDir)
+	vsix := filepath.Join(vsixDir, "dsh-refls-0.1.0.vsix")
 	files := vsixEntries(t, vsix)
 
 	for _, want := range []string{
 		"extension.vsixmanifest",
 		"extension/package.json",
-		"extension/out/extension.js",
-		"extension/out/serverPath.js",
-		"extension/out/settings.js",
-		"extension/out/present.js",
+		"extension/dist/extension.js",
 		"extension/language-configuration.json",
 		"extension/syntaxes/dsh-prompt.tmLanguage.json",
-		"extension/node_modules/vscode-languageclient/package.json",
 	} {
 		if _, ok := files[want]; !ok {
 			t.Errorf("the .vsix lacks %s", want)
 		}
 	}
 	for name := range files {
-		if strings.HasPrefix(name, "extension/src/") || strings.HasPrefix(name, "extension/out/test/") ||
-			strings.HasPrefix(name, "extension/node_modules/typescript/") || strings.HasPrefix(name, "extension/node_modules/@vscode/vsce/") {
-			t.Errorf("the .vsix holds %s, which only the build needs", name)
+		if strings.HasPrefix(name, "extension/src/") || strings.HasPrefix(name, "extension/out/") ||
+			strings.HasPrefix(name, "extension/node_modules/") || strings.HasPrefix(name, "extension/bin/") {
+			t.Errorf("the .vsix holds %s, which only the build needs (or, bin/, only a platform build carries)", name)
 		}
 	}
 
@@ -140,8 +140,8 @@ func TestVSCodeExtension(t *testing.T) {
 	if err := json.Unmarshal(files["extension/package.json"], &m); err != nil {
 		t.Fatalf("extension/package.json: %v", err)
 	}
-	if m.Main != "./out/extension.js" {
-		t.Errorf("main = %q, want ./out/extension.js", m.Main)
+	if m.Main != "./dist/extension.js" {
+		t.Errorf("main = %q, want ./dist/extension.js", m.Main)
 	}
 	if m.Name != "dsh-refls" || m.Publisher == "" || !strings.HasPrefix(m.Engines["vscode"], "^1.") {
 		t.Errorf("name %q, publisher %q, engines.vscode %q", m.Name, m.Publisher, m.Engines["vscode"])
@@ -173,9 +173,21 @@ func TestVSCodeExtension(t *testing.T) {
 		}
 	}
 
-	// The compiled entry point must be what main names, and export activate.
-	js := string(files["extension/out/extension.js"])
-	if !strings.Contains(js, "exports.activate") || !strings.Contains(js, "exports.deactivate") {
-		t.Errorf("out/extension.js does not export activate and deactivate")
+	// The bundle must be what main names, export activate, and carry the
+	// language client inside (vscode itself is the host's).
+	js := string(files["extension/dist/extension.js"])
+	if !strings.Contains(js, "activate") || !strings.Contains(js, "deactivate") {
+		t.Errorf("dist/extension.js does not export activate and deactivate")
 	}
+	if !strings.Contains(js, "Server process exited with code") || strings.Contains(js, `require("vscode-languageclient`) {
+		t.Errorf("dist/extension.js does not bundle vscode-languageclient")
+	}
+	if !strings.Contains(js, `require("vscode")`) {
+		t.Errorf("dist/extension.js does not leave vscode to the host")
+	}
+
+	checkPlatformPackages(t, vsixDir)
+	t.Run("code-server", func(t *testing.T) {
+		testInCodeServer(t, vsixDir, bin)
+	})
 }

@@ -1,8 +1,11 @@
 // VS Code client of dsh-refls: starts the server over stdio for Markdown,
-// plain text and dsh-prompt documents, keeps its settings in sync and adds the
-// "DSH: Prepare Message" and "DSH: Show Index Status" commands. Everything that
-// does not need VS Code lives in serverPath.ts, settings.ts and present.ts.
+// plain text and dsh-prompt documents, keeps its settings in sync, adds the
+// "DSH: Prepare Message" and "DSH: Show Index Status" commands and serves
+// their results, and the recall preview of a session, as read-only
+// documents of the dsh-refls: scheme. Everything that does not need VS Code
+// lives in serverPath.ts, settings.ts, present.ts and views.ts.
 
+import * as fs from "fs";
 import * as os from "os";
 import * as vscode from "vscode";
 import {
@@ -17,9 +20,22 @@ import {
 import { describeError, presentPrepared, presentStatus, PrepareResult } from "./present";
 import { findServer, ServerNotFoundError } from "./serverPath";
 import {
+  isNormalExit,
+  KeptViews,
+  preparedPaths,
+  SESSION_SCHEME,
+  STATUS_PATH,
+  VIEW_SCHEME,
+  viewKind,
+} from "./views";
+import {
   didChangeConfigurationParams,
   ExpandContext,
   mapSettings,
+  missingPaths,
+  SettingInspection,
+  SettingProblem,
+  unappliedMachineSettings,
   prepareMode,
   RESTART_SETTINGS,
   SECTION,
@@ -54,13 +70,69 @@ function rawSettings(): Record<string, unknown> {
   return raw;
 }
 
-/** Maps the settings to server options, reporting any setting that had to be left out. */
+/** Problems already shown in a notification, so that each is shown once per window. */
+const notified = new Set<string>();
+
+/** Logs setting problems and shows each new one to the user once. */
+function reportProblems(problems: SettingProblem[], verb: string): void {
+  for (const p of problems) {
+    const line = `Setting ${p.setting} ${verb}: it ${p.reason}.`;
+    output?.appendLine(line);
+    if (!notified.has(line)) {
+      notified.add(line);
+      void vscode.window.showWarningMessage(`DSH: ${line}`);
+    }
+  }
+}
+
+/** What VS Code says of every machine setting, for unappliedMachineSettings. */
+function machineInspections(): SettingInspection[] {
+  const config = vscode.workspace.getConfiguration(SECTION);
+  return ["serverPath", "logFile", "sessionsRoot", "spillDir"].map((key) => {
+    const i = config.inspect(key);
+    return {
+      key,
+      globalValue: i?.globalValue,
+      workspaceValue: i?.workspaceValue,
+      workspaceFolderValue: i?.workspaceFolderValue,
+      effective: config.get(key),
+    };
+  });
+}
+
+/** Maps the settings to server options, reporting any setting that had to be left out or cannot apply. */
 function serverOptions() {
   const mapped = mapSettings(rawSettings(), expandContext());
-  for (const p of mapped.problems) {
-    output?.appendLine(`Setting ${p.setting} ignored: it ${p.reason}.`);
-  }
+  reportProblems(mapped.problems, "ignored");
+  reportProblems(unappliedMachineSettings(machineInspections(), vscode.env.remoteName), "not in effect");
+  reportProblems(missingPaths(mapped.options, (p) => fs.existsSync(p)), "cannot be applied");
   return mapped.options;
+}
+
+/**
+ * The language client, with one change: a server that exits with code 0
+ * (after shutdown, on every stop and restart) is logged as information,
+ * not as an error.
+ */
+class DshLanguageClient extends LanguageClient {
+  override error(message: string, data?: unknown, showNotification?: boolean | "force"): void {
+    if (isNormalExit(message)) {
+      this.info(message);
+      return;
+    }
+    super.error(message, data, showNotification);
+  }
+}
+
+/** Says in the output which sessions root the server reads and how many sessions it found. */
+async function logSessionsRoot(c: LanguageClient): Promise<void> {
+  try {
+    const st = await c.sendRequest<{ sessionsRoot?: string; sessionsIndexed?: number; building?: boolean }>("dsh/status", {});
+    const count = st.building ? "indexing" : `${st.sessionsIndexed ?? 0} sessions`;
+    output?.appendLine(`Sessions root ${st.sessionsRoot ?? "(none)"}: ${count}.`);
+  } catch (err) {
+    output?.appendLine(`dsh/status failed: ${describeError(err)}`);
+  }
 }
 
 /** Creates and starts a client for the binary the settings point at. */
@@ -115,8 +187,9 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
       },
     },
   };
-  client = new LanguageClient(CLIENT_ID, CHANNEL_NAME, processOptions, clientOptions);
+  client = new DshLanguageClient(CLIENT_ID, CHANNEL_NAME, processOptions, clientOptions);
   await client.start();
+  void logSessionsRoot(client);
 }
 
 /** Stops the running client, if any. */
@@ -164,11 +237,16 @@ async function prepareMessage(): Promise<void> {
     return;
   }
   const shown = presentPrepared(result);
-  const messageDoc = await vscode.workspace.openTextDocument({ content: shown.message, language: "markdown" });
-  await vscode.window.showTextDocument(messageDoc, { viewColumn: vscode.ViewColumn.Beside, preview: false });
+  preparedCount++;
+  const paths = preparedPaths(preparedCount);
+  const views: Record<string, string> = { [paths.message]: shown.message };
   if (shown.context !== undefined) {
-    const contextDoc = await vscode.workspace.openTextDocument({ content: shown.context, language: "markdown" });
-    await vscode.window.showTextDocument(contextDoc, { viewColumn: vscode.ViewColumn.Beside, preview: false });
+    views[paths.context] = shown.context;
+  }
+  kept.addPrepared(views);
+  await showView(paths.message, { viewColumn: vscode.ViewColumn.Beside, preview: false });
+  if (shown.context !== undefined) {
+    await showView(paths.context, { viewColumn: vscode.ViewColumn.Beside, preview: false });
   }
   void vscode.window.showInformationMessage(`DSH: ${shown.summary}`);
 }
@@ -186,9 +264,62 @@ async function showIndexStatus(): Promise<void> {
     void vscode.window.showErrorMessage(`DSH: status failed: ${describeError(err)}`);
     return;
   }
-  const doc = await vscode.workspace.openTextDocument({ content: presentStatus(status), language: "markdown" });
-  await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+  kept.set(STATUS_PATH, presentStatus(status));
+  views.changed(viewUri(STATUS_PATH));
+  await showView(STATUS_PATH, { viewColumn: vscode.ViewColumn.Beside, preview: true });
 }
+
+/** Texts of the prepared message and status views. */
+const kept = new KeptViews();
+/** Number of the last prepared message, naming its views. */
+let preparedCount = 0;
+
+/** The dsh-refls: URI of a view path. */
+function viewUri(path: string): vscode.Uri {
+  return vscode.Uri.from({ scheme: VIEW_SCHEME, path });
+}
+
+/** Opens a view (read-only, never asks to be saved) in an editor. */
+async function showView(path: string, options: vscode.TextDocumentShowOptions): Promise<void> {
+  const doc = await vscode.workspace.openTextDocument(viewUri(path));
+  await vscode.window.showTextDocument(doc, options);
+}
+
+/**
+ * Serves the read-only documents of the dsh-refls: scheme (kept texts and
+ * session recall previews) and of dsh-session: (the link a Markdown mention is).
+ */
+class ViewProvider implements vscode.TextDocumentContentProvider {
+  private readonly emitter = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.emitter.event;
+
+  /** Tells VS Code that the text of an open view changed. */
+  changed(uri: vscode.Uri): void {
+    this.emitter.fire(uri);
+  }
+
+  async provideTextDocumentContent(uri: vscode.Uri, token: vscode.CancellationToken): Promise<string> {
+    if (viewKind(uri.scheme, uri.path) === "kept") {
+      return kept.get(uri.path);
+    }
+    const c = client;
+    if (!c || c.state !== State.Running) {
+      return "# No preview\n\nThe dsh-refls server is not running; see the DSH References output.\n";
+    }
+    try {
+      const res = await c.sendRequest<{ markdown: string }>("dsh/preview", { uri: uri.toString(true) }, token);
+      return res.markdown;
+    } catch (err) {
+      return `# No preview\n\n${describeError(err)}\n`;
+    }
+  }
+
+  dispose(): void {
+    this.emitter.dispose();
+  }
+}
+
+const views = new ViewProvider();
 
 /** Activates the extension: starts the server and registers commands and listeners. */
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
@@ -196,6 +327,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(output);
 
   context.subscriptions.push(
+    views,
+    vscode.workspace.registerTextDocumentContentProvider(VIEW_SCHEME, views),
+    vscode.workspace.registerTextDocumentContentProvider(SESSION_SCHEME, views),
     vscode.commands.registerCommand("dsh.prepareMessage", prepareMessage),
     vscode.commands.registerCommand("dsh.showIndexStatus", showIndexStatus),
     vscode.commands.registerCommand("dsh.restartServer", async () => {

@@ -193,3 +193,60 @@ export function prepareMode(raw: Record<string, unknown>): PrepareMode {
     ? (mode as PrepareMode)
     : "replace";
 }
+
+/** Settings of machine scope: they name paths on the machine the server runs on. */
+export const MACHINE_SETTINGS = ["serverPath", "logFile", "sessionsRoot", "spillDir"] as const;
+
+/** What `WorkspaceConfiguration.inspect(key)` says of one setting, plus the value in effect. */
+export interface SettingInspection {
+  key: string;
+  globalValue?: unknown;
+  workspaceValue?: unknown;
+  workspaceFolderValue?: unknown;
+  effective: unknown;
+}
+
+/**
+ * Finds machine settings that are set in User settings but not in effect:
+ * in a remote window (code-server, Remote-SSH, WSL, containers) VS Code
+ * reads machine-scoped settings from the Remote settings of that machine
+ * and ignores the local User value. They are reported, not silently replaced.
+ */
+export function unappliedMachineSettings(inspections: SettingInspection[], remoteName?: string): SettingProblem[] {
+  const problems: SettingProblem[] = [];
+  for (const i of inspections) {
+    if (!(MACHINE_SETTINGS as readonly string[]).includes(i.key) || i.globalValue === undefined) {
+      continue;
+    }
+    if (i.workspaceValue !== undefined || i.workspaceFolderValue !== undefined) {
+      continue;
+    }
+    if (JSON.stringify(i.globalValue) === JSON.stringify(i.effective)) {
+      continue;
+    }
+    const where = remoteName ? `this ${remoteName} window` : "this window";
+    problems.push({
+      setting: `${SECTION}.${i.key}`,
+      reason:
+        `is set to ${JSON.stringify(i.globalValue)} in User settings, but ${where} uses ${JSON.stringify(i.effective)}: ` +
+        `it is a machine setting, read from the Remote settings of the machine the server runs on ` +
+        `("Preferences: Open Remote Settings") or from the workspace settings`,
+    });
+  }
+  return problems;
+}
+
+/**
+ * Finds path options that cannot be applied because the path does not
+ * exist on the machine the server runs on (today: the sessions root).
+ */
+export function missingPaths(options: ServerOptions, exists: (p: string) => boolean): SettingProblem[] {
+  const problems: SettingProblem[] = [];
+  if (options.sessionsRoot !== undefined && !exists(options.sessionsRoot)) {
+    problems.push({
+      setting: `${SECTION}.sessionsRoot`,
+      reason: `names ${options.sessionsRoot}, which does not exist: no sessions are offered until it does`,
+    });
+  }
+  return problems;
+}
