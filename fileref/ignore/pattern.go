@@ -148,9 +148,51 @@ func parsePattern(s string) Pattern {
 	if p.flags&flagNoDir == 0 && strings.HasPrefix(s, "/") {
 		s = s[1:]
 	}
+	if p.flags&flagNoDir == 0 {
+		s = collapseStarStarSlash(s)
+	}
 	p.text = s
 	p.noWildLen = simpleLength(s)
 	return p
+}
+
+// collapseStarStarSlash replaces each run of "**/" segments that git
+// treats as "zero or more directories" by one: "a/**/**/**/b" means what
+// "a/**/b" means. git matches the run by recursion, one level per "**/"
+// and one memo row per level here, so a pattern of thousands of them cost
+// milliseconds per path; collapsed, it costs what one does. A "**/" is
+// that special only at the start of the pattern or right after a "/"
+// (git's wildmatch looks at the raw byte before the stars, as this does),
+// and two special ones in a row match exactly the paths one matches.
+// Used for patterns matched with WM_PATHNAME only (those holding a "/").
+func collapseStarStarSlash(s string) string {
+	if !strings.Contains(s, "**/**/") {
+		return s
+	}
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		if (i == 0 || s[i-1] == '/') && strings.HasPrefix(s[i:], "**/**/") {
+			if b == nil {
+				b = append(make([]byte, 0, len(s)), s[:i]...)
+			}
+			// Skip the first "**/"; the next one is at i+3, still after
+			// a "/", and is looked at again.
+			j := i + 3
+			for strings.HasPrefix(s[j:], "**/**/") {
+				j += 3
+			}
+			b = append(b, s[j:j+3]...)
+			i = j + 2
+			continue
+		}
+		if b != nil {
+			b = append(b, s[i])
+		}
+	}
+	if b == nil {
+		return s
+	}
+	return string(b)
 }
 
 // matchBasename follows git's match_basename.

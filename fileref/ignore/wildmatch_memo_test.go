@@ -323,3 +323,41 @@ func BenchmarkWildmatchPathological(b *testing.B) {
 		})
 	}
 }
+
+// FuzzCollapseStarStarSlash holds the collapsing of "**/**/" runs to git's
+// answers: the collapsed pattern matches, with WM_PATHNAME, exactly what
+// the pattern as written matches in the reference.
+func FuzzCollapseStarStarSlash(f *testing.F) {
+	for _, s := range [][2]string{
+		{"**/**/a", "a"}, {"**/**/a", "x/y/a"}, {"a/**/**/**/b", "a/b"}, {"a/**/**/b", "a/x/y/b"},
+		{"x**/**/a", "xq/a"}, {"\\/**/**/a", "/a"}, {"[/**/**/]", "*"}, {"**/**/**", "a/b"}, {"**/**/", "a/"},
+		{"a/**/**/*b", "a/c/b"}, {"**/***/a", "a"}, {"**/**\\/a", "x/a"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, text string) {
+		if len(pattern) > 40 || len(text) > 48 || strings.Count(pattern, "*") > 10 {
+			return
+		}
+		c := collapseStarStarSlash(pattern)
+		if want, got := refWildmatch(pattern, text, wildPathname), wildmatch(c, text, wildPathname); got != want {
+			t.Fatalf("collapsed %q (from %q) vs %q: %v, git's answer %v", c, pattern, text, got, want)
+		}
+	})
+}
+
+// TestCollapseStarStarSlash: runs of special "**/" become one; others stay.
+func TestCollapseStarStarSlash(t *testing.T) {
+	for in, want := range map[string]string{
+		"**/**/a":                         "**/a",
+		"a/**/**/**/b":                    "a/**/b",
+		"x**/**/a":                        "x**/**/a",
+		"**/a/**/**/b/**/**/**/c":         "**/a/**/b/**/c",
+		strings.Repeat("**/", 5000) + "x": "**/x",
+		"a/b":                             "a/b",
+	} {
+		if got := collapseStarStarSlash(in); got != want {
+			t.Errorf("collapseStarStarSlash(%.40q) = %.40q, want %q", in, got, want)
+		}
+	}
+}
