@@ -49,9 +49,12 @@ type cachedSession struct {
 	Started     bool
 	TailLen     int
 	TailSum     [sha256.Size]byte
-	// Search is the entry's lowercased search text, so a restart does not
-	// lowercase every title again.
-	SearchAll, SearchID, SearchTitle, SearchDisplay string
+	// SearchAll is the entry's lowercased search text, so a restart does not
+	// lowercase every title again; the id, title and display title are
+	// parts of it of the given lengths (see newSearchText), taken as
+	// substrings on load so each session's search text is one string.
+	SearchAll                                  string
+	SearchIDLen, SearchTitleLen, SearchDispLen int
 }
 
 // cacheFile is the whole cache.
@@ -84,7 +87,7 @@ func (ix *Index) SaveCache(path string) error {
 			ProjectName: t.dir.projectName, DirName: t.dir.dirName, LogName: filepath.Base(t.dir.log.path),
 			DirModTime: t.dir.dirModTime, Entry: t.entry, File: t.file, Skip: t.skip, IdentityErr: t.identityErr,
 			Started: t.started, TailLen: t.tailLen, TailSum: t.tailSum,
-			SearchAll: t.search.all, SearchID: t.search.id, SearchTitle: t.search.title, SearchDisplay: t.search.display,
+			SearchAll: t.search.all, SearchIDLen: len(t.search.id), SearchTitleLen: len(t.search.title), SearchDispLen: len(t.search.display),
 		}
 		if t.tail != nil {
 			cs.TailLen, cs.TailSum = len(t.tail), sha256.Sum256(t.tail)
@@ -218,9 +221,16 @@ func (ix *Index) restore(s *cachedSession) (*tracked, error) {
 	if !ok {
 		return nil, fmt.Errorf("entry names %q, which is not a session log name", s.LogName)
 	}
-	dirPath := filepath.Join(ix.root, s.ProjectName, s.DirName)
-	d := sessionDir{projectName: s.ProjectName, dirName: s.DirName, path: dirPath, dirModTime: s.DirModTime,
-		log: logFile{path: filepath.Join(dirPath, s.LogName), encoding: enc, generation: gen}}
+	// One string holds the log path; the directory path and both names are
+	// substrings of it (100,000 sessions: 30 MB less than four strings each).
+	const sep = string(filepath.Separator)
+	root := filepath.Clean(ix.root)
+	logPath := root + sep + s.ProjectName + sep + s.DirName + sep + s.LogName
+	projStart := len(root) + 1
+	dirStart := projStart + len(s.ProjectName) + 1
+	dirEnd := dirStart + len(s.DirName)
+	d := sessionDir{projectName: logPath[projStart : dirStart-1], dirName: logPath[dirStart:dirEnd], path: logPath[:dirEnd],
+		dirModTime: s.DirModTime, log: logFile{path: logPath, encoding: enc, generation: gen}}
 	t := &tracked{dir: d, entry: s.Entry, file: s.File, skip: s.Skip, identityErr: s.IdentityErr, started: s.Started,
 		tailLen: s.TailLen, tailSum: s.TailSum}
 	t.entry.Path, t.entry.Encoding, t.entry.Generation = d.log.path, enc, gen
@@ -236,9 +246,8 @@ func (ix *Index) restore(s *cachedSession) (*tracked, error) {
 	if t.tailLen < 0 || t.tailLen > resumeTailLen || int64(t.tailLen) > t.entry.Offset {
 		return nil, fmt.Errorf("entry in %s has a resume check of %d bytes", s.DirName, t.tailLen)
 	}
-	t.search = searchText{all: s.SearchAll, id: s.SearchID, title: s.SearchTitle, display: s.SearchDisplay, bytes: byteSetOf(s.SearchAll), pairs: pairSetOf(s.SearchAll)}
-	if t.skip == "" && (t.search.all == "" || t.search.id != foldCase(t.entry.ID)) {
-		t.search = newSearchText(&t.entry)
+	if t.skip == "" {
+		t.search = searchTextFromCache(s, &t.entry)
 	}
 	return t, nil
 }
@@ -264,4 +273,22 @@ func tailMatches(path string, offset int64, n int, sum [sha256.Size]byte) ([]byt
 	}
 	got := sha256.Sum256(buf)
 	return buf, bytes.Equal(got[:], sum[:])
+}
+
+// searchTextFromCache rebuilds the search text of a cached entry as
+// substrings of the one cached string, or from the entry when the cached
+// parts do not fit it (an older or forged cache).
+func searchTextFromCache(s *cachedSession, e *Entry) searchText {
+	all := s.SearchAll
+	li, lt, ld := s.SearchIDLen, s.SearchTitleLen, s.SearchDispLen
+	if li < 0 || lt < 0 || ld < 0 || li+lt+ld+3 > len(all) {
+		return newSearchText(e)
+	}
+	titleEnd := len(all) - ld - 1
+	st := searchText{all: all, id: all[:li], title: all[titleEnd-lt : titleEnd], display: all[len(all)-ld:]}
+	if all[li] != 0 || all[titleEnd] != 0 || all[titleEnd-lt-1] != 0 || st.id != foldCase(e.ID) {
+		return newSearchText(e)
+	}
+	st.bytes, st.pairs = byteSetOf(all), pairSetOf(all)
+	return st
 }

@@ -93,6 +93,7 @@ func TestForgedCacheEntriesServeNothingOutsideTheRoot(t *testing.T) {
 		"not a log name":    func(c *cachedSession) { c.LogName = "notes.txt" },
 		"id of another dir": func(c *cachedSession) { c.Entry.ID = "other" },
 		"resume check":      func(c *cachedSession) { c.TailLen = 1 << 20 },
+		"search text parts": func(c *cachedSession) { c.SearchIDLen, c.SearchDispLen = 1<<20, -1 },
 	}
 	for name, forge := range forgeries {
 		t.Run(name, func(t *testing.T) {

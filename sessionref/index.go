@@ -272,7 +272,7 @@ func (ix *Index) updateLocked(ctx context.Context, refs []dirRef, progress func(
 			}
 			continue
 		}
-		ix.tracked[path] = r.t
+		ix.tracked[r.t.dir.path] = r.t // the key shares the tracked path's bytes
 	}
 	if err != nil {
 		return fmt.Errorf("indexing %s: %w", ix.root, err)

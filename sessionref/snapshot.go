@@ -101,13 +101,12 @@ func (set *byteSet) covers(need *byteSet) bool {
 }
 
 func newSearchText(e *Entry) searchText {
-	st := searchText{
-		id:      foldCase(e.ID),
-		title:   foldCase(e.Title),
-		display: foldCase(e.DisplayTitle()),
-	}
-	st.all = st.id + "\x00" + foldCase(e.Cwd) + "\x00" + st.title + "\x00" + st.display
-	st.bytes, st.pairs = byteSetOf(st.all), pairSetOf(st.all)
+	id, title, display := foldCase(e.ID), foldCase(e.Title), foldCase(e.DisplayTitle())
+	all := id + "\x00" + foldCase(e.Cwd) + "\x00" + title + "\x00" + display
+	// The parts are substrings of all: one string per session.
+	titleEnd := len(all) - len(display) - 1
+	st := searchText{all: all, id: all[:len(id)], title: all[titleEnd-len(title) : titleEnd], display: all[len(all)-len(display):]}
+	st.bytes, st.pairs = byteSetOf(all), pairSetOf(all)
 	return st
 }
 
