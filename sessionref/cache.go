@@ -21,7 +21,7 @@ import (
 // trusted.
 const (
 	cacheMagic  = "dsh-refls title index\n"
-	cacheFormat = 7 // 7: search texts folded with full Unicode case mapping
+	cacheFormat = 8 // 7: search texts folded with full Unicode case mapping; 8: search text parts as lengths
 )
 
 // staleTempAge is how old a leftover temporary cache file (of a save that
