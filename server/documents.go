@@ -58,24 +58,24 @@ func (d *documents) change(uri string, version int32, changes []contentChange, e
 		return document{}, fmt.Errorf("change to %s, which is not open", uri)
 	}
 	text := doc.Text
+	var b *editBuffer
 	for i, c := range changes {
-		if c.Range == nil {
+		switch {
+		case c.Range == nil && b == nil:
 			text = c.Text
-			continue
+		case c.Range == nil:
+			b.reset(c.Text)
+		default:
+			if b == nil {
+				b = newEditBuffer(text, enc)
+			}
+			if err := b.apply(*c.Range, c.Text); err != nil {
+				return document{}, fmt.Errorf("change %d to %s: %w", i, uri, err)
+			}
 		}
-		m := NewMapper(text, enc)
-		start, err := m.Offset(c.Range.Start)
-		if err != nil {
-			return document{}, fmt.Errorf("change %d to %s: start: %w", i, uri, err)
-		}
-		end, err := m.Offset(c.Range.End)
-		if err != nil {
-			return document{}, fmt.Errorf("change %d to %s: end: %w", i, uri, err)
-		}
-		if end < start {
-			return document{}, fmt.Errorf("change %d to %s: end before start", i, uri)
-		}
-		text = text[:start] + c.Text + text[end:]
+	}
+	if b != nil {
+		text = string(b.buf)
 	}
 	doc = document{URI: uri, Version: version, Text: text, Typing: editEnd(doc.Text, text)}
 	d.byURI[uri] = doc

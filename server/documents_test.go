@@ -1,6 +1,13 @@
 package server
 
-import "testing"
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
 
 func TestIncrementalChanges(t *testing.T) {
 	tests := []struct {
@@ -42,5 +49,102 @@ func TestIncrementalChanges(t *testing.T) {
 	}
 	if doc, _ := d.get("u"); doc.Text != "a" || doc.Version != 1 {
 		t.Errorf("a failed change modified the document: %+v", doc)
+	}
+}
+
+// Sizes of TestManyEditsInOnePass.
+const (
+	manyEditsDocBytes = 1 << 20
+	// manyEditsCheckedBytes is the document checked against applying the
+	// edits one by one, which costs a copy per edit.
+	manyEditsCheckedBytes = 128 << 10
+	manyEdits             = 2000
+	// manyEditsAllocLimit is what applying them may allocate: the text in
+	// and out plus room to grow. A copy per edit allocated 2 GB.
+	manyEditsAllocLimit = 8 * manyEditsDocBytes
+)
+
+// TestManyEditsInOnePass applies 2,000 incremental edits in one didChange:
+// on 128 KB the result matches applying them one by one through a Mapper
+// (the straightforward reading of the protocol), with emoji and CJK on
+// every line; on 1 MB the edits are spliced into one buffer instead of
+// copying the document per edit.
+func TestManyEditsInOnePass(t *testing.T) {
+	for _, enc := range []PositionEncoding{EncodingUTF16, EncodingUTF8} {
+		text, changes := manyEditsCase(manyEditsCheckedBytes)
+		want := text
+		for i, c := range changes {
+			m := NewMapper(want, enc)
+			s, err1 := m.Offset(c.Range.Start)
+			e, err2 := m.Offset(c.Range.End)
+			if err1 != nil || err2 != nil || e < s {
+				t.Fatalf("edit %d does not apply: %v %v", i, err1, err2)
+			}
+			want = want[:s] + c.Text + want[e:]
+		}
+		d := newDocuments()
+		d.open(document{URI: "u", Version: 1, Text: text})
+		doc, err := d.change("u", 2, changes, enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if doc.Text != want {
+			t.Fatalf("%s: result differs from applying the edits one by one", enc)
+		}
+
+		text, changes = manyEditsCase(manyEditsDocBytes)
+		d.open(document{URI: "u", Version: 1, Text: text})
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		start := time.Now()
+		_, err = d.change("u", 2, changes, enc)
+		took := time.Since(start)
+		runtime.ReadMemStats(&after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		alloc := after.TotalAlloc - before.TotalAlloc
+		t.Logf("%s: %d edits to %d bytes in %v, %d bytes allocated", enc, manyEdits, len(text), took, alloc)
+		if alloc > manyEditsAllocLimit {
+			t.Errorf("%s: applying %d edits to %d bytes allocated %d bytes, want at most %d", enc, manyEdits, len(text), alloc, manyEditsAllocLimit)
+		}
+	}
+}
+
+// manyEditsCase is a document of about size bytes and manyEdits random
+// edits of it, each inserting or deleting a little and some joining lines.
+func manyEditsCase(size int) (string, []contentChange) {
+	var sb strings.Builder
+	for i := 0; sb.Len() < size; i++ {
+		fmt.Fprintf(&sb, "line %d 😀 文件 @ref-%d\r\n", i, i)
+	}
+	text := sb.String()
+	lines := strings.Count(text, "\n")
+	rng := rand.New(rand.NewPCG(1, 2))
+	changes := make([]contentChange, manyEdits)
+	for i := range changes {
+		l := rng.IntN(lines - manyEdits) // each edit joins at most one line
+		start := Position{Line: l, Character: rng.IntN(12)}
+		end := Position{Line: l + rng.IntN(2), Character: rng.IntN(12)}
+		if end.Line == start.Line && end.Character < start.Character {
+			start, end = end, start
+		}
+		ins := []string{"", "x", "é", "😀", "a\nb", "文"}[rng.IntN(6)]
+		changes[i] = contentChange{Range: &Range{Start: start, End: end}, Text: ins}
+	}
+	return text, changes
+}
+
+// TestEditPastLastLine: an edit naming a line past the end is an error,
+// as with a Mapper.
+func TestEditPastLastLine(t *testing.T) {
+	d := newDocuments()
+	d.open(document{URI: "u", Version: 1, Text: "one\ntwo"})
+	_, err := d.change("u", 2, []contentChange{
+		{Range: &Range{Position{1, 0}, Position{1, 0}}, Text: "x"},
+		{Range: &Range{Position{2, 0}, Position{2, 0}}, Text: "y"},
+	}, EncodingUTF16)
+	if err == nil || !strings.Contains(err.Error(), "past the last line") {
+		t.Errorf("edit past the last line: %v, want an error naming it", err)
 	}
 }
