@@ -25,7 +25,8 @@ const (
 
 // DemoStore writes a small believable store under root for demos: 9 sessions
 // over 3 projects (DefaultDemoWorkspace among them) and one without a cwd,
-// dated relative to now.
+// dated relative to now, mixed as in a store upgraded to dsh 0.2: v0 and v3
+// logs, a v4 session, and a v0 session with its migrated v4 generation.
 func DemoStore(root string, now time.Time) error {
 	_, err := DemoStoreFor(root, DefaultDemoWorkspace, now)
 	return err
@@ -138,9 +139,12 @@ func DemoStoreFor(root, workspace string, now time.Time) ([]Expected, error) {
 			t.AssistantText("With a pg_trgm GIN index the query takes 40 ms instead of 2 s.")
 		}), Zstd)
 
-	add(NewSession("f0a1b2c3-d4e5-4f60-8172-839405a6b7c8").Cwd(demoNotes).CreatedAt(ms(3*time.Hour)).
+	// A session dsh 0.2 started: format v4 only.
+	add(NewV4Session("f0a1b2c3-d4e5-4f60-8172-839405a6b7c8").Cwd(demoNotes).CreatedAt(ms(3*time.Hour)).
 		Turn(func(t *Turn) {
+			t.SystemMessage("")
 			t.UserText("Summarise this week's notes in five bullet points.")
+			t.UserSource("runtime-context", "Current runtime context: workspace-write.")
 			t.Title("Summarise this week's notes", "fallback")
 			t.AssistantText("- Shipped rate limiting\n- Login test fixed\n- Billing migration planned\n- Search 50× faster\n- Config refactor started")
 		}).
@@ -150,11 +154,30 @@ func DemoStoreFor(root, workspace string, now time.Time) ([]Expected, error) {
 			t.AssistantText("Subject: This week\n\nHi all — rate limiting shipped, the login test is fixed, and search is 50× faster. Billing migration and config refactor are next.")
 		}), Raw)
 
-	add(NewSession("0a1b2c3d-4e5f-4061-8273-94a5b6c7d8e9").CreatedAt(ms(90*time.Minute)).
+	// A session started before the upgrade and resumed in dsh 0.2: the
+	// untouched original, and beside it the migrated v4 generation (one
+	// large body frame) with a further turn and a newer title.
+	const regexID = "0a1b2c3d-4e5f-4061-8273-94a5b6c7d8e9"
+	regexQ := "What does the regex `^(?:\\d{3}-){2}\\d{4}$` match?"
+	regexA := "Phone numbers like 555-123-4567: two groups of three digits with dashes, then four digits."
+	original := NewSession(regexID).CreatedAt(ms(90 * time.Minute)).Turn(func(t *Turn) {
+		t.UserText(regexQ)
+		t.Title("Regex question", "fallback")
+		t.AssistantText(regexA)
+	})
+	if _, err := original.Save(root, Zstd); err != nil {
+		return nil, err
+	}
+	add(NewV4Session(regexID).CreatedAt(ms(90*time.Minute)).MigratedBody().
 		Turn(func(t *Turn) {
-			t.UserText("What does the regex `^(?:\\d{3}-){2}\\d{4}$` match?")
-			t.Title("Quick question about a regex", "fallback")
-			t.AssistantText("Phone numbers like 555-123-4567: two groups of three digits with dashes, then four digits.")
+			t.UserText(regexQ)
+			t.Title("Regex question", "fallback")
+			t.AssistantText(regexA)
+		}).
+		Turn(func(t *Turn) {
+			t.UserText("And with an optional +1 prefix?")
+			t.Title("Quick question about a regex", "provider")
+			t.AssistantText("`^(?:\\+1 )?(?:\\d{3}-){2}\\d{4}$` also accepts +1 555-123-4567.")
 		}), Zstd)
 
 	facts := make([]Expected, 0, len(out))

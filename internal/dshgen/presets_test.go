@@ -63,13 +63,31 @@ func TestDemoStore(t *testing.T) {
 	if child.DisplayTitle == child.Title {
 		t.Errorf("child display title %q should be its descriptor label", child.DisplayTitle)
 	}
-	// The successor generation wins and must say so in its header.
+	// Successor generations say their version in the header: a v3 beside
+	// a v0 log, a v4 session, and a v4 generation beside its v0 original,
+	// as in a store upgraded to dsh 0.2.
 	gens, _ := filepath.Glob(filepath.Join(root, "*", "*", "session.v*.jsonl*"))
-	if len(gens) != 1 {
-		t.Fatalf("want one successor generation, got %v", gens)
+	versions := map[string]int{}
+	for _, g := range gens {
+		h := string(decodedLines(t, g)[0])
+		for _, v := range []string{"3", "4"} {
+			if strings.Contains(h, `"version":`+v+`,`) && strings.Contains(filepath.Base(g), ".v"+v+".") {
+				versions[v]++
+			}
+		}
 	}
-	if h := decodedLines(t, gens[0])[0]; !strings.Contains(string(h), `"version":3`) {
-		t.Errorf("generation 3 header: %s", h)
+	if len(gens) != 3 || versions["3"] != 1 || versions["4"] != 2 {
+		t.Fatalf("successor generations %v (header versions %v), want one v3 and two v4", gens, versions)
+	}
+	originals, _ := filepath.Glob(filepath.Join(root, "*", "*", "session.jsonl*"))
+	beside := 0
+	for _, o := range originals {
+		if more, _ := filepath.Glob(filepath.Join(filepath.Dir(o), "session.v*")); len(more) > 0 {
+			beside++
+		}
+	}
+	if beside != 2 {
+		t.Errorf("%d directories hold an original beside a successor, want 2 (v0+v3, v0+v4)", beside)
 	}
 }
 
