@@ -224,3 +224,17 @@ func TestParseReferencesEmptyStrings(t *testing.T) {
 		t.Errorf("normalised %+v, %v", norm, err)
 	}
 }
+
+// TestCutKeepsLeadingBOM: dsh's TextDecoder drops a U+FEFF at the start of
+// the kept head while counting its bytes as kept; dsh-refls keeps it, so the
+// text is exactly the kept bytes plus the marker (docs/reliability.md).
+func TestCutKeepsLeadingBOM(t *testing.T) {
+	original := "\uFEFF" + strings.Repeat("x", 100)
+	got, omitted := cutText(original, 60)
+	if !strings.HasPrefix(got, "\uFEFF") {
+		t.Errorf("cut %q lost the leading U+FEFF", got)
+	}
+	if kept := len(got) - len(omissionMarker(omitted)); kept != len(original)-omitted {
+		t.Errorf("cut %q keeps %d bytes but reports %d omitted of %d", got, kept, omitted, len(original))
+	}
+}
