@@ -22,7 +22,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -113,11 +112,7 @@ func measure(bin string, args []string) (int, int64, error) {
 	if _, ok := err.(*exec.ExitError); err != nil && !ok {
 		return 0, 0, err
 	}
-	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if ru == nil {
-		return cmd.ProcessState.ExitCode(), 0, nil
-	}
-	return cmd.ProcessState.ExitCode(), ru.Maxrss, nil
+	return cmd.ProcessState.ExitCode(), maxRSS(cmd.ProcessState), nil
 }
 
 func streamBomb(n, lineEvery int64) func(string, []byte) error {
