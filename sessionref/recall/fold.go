@@ -1,0 +1,100 @@
+package recall
+
+import (
+	"unicode/utf8"
+
+	"golang.org/x/text/cases"
+)
+
+// folder folds text rune by rune with Unicode full case folding
+// (golang.org/x/text/cases.Fold), so "Straße" matches "STRASSE" and "ΟΣ"
+// matches "ος". Folding rune by rune, rather than a whole string at once,
+// keeps every folded byte traceable to the rune it came from, which is how
+// an excerpt of the original text is cut around a hit found in the folded
+// text. Bytes that are not UTF-8 (lone surrogates of WTF-8 text, damaged
+// input) are kept as they are. A folder is not safe for concurrent use.
+type folder struct {
+	cache map[rune]string
+	caser cases.Caser
+}
+
+func newFolder() *folder {
+	return &folder{cache: map[rune]string{}, caser: cases.Fold()}
+}
+
+// rune returns the folding of r.
+func (f *folder) rune(r rune) string {
+	if s, ok := f.cache[r]; ok {
+		return s
+	}
+	s := f.caser.String(string(r))
+	f.caser.Reset()
+	f.cache[r] = s
+	return s
+}
+
+// appendFold appends the folding of s to dst.
+func (f *folder) appendFold(dst []byte, s string) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		dst = append(dst, f.rune(r)...)
+		i += n
+	}
+	return dst
+}
+
+// fold returns the folding of s.
+func (f *folder) fold(s string) string {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf || ('A' <= c && c <= 'Z') {
+			return string(f.appendFold(make([]byte, 0, len(s)+8), s))
+		}
+	}
+	return s
+}
+
+// mapper maps offsets in the folding of s back to s. Its calls must come
+// with offsets that never decrease; it walks s once.
+type mapper struct {
+	f *folder
+	s string
+	// i is the offset in s of the rune whose folding starts at pos.
+	i, pos int
+}
+
+// runeAt returns the bytes [start, end) of s whose folding holds the
+// folded offset fo; past the end it returns len(s), len(s).
+func (m *mapper) runeAt(fo int) (start, end int) {
+	for m.i < len(m.s) {
+		c := m.s[m.i]
+		n, width := 1, 1
+		if c >= utf8.RuneSelf {
+			r, sz := utf8.DecodeRuneInString(m.s[m.i:])
+			n = sz
+			if !(r == utf8.RuneError && sz == 1) {
+				width = len(m.f.rune(r))
+			}
+		}
+		if m.pos+width > fo {
+			return m.i, m.i + n
+		}
+		m.pos += width
+		m.i += n
+	}
+	return len(m.s), len(m.s)
+}

@@ -1,0 +1,5 @@
+package recall
+
+import "os"
+
+func removeAll(dir string) error { return os.RemoveAll(dir) }

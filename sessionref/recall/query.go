@@ -1,0 +1,201 @@
+package recall
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Bounds of a query.
+const (
+	// MaxQueryBytes bounds the text of a query.
+	MaxQueryBytes = 1024
+	// MaxTerms bounds how many words and phrases a query holds.
+	MaxTerms = 16
+	// DefaultLimit is how many sessions a search returns by default;
+	// MaxLimit bounds what a caller may ask for.
+	DefaultLimit = 20
+	MaxLimit     = 1000
+	// MaxMatches bounds the matched messages reported per session.
+	MaxMatches = 3
+)
+
+// Query is one search.
+type Query struct {
+	// Text holds words, all of which must occur in one session, and
+	// "quoted phrases", which must occur as written (case aside).
+	Text string
+	// Limit bounds the sessions returned; 0 means DefaultLimit.
+	Limit int
+	// SessionID, when set, searches that session only.
+	SessionID string
+}
+
+// Result is one session that holds every term of a query.
+type Result struct {
+	SessionID string
+	CreatedAt int64
+	// Matches are up to MaxMatches messages holding a term, in
+	// conversation order.
+	Matches []Match
+}
+
+// Match is one message holding a term, shown as an excerpt.
+type Match struct {
+	Role string `json:"role"`
+	Seq  int64  `json:"seq"`
+	// Excerpt is a short window of the message around the first hit,
+	// made safe to show (excerpt.go).
+	Excerpt string `json:"excerpt"`
+	// Ranges are the hits inside Excerpt, as [start, end) offsets in
+	// UTF-16 code units (JavaScript string indexes, LSP's default).
+	Ranges [][2]int `json:"ranges"`
+}
+
+// QueryError is a query that cannot be searched.
+type QueryError struct{ Reason string }
+
+func (e *QueryError) Error() string { return "invalid search query: " + e.Reason }
+
+// parseQuery splits text into folded terms: words separated by white
+// space, and phrases between double quotes (an unclosed quote runs to the
+// end). Duplicate terms are dropped.
+func parseQuery(f *folder, text string) ([]string, error) {
+	if len(text) > MaxQueryBytes {
+		return nil, &QueryError{Reason: fmt.Sprintf("query of %d bytes exceeds %d bytes", len(text), MaxQueryBytes)}
+	}
+	if strings.ContainsRune(text, 0) {
+		return nil, &QueryError{Reason: "query contains a NUL character"}
+	}
+	if !utf8.ValidString(text) {
+		return nil, &QueryError{Reason: "query is not valid UTF-8"}
+	}
+	var terms []string
+	seen := map[string]bool{}
+	add := func(t string) {
+		t = f.fold(t)
+		if t != "" && !seen[t] {
+			seen[t] = true
+			terms = append(terms, t)
+		}
+	}
+	for rest := text; rest != ""; {
+		if rest[0] == '"' {
+			end := strings.IndexByte(rest[1:], '"')
+			if end < 0 {
+				add(rest[1:])
+				break
+			}
+			add(rest[1 : 1+end])
+			rest = rest[end+2:]
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(rest)
+		if unicode.IsSpace(r) {
+			rest = rest[n:]
+			continue
+		}
+		end := strings.IndexFunc(rest, func(r rune) bool { return unicode.IsSpace(r) || r == '"' })
+		if end < 0 {
+			end = len(rest)
+		}
+		add(rest[:end])
+		rest = rest[end:]
+	}
+	if len(terms) == 0 {
+		return nil, &QueryError{Reason: "query holds no words"}
+	}
+	if len(terms) > MaxTerms {
+		return nil, &QueryError{Reason: fmt.Sprintf("query holds %d words and phrases; at most %d", len(terms), MaxTerms)}
+	}
+	return terms, nil
+}
+
+// Search returns the sessions whose projected text holds every term of q,
+// newest first. Terms shorter than the gram length are checked by a scan
+// of the candidates the other terms leave (of every session when no term
+// is long enough). A bad query is a *QueryError.
+func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
+	f := newFolder()
+	terms, err := parseQuery(f, q.Text)
+	if err != nil {
+		return nil, err
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	limit = min(limit, MaxLimit)
+	v := ix.cur.Load()
+	var grams []uint32
+	seen := map[uint32]bool{}
+	for _, t := range terms {
+		for i := 0; i+gramLen <= len(t); i++ {
+			if x := gramOf(t, i); !seen[x] {
+				seen[x] = true
+				grams = append(grams, x)
+			}
+		}
+	}
+	set, filtered := v.base.candidates(grams)
+	var out []Result
+	check := func(o ordered) bool {
+		if o.slot >= 0 {
+			if !v.alive[o.slot] {
+				return false
+			}
+			if filtered && set[o.slot/64]&(1<<(uint(o.slot)%64)) == 0 {
+				return false
+			}
+		}
+		for _, t := range terms {
+			if !strings.Contains(o.d.folded, t) {
+				return false
+			}
+		}
+		return true
+	}
+	if q.SessionID != "" {
+		if o, ok := v.byID[q.SessionID]; ok && check(o) {
+			out = append(out, resultOf(f, o.d, terms))
+		}
+		return out, nil
+	}
+	for i, o := range v.order {
+		if i%256 == 0 && ctx.Err() != nil {
+			return nil, fmt.Errorf("%w: %w", errCancelled, ctx.Err())
+		}
+		if check(o) {
+			out = append(out, resultOf(f, o.d, terms))
+			if len(out) == limit {
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// resultOf reports the messages of d that hold a term.
+func resultOf(f *folder, d *doc, terms []string) Result {
+	r := Result{SessionID: d.id, CreatedAt: d.createdAt}
+	for _, m := range d.msgs {
+		folded := d.folded[m.fStart:m.fEnd]
+		first := -1
+		for _, t := range terms {
+			if i := strings.Index(folded, t); i >= 0 && (first < 0 || i < first) {
+				first = i
+			}
+		}
+		if first < 0 {
+			continue
+		}
+		r.Matches = append(r.Matches, excerptOf(f, m.text, folded, first, terms))
+		r.Matches[len(r.Matches)-1].Role, r.Matches[len(r.Matches)-1].Seq = m.role, m.seq
+		if len(r.Matches) == MaxMatches {
+			break
+		}
+	}
+	return r
+}
