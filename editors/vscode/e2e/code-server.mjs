@@ -133,15 +133,34 @@ async function main() {
     // Accept the session, then a file.
     await page.keyboard.press("Enter");
     await page.keyboard.type(" and @rate", { delay: 40 });
-    const fileRow = page.locator(".suggest-widget.visible .monaco-list-row", { hasText: p.fileName }).first();
-    await fileRow.waitFor({ timeout: STEP_MS });
-    await fileRow.click();
+    await page.waitForFunction(([s, f]) => {
+      const rows = [...document.querySelectorAll(".suggest-widget.visible .monaco-list-row .label-name")].map((e) => e.textContent.trim());
+      return rows[0] === s && rows.includes(f);
+    }, [p.sessionTitle, p.fileName], { timeout: STEP_MS });
+    // Down to the file with the keyboard, as a person would; a click can
+    // land while the list is being replaced by the next answer.
+    for (let i = 0; ; i++) {
+      const focused = await page.$eval(".suggest-widget.visible .monaco-list-row.focused .label-name", (e) => e.textContent.trim()).catch(() => "");
+      if (focused === p.fileName) {
+        break;
+      }
+      check(i < 10, `the file ${p.fileName} can be reached with the arrow keys (focused: ${focused})`);
+      await page.keyboard.press("ArrowDown");
+    }
+    await page.keyboard.press("Enter");
     await page.keyboard.type(" please. See @nope.md for more.", { delay: 20 });
     await page.keyboard.press("Escape");
     await page.keyboard.press("Control+S");
-    await page.waitForFunction(() => !document.querySelector(".tab.active.dirty"), null, { timeout: STEP_MS });
+    // Saved means on disk: wait for the file to end as typed.
+    let saved = "";
+    for (const deadline = Date.now() + STEP_MS; ; ) {
+      saved = fs.readFileSync(p.prompt, "utf8");
+      if (saved.endsWith("for more.") || Date.now() > deadline) {
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
     await shot("03-accepted.png");
-    const saved = fs.readFileSync(p.prompt, "utf8");
     check(saved.includes(`@[${p.sessionTitle}](dsh-session:`), `the session mention was inserted: ${saved}`);
     check(saved.includes(`@"${p.fileName}"`), `the file mention was inserted: ${saved}`);
 
