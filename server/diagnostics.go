@@ -219,7 +219,9 @@ func (s *Server) computeDiagnostics(ctx context.Context, doc document) []diagnos
 			}
 			snap = ready
 		}
-		distinct := map[string]bool{}
+		// rank numbers the sessions in the order they are first mentioned:
+		// every mention of one past maxRefs is one too many.
+		rank := map[string]int{}
 		checked := map[string]error{}
 		for _, men := range mentions {
 			if ctx.Err() != nil {
@@ -240,13 +242,15 @@ func (s *Server) computeDiagnostics(ctx context.Context, doc document) []diagnos
 				add(men.Start, men.End, severityError, sessionref.CodeReadFailed, fmt.Sprintf("unknown session %q", men.SessionID))
 				continue
 			}
-			if !distinct[men.SessionID] {
-				distinct[men.SessionID] = true
-				if len(distinct) > maxRefs {
-					add(men.Start, men.End, severityError, sessionref.CodeTooMany,
-						fmt.Sprintf("more than %d distinct sessions are referenced", maxRefs))
-					continue
-				}
+			r, seen := rank[men.SessionID]
+			if !seen {
+				r = len(rank) + 1
+				rank[men.SessionID] = r
+			}
+			if r > maxRefs {
+				add(men.Start, men.End, severityError, sessionref.CodeTooMany,
+					fmt.Sprintf("more than %d distinct sessions are referenced", maxRefs))
+				continue
 			}
 			err, done := checked[men.SessionID]
 			if !done {
