@@ -168,6 +168,11 @@ type sessionsHolder struct {
 	watch  string
 	ctx    context.Context
 	cancel context.CancelFunc
+	// stopped is closed when Run returned: the index's watcher is closed.
+	stopped chan struct{}
+	// replaced is closed once the holder that replaces this one is
+	// current (or opening it failed).
+	replaced chan struct{}
 }
 
 // filesHolder is the current workspace file source with the context of

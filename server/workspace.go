@@ -32,6 +32,19 @@ func (s *Server) openSessions(cfg Config) error {
 	if h := s.sessions.Load(); h != nil && h.s.Status().Root == root && h.watch == cfg.Watch {
 		return nil
 	}
+	// Close the old index, watcher included, before opening the next: a
+	// burst of root changes must not hold a watcher (an inotify instance,
+	// 128 per user by default) per change until the old ones wind down.
+	old := s.sessions.Load()
+	if old != nil {
+		defer close(old.replaced)
+		old.cancel()
+		select {
+		case <-old.stopped:
+		case <-time.After(sessionsStopTimeout):
+			s.logger.Warn("the previous session index did not stop in time", zap.String("root", old.s.Status().Root))
+		}
+	}
 	report := s.newProgressReporter()
 	var degradedOnce sync.Once
 	sess, err := open(SessionsConfig{
@@ -47,18 +60,26 @@ func (s *Server) openSessions(cfg Config) error {
 		},
 	})
 	if err != nil {
+		// The old index is closed already: say there is none.
+		if old != nil {
+			s.sessions.CompareAndSwap(old, nil)
+		}
 		return &configError{Field: "sessionsRoot", Msg: err.Error()}
 	}
 	ctx, cancel := context.WithCancel(s.bgCtx)
-	old := s.sessions.Swap(&sessionsHolder{s: sess, watch: cfg.Watch, ctx: ctx, cancel: cancel})
-	s.runSessions(ctx, sess, report)
-	if old != nil {
-		old.cancel()
-	} else {
+	h := &sessionsHolder{s: sess, watch: cfg.Watch, ctx: ctx, cancel: cancel,
+		stopped: make(chan struct{}), replaced: make(chan struct{})}
+	s.sessions.Store(h)
+	s.runSessions(ctx, sess, report, h.stopped)
+	if old == nil {
 		s.firstBuild.Store(report)
 	}
 	return nil
 }
+
+// sessionsStopTimeout bounds the wait for a replaced session index to stop;
+// it stops at once unless a log read ignores cancellation.
+const sessionsStopTimeout = 5 * time.Second
 
 // openFiles opens the workspace file index in the background. Until it is
 // built, an opened but unbuilt fileref index answers with the same rules
@@ -218,10 +239,11 @@ func (s *Server) didChangeConfiguration(params json.RawMessage) error {
 
 // runSessions runs sess in the background until ctx ends, and ends report
 // when its first build has finished.
-func (s *Server) runSessions(ctx context.Context, sess Sessions, report *progressReporter) {
+func (s *Server) runSessions(ctx context.Context, sess Sessions, report *progressReporter, stopped chan struct{}) {
 	s.bgWG.Add(2)
 	go func() {
 		defer s.bgWG.Done()
+		defer close(stopped)
 		if err := sess.Run(ctx); err != nil && ctx.Err() == nil {
 			s.logger.Warn("session index stopped", zap.String("root", sess.Status().Root), zap.Error(err))
 		}
@@ -268,6 +290,12 @@ func (s *Server) readySessions(ctx context.Context) (Sessions, error) {
 		case <-h.ctx.Done():
 			// Replaced by another root (or the connection ended): wait for
 			// the current one instead.
+			select {
+			case <-h.replaced:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-s.bgCtx.Done():
+			}
 			if s.sessions.Load() == h {
 				return nil, fmt.Errorf("the session index of %s was closed: %w", h.s.Status().Root, context.Canceled)
 			}
