@@ -18,25 +18,6 @@ type kv struct {
 // with returns o with one more member.
 func (o obj) with(k string, v any) obj { return append(o, kv{k, v}) }
 
-// keys lists the member names of o in order.
-func (o obj) keys() []string {
-	out := make([]string, len(o))
-	for i, m := range o {
-		out[i] = m.k
-	}
-	return out
-}
-
-// get returns the value of member k.
-func (o obj) get(k string) (any, bool) {
-	for _, m := range o {
-		if m.k == k {
-			return m.v, true
-		}
-	}
-	return nil, false
-}
-
 // appendJSON appends the JSON text of v. It writes strings the way
 // JavaScript's JSON.stringify does (dsh is a JavaScript program): only `"`,
 // `\`, and control characters are escaped; `<`, `>` and `&` are not.
