@@ -87,7 +87,7 @@ func TestCompareCandidates(t *testing.T) {
 	relabelled.Label = "title"
 	got = categories(compareCandidates(empty, result{Candidates: []candidate{a, b}}, result{Candidates: []candidate{a, relabelled}},
 		map[string]string{"a": "ok", "b": "corrupt session log: seq gap in committed region at line 3"}, twinDiffers))
-	if len(got) != 1 || got[0] != "candidates: label (dsh cannot read the log, labels it by id) [seq gap or duplicate]" {
+	if len(got) != 1 || got[0] != expectedPrefix+refusedLogListed+", label [seq gap or duplicate]" {
 		t.Fatalf("got %q", got)
 	}
 }
@@ -110,7 +110,7 @@ func TestCompareCandidatesOfLogsDshRefuses(t *testing.T) {
 	b := candidate{SessionID: "b", Label: "title"}
 	reads := map[string]string{"a": "ok", "b": "corrupt session log: unparsable committed event at line 4"}
 	got := categories(compareCandidates(candidateCase{Query: "tit", Limit: 50}, result{Candidates: []candidate{a}}, result{Candidates: []candidate{a, b}}, reads, twinDiffers))
-	if len(got) != 1 || got[0] != "candidates: different sessions (dsh cannot read their logs, matches their id and cwd only) [unparsable line before a later turn/end]" {
+	if len(got) != 1 || got[0] != expectedPrefix+refusedLogListed+", candidate match [unparsable line before a later turn/end]" {
 		t.Fatalf("got %q", got)
 	}
 	reads["b"] = "ok"
