@@ -135,13 +135,19 @@ func InsertFile(path string, kind fileref.Kind, quoted bool) string {
 type Mention struct {
 	// Start and End are byte offsets of the whole mention, `@` included.
 	Start, End int
-	// Path is the mentioned path, without the `@` and quotes.
+	// Path is the mentioned path, without the `@`, quotes and line range.
 	Path string
+	// Quoted is true for a mention written `@"path"`.
+	Quoted bool
+	// Lines is the line range written after the path (`#L10`, `#L10-20`),
+	// nil when there is none.
+	Lines *LineRange
 }
 
 // FileMentions finds the complete file mentions in line: `@path` or
-// `@"path"` at a boundary. Session mentions (`@[label](uri)`), a lone `@`
-// and unclosed quotes are not file mentions.
+// `@"path"` at a boundary, each optionally followed by a line range
+// `#L10` or `#L10-20`. Session mentions (`@[label](uri)`), a lone `@` and
+// unclosed quotes are not file mentions.
 func FileMentions(line string) []Mention {
 	var out []Mention
 	for i := 0; i < len(line); {
@@ -163,8 +169,20 @@ func FileMentions(line string) []Mention {
 				continue
 			}
 			end := at + 2 + q + 1
-			out = append(out, Mention{Start: at, End: end, Path: line[at+2 : end-1]})
-			i = end
+			men := Mention{Start: at, End: end, Path: line[at+2 : end-1], Quoted: true}
+			if end < len(line) && line[end] == '#' {
+				r := end + 1
+				for r < len(line) && isRangeByte(line[r]) {
+					r++
+				}
+				written := strings.TrimRight(line[end+1:r], "-")
+				if lr, ok := parseLineRange(written); ok {
+					men.Lines = &lr
+					men.End = end + 1 + len(written)
+				}
+			}
+			out = append(out, men)
+			i = men.End
 		default:
 			end := at + 1
 			for end < len(line) {
@@ -178,7 +196,8 @@ func FileMentions(line string) []Mention {
 			if path == "" {
 				continue
 			}
-			out = append(out, Mention{Start: at, End: at + 1 + len(path), Path: path})
+			p, lr := splitLineRange(path)
+			out = append(out, Mention{Start: at, End: at + 1 + len(path), Path: p, Lines: lr})
 			i = end
 		}
 	}

@@ -70,6 +70,9 @@ type PrepareResult struct {
 	Content           json.RawMessage            `json:"content"`
 	References        []sessionref.Reference     `json:"references"`
 	AdditionalContext *sessionref.ContextMessage `json:"additionalContext,omitempty"`
+	// Files are the file mentions of the message in mention order; the
+	// message keeps them as written.
+	Files []PreparedFile `json:"files"`
 }
 
 // FileCandidate is one workspace path offered for an `@` mention.

@@ -66,6 +66,10 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 	}
 	line, lineStart := m.Line(req.pos.Line)
 	cursor := ColumnToByte(line, req.pos.Character, caps.encoding)
+	if rt, ok := completion.RangeAt(line, cursor); ok {
+		list.Items = append(list.Items, s.rangeItems(line, lineStart, cursor, rt, m, caps.insertReplace)...)
+		return list, nil
+	}
 	tok, ok := completion.At(line, cursor)
 	if !ok {
 		return list, nil

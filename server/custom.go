@@ -129,7 +129,12 @@ func (s *Server) prepareCall(params json.RawMessage) (call, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &PrepareResult{Content: r.Content, References: r.References, AdditionalContext: r.AdditionalContext}, nil
+		texts := []string{text}
+		if isContent {
+			texts = blockTexts(blocks)
+		}
+		return &PrepareResult{Content: r.Content, References: r.References, AdditionalContext: r.AdditionalContext,
+			Files: s.preparedFiles(texts)}, nil
 	}, nil
 }
 

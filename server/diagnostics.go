@@ -10,7 +10,6 @@ import (
 	"go.lsp.dev/protocol"
 	"go.uber.org/zap"
 
-	"github.com/dsh-refls/dsh-refls/completion"
 	"github.com/dsh-refls/dsh-refls/fileref"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
@@ -267,17 +266,18 @@ func (s *Server) computeDiagnostics(ctx context.Context, doc document) []diagnos
 		}
 	}
 	if root := s.workspace(); root != "" {
-		for n := 0; n < m.LineCount(); n++ {
-			line, start := m.Line(n)
-			for _, fm := range completion.FileMentions(line) {
-				if typing(doc, start+fm.Start, start+fm.End) {
-					continue
-				}
-				switch f := fileref.StatMention(root, fm.Path); {
-				case f.OutsideWorkspace:
-					add(start+fm.Start, start+fm.End, severityWarning, "", fmt.Sprintf("%s is outside the workspace", fm.Path))
-				case f.Missing:
-					add(start+fm.Start, start+fm.End, severityWarning, "", fmt.Sprintf("%s does not exist in the workspace", fm.Path))
+		for _, fm := range fileMentionsIn(doc.Text, m) {
+			if typing(doc, fm.Start, fm.End) {
+				continue
+			}
+			switch f := fileref.StatMention(root, fm.Path); {
+			case f.OutsideWorkspace:
+				add(fm.Start, fm.End, severityWarning, "", fmt.Sprintf("%s is outside the workspace", fm.Path))
+			case f.Missing:
+				add(fm.Start, fm.End, severityWarning, "", fmt.Sprintf("%s does not exist in the workspace", fm.Path))
+			case fm.Lines != nil:
+				if msg, sev := rangeProblem(root, fm.Mention, f); msg != "" {
+					add(fm.Start, fm.End, sev, "", msg)
 				}
 			}
 		}

@@ -196,7 +196,7 @@ func (s *Server) initialize(params json.RawMessage) (*initializeResult, error) {
 			PositionEncoding: string(caps.encoding),
 			TextDocumentSync: textDocumentSyncOptions{OpenClose: true, Change: 2},
 			CompletionProvider: completionOptions{
-				TriggerCharacters: []string{"@", "/", `"`},
+				TriggerCharacters: []string{"@", "/", `"`, "#"},
 				ResolveProvider:   true,
 				CompletionItem:    &completionItemOptions{LabelDetailsSupport: true},
 			},

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dsh-refls/dsh-refls/completion"
 	"github.com/dsh-refls/dsh-refls/fileref"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
@@ -62,14 +61,12 @@ func (s *Server) hover(ctx context.Context, doc document, pos Position) (*hoverR
 			return &hoverResult{Contents: markupContent{Kind: kind, Value: text}, Range: m.Range(men.Start, men.End)}, nil
 		}
 	}
-	line, lineStart := m.Line(pos.Line)
-	col := offset - lineStart
-	for _, fm := range completion.FileMentions(line) {
-		if col < fm.Start || col >= fm.End {
+	for _, fm := range fileMentionsIn(doc.Text, m) {
+		if offset < fm.Start || offset >= fm.End {
 			continue
 		}
-		text := s.fileFactsText(fm.Path, caps.hoverMarkdown)
-		return &hoverResult{Contents: markupContent{Kind: kind, Value: text}, Range: m.Range(lineStart+fm.Start, lineStart+fm.End)}, nil
+		text := s.fileMentionText(fm.Mention, caps.hoverMarkdown)
+		return &hoverResult{Contents: markupContent{Kind: kind, Value: text}, Range: m.Range(fm.Start, fm.End)}, nil
 	}
 	return nil, nil
 }

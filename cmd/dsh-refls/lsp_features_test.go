@@ -1,0 +1,115 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dsh-refls/dsh-refls/internal/dshgen"
+)
+
+// notification waits for the next notification of method, skipping other
+// frames (there are no outstanding requests while it waits).
+func (p *wireProc) notification(method string) json.RawMessage {
+	p.t.Helper()
+	deadline := time.After(abuseTimeout)
+	for {
+		select {
+		case f, ok := <-p.frames:
+			if !ok {
+				p.t.Fatalf("stdout ended (%v)\nstderr:\n%s", p.readErr, p.stderr.String())
+			}
+			var n struct {
+				Method string          `json:"method"`
+				Params json.RawMessage `json:"params"`
+			}
+			if err := json.Unmarshal(f, &n); err != nil {
+				p.t.Fatalf("frame %s: %v", f, err)
+			}
+			if n.Method == method {
+				return n.Params
+			}
+		case <-deadline:
+			p.t.Fatalf("no %s\nstderr:\n%s", method, p.stderr.String())
+		}
+	}
+}
+
+// startLSPWire starts the binary on a demo store with a workspace holding
+// src/lines.txt (12 lines), initialized with caps.
+func startLSPWire(t *testing.T, caps map[string]any) (*wireProc, string, []dshgen.Expected) {
+	t.Helper()
+	store, ws := t.TempDir(), t.TempDir()
+	expected, err := dshgen.DemoStoreFor(store, ws, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(ws, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Repeat("some line\n", 12)
+	if err := os.WriteFile(filepath.Join(ws, "src", "lines.txt"), []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startWire(t, "--sessions-root", store, "--watch", "poll")
+	p.send(map[string]any{"id": "init", "method": "initialize", "params": map[string]any{
+		"processId": nil, "rootUri": "file://" + ws, "capabilities": caps,
+		"initializationOptions": map[string]any{"sessionId": expected[0].ID, "cwd": ws}}})
+	p.expectResult("initialize", `"init"`)
+	p.send(map[string]any{"method": "initialized", "params": map[string]any{}})
+	return p, ws, expected
+}
+
+func TestBinaryLineRanges(t *testing.T) {
+	p, ws, _ := startLSPWire(t, map[string]any{})
+	uri := "file://" + ws + "/prompt.md"
+	text := "ok @src/lines.txt#L2-3\npast @src/lines.txt#L10-13"
+	p.send(map[string]any{"method": "textDocument/didOpen", "params": map[string]any{"textDocument": map[string]any{
+		"uri": uri, "languageId": "markdown", "version": 1, "text": text}}})
+	var diags struct {
+		Diagnostics []struct {
+			Range struct {
+				Start struct{ Line int } `json:"start"`
+			} `json:"range"`
+			Severity int    `json:"severity"`
+			Message  string `json:"message"`
+		} `json:"diagnostics"`
+	}
+	if err := json.Unmarshal(p.notification("textDocument/publishDiagnostics"), &diags); err != nil {
+		t.Fatal(err)
+	}
+	if len(diags.Diagnostics) != 1 || diags.Diagnostics[0].Range.Start.Line != 1 || diags.Diagnostics[0].Severity != 2 ||
+		!strings.Contains(diags.Diagnostics[0].Message, "has 12 lines: the range L10-13 is past its end") {
+		t.Errorf("diagnostics = %+v, want one warning on line 1", diags.Diagnostics)
+	}
+
+	p.send(map[string]any{"id": 1, "method": "textDocument/hover", "params": map[string]any{
+		"textDocument": map[string]any{"uri": uri}, "position": map[string]any{"line": 0, "character": 6}}})
+	a := p.expectResult("hover", "1")
+	var hv struct {
+		Contents struct{ Value string } `json:"contents"`
+	}
+	if err := json.Unmarshal(a.Result, &hv); err != nil || !strings.Contains(hv.Contents.Value, "Lines 2–3 of 12\nsome line\nsome line\n") {
+		t.Errorf("hover = %s (%v)", a.Result, err)
+	}
+
+	p.send(map[string]any{"id": 2, "method": "dsh/prepare", "params": map[string]any{"text": text}})
+	a = p.expectResult("prepare", "2")
+	var prep struct {
+		Files json.RawMessage `json:"files"`
+	}
+	if err := json.Unmarshal(a.Result, &prep); err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"path":"src/lines.txt","kind":"file","range":{"start":2,"end":3}},{"path":"src/lines.txt","kind":"file","range":{"start":10,"end":13}}]`
+	if string(prep.Files) != want {
+		t.Errorf("files = %s, want %s", prep.Files, want)
+	}
+	if _, code := p.finish(); code != 1 {
+		// No shutdown was sent: the exit code says so (LSP: 1).
+		t.Errorf("exit code %d, want 1 without shutdown", code)
+	}
+}
