@@ -223,6 +223,9 @@ func quoteInline(s string, markdown bool) string {
 	if !markdown {
 		return s
 	}
+	// A blank line would end the code span and let the rest render as
+	// Markdown and HTML; inside a span a line break is a space anyway.
+	s = oneLine(s)
 	d := strings.Repeat("`", longestBacktickRun(s)+1)
 	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
 		return d + " " + s + " " + d
@@ -230,8 +233,16 @@ func quoteInline(s string, markdown bool) string {
 	return d + s + d
 }
 
-// escapeMarkdown escapes characters that would format a title.
+// oneLine replaces every line break of s with a space.
+func oneLine(s string) string {
+	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\u2028", " ", "\u2029", " ").Replace(s)
+}
+
+// escapeMarkdown escapes characters that would format a title, keeps it on
+// one line, and breaks "://" with a zero-width space so that a renderer
+// that links bare URLs (VS Code's does) shows no live link.
 func escapeMarkdown(s string) string {
+	s = strings.ReplaceAll(oneLine(s), "://", ":/\u200b/")
 	var b strings.Builder
 	for _, r := range s {
 		if strings.ContainsRune("\\`*_{}[]()#+-.!|<>~", r) {
