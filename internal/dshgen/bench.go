@@ -61,6 +61,10 @@ type BenchConfig struct {
 	ZstdEvery int
 	// Workers is the number of writers; 0 means 4 per CPU.
 	Workers int
+	// V4 writes format-v4 sessions (session.v4.jsonl) as dsh 0.2 does,
+	// a quarter of them as migrated pairs: a short v0 original beside the
+	// v4 generation, which alone is read.
+	V4 bool
 }
 
 // BenchReport summarises a written bench store.
@@ -124,6 +128,11 @@ func BenchStoreWith(ctx context.Context, root string, cfg BenchConfig) (BenchRep
 					enc = Zstd
 				}
 				disk, err := s.saveBench(root, enc, zenc)
+				if err == nil && cfg.V4 && i%4 == 3 {
+					var orig int64
+					orig, err = benchOriginal(s).saveBench(root, enc, zenc)
+					disk += orig
+				}
 				if err != nil {
 					errs <- fmt.Errorf("bench session %d: %w", i, err)
 					next.Store(int64(cfg.Sessions))
@@ -264,7 +273,11 @@ var (
 func benchSession(cfg BenchConfig, i int, size int64, projects []string, c *corpus) *Session {
 	r := benchRand(cfg.Seed, streamSessionBase+uint64(i))
 	id := uuid.Must(uuid.NewRandomFromReader(rand.NewChaCha8(benchSeed(cfg.Seed, i)))).String()
-	s := NewSession(id).CreatedAt(benchEpoch + int64(i)*benchSpacingMs + int64(r.IntN(benchSpacingMs/2)))
+	s := NewSession(id)
+	if cfg.V4 {
+		s = NewV4Session(id)
+	}
+	s.CreatedAt(benchEpoch + int64(i)*benchSpacingMs + int64(r.IntN(benchSpacingMs/2)))
 	if r.IntN(50) != 0 {
 		s.Cwd(projects[r.IntN(len(projects))])
 	}
@@ -299,4 +312,18 @@ func benchSeed(seed int64, i int) [32]byte {
 		out[8+k] = byte(uint64(i) >> (8 * k))
 	}
 	return out
+}
+
+// benchOriginal is the short v0 log a migrated v4 bench session leaves
+// beside it: its first turn, with an older title.
+func benchOriginal(v4 *Session) *Session {
+	o := NewSession(v4.id).CreatedAt(v4.createdAt)
+	if v4.hasCwd {
+		o.Cwd(v4.cwd)
+	}
+	return o.Turn(func(t *Turn) {
+		t.UserText("Pick up where we left off.")
+		t.Title(v4.proj.title+" (before the upgrade)", "fallback")
+		t.AssistantText("Reading the earlier notes.")
+	})
 }

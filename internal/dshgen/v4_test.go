@@ -1,6 +1,7 @@
 package dshgen
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -66,3 +67,26 @@ func fmtAny(v []any) string {
 }
 
 func strconvI(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestBenchStoreV4: the v4 bench store lists every session once, from its
+// v4 generation, with a quarter of the directories holding the original too.
+func TestBenchStoreV4(t *testing.T) {
+	root := t.TempDir()
+	rep, err := BenchStoreWith(context.Background(), root, BenchConfig{Sessions: 8, TargetBytes: 64 << 10, Seed: 3, V4: true})
+	if err != nil || rep.Sessions != 8 {
+		t.Fatalf("%+v, %v", rep, err)
+	}
+	logs, _ := filepath.Glob(filepath.Join(root, "*", "*", "session*.jsonl"))
+	v4, originals := 0, 0
+	for _, l := range logs {
+		switch filepath.Base(l) {
+		case "session.v4.jsonl":
+			v4++
+		case "session.jsonl":
+			originals++
+		}
+	}
+	if v4 != 8 || originals != 2 {
+		t.Errorf("%d v4 logs and %d originals, want 8 and 2", v4, originals)
+	}
+}

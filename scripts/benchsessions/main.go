@@ -31,8 +31,9 @@ func main() {
 	size := flag.String("bytes", "3G", "total log bytes to generate (K, M, G suffixes)")
 	seed := flag.Int64("seed", 1, "generator seed")
 	runs := flag.Int("runs", 5, "interleaved runs of each timed build")
+	format := flag.Int("format", 0, "log format of the generated store: 0 (dsh 0.1), or 4 (dsh 0.2: v4 logs, a quarter beside their v0 originals)")
 	flag.Parse()
-	if err := run(*root, *sessions, *size, *seed, *runs); err != nil {
+	if err := run(*root, *sessions, *size, *seed, *runs, *format == 4); err != nil {
 		fmt.Fprintln(os.Stderr, "benchsessions:", err)
 		os.Exit(1)
 	}
@@ -55,7 +56,7 @@ func parseSize(s string) (int64, error) {
 	return n * mult, nil
 }
 
-func run(root string, sessions int, size string, seed int64, runs int) error {
+func run(root string, sessions int, size string, seed int64, runs int, v4 bool) error {
 	ctx := context.Background()
 	target, err := parseSize(size)
 	if err != nil {
@@ -64,7 +65,7 @@ func run(root string, sessions int, size string, seed int64, runs int) error {
 	if _, err := os.Stat(root); errors.Is(err, os.ErrNotExist) {
 		fmt.Printf("generating %d sessions, %s of logs under %s ...\n", sessions, size, root)
 		t0 := time.Now()
-		rep, err := dshgen.BenchStoreWith(ctx, root, dshgen.BenchConfig{Sessions: sessions, TargetBytes: target, Seed: seed})
+		rep, err := dshgen.BenchStoreWith(ctx, root, dshgen.BenchConfig{Sessions: sessions, TargetBytes: target, Seed: seed, V4: v4})
 		if err != nil {
 			return fmt.Errorf("generating the store: %w", err)
 		}
