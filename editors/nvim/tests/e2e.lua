@@ -183,6 +183,17 @@ H.run('nvim e2e', function()
   vim.cmd('close')
   check(vim.api.nvim_get_current_buf() == buf, 'closing the preview did not return to the message')
 
+  -- Go to definition (gd) on the mention opens the same preview.
+  vim.api.nvim_win_set_cursor(0, { line + 1, 3 })
+  vim.lsp.buf.definition()
+  local via_gd = H.wait_for('the preview from go to definition', function()
+    local b = vim.api.nvim_get_current_buf()
+    return b ~= recall and vim.api.nvim_buf_get_name(b):find('dsh://recall/', 1, true) and #H.buf_text(b) > 0 and b
+  end)
+  check(H.buf_text(via_gd) == recall_text, 'go to definition shows another preview:\n%s', H.buf_text(via_gd))
+  check(vim.bo[via_gd].buftype == 'nofile', 'go-to-definition preview is not a scratch buffer')
+  vim.cmd('close')
+
   -- :DshPrepare opens the prepared message and the context.
   local prepared
   vim.cmd('DshPrepare')

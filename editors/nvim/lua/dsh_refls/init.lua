@@ -90,6 +90,19 @@ local function client_config(root, cmd)
     -- Answers workspace/configuration requests for the "dsh" section.
     settings = { dsh = config.as_object(vim.deepcopy(opts.settings)) },
     capabilities = opts.capabilities or vim.lsp.protocol.make_client_capabilities(),
+    -- Go to definition on a session mention (gd, vim.lsp.buf.definition)
+    -- lands on a dsh-refls: URI, which is no file: show its recall preview.
+    handlers = {
+      ['textDocument/definition'] = function(err, result, ctx, hconfig)
+        local loc = type(result) == 'table' and (result.uri and result or result[1]) or nil
+        local uri = loc and (loc.uri or loc.targetUri)
+        if not err and uri and vim.startswith(uri, 'dsh-refls:') then
+          local client = vim.lsp.get_client_by_id(ctx.client_id)
+          return client and M.open_preview(client, uri, ctx.bufnr)
+        end
+        return vim.lsp.handlers['textDocument/definition'](err, result, ctx, hconfig)
+      end,
+    },
     on_attach = function(client, bufnr)
       if opts.omnifunc then
         vim.bo[bufnr].omnifunc = config.omnifuncs[opts.omnifunc]
@@ -264,6 +277,21 @@ function M.status(args)
   end, bufnr)
 end
 
+--- Reads the recall preview of a `dsh-refls:` URI with dsh/preview and shows
+--- it in a read-only scratch buffer; done(buf|nil, preview|err).
+function M.open_preview(client, uri, bufnr, done)
+  done = done or function() end
+  compat.request(client, 'dsh/preview', { uri = uri }, function(err, preview)
+    if err then
+      notify('no preview: ' .. present.describe_error(err), vim.log.levels.ERROR)
+      return done(nil, err)
+    end
+    local buf = open_scratch('recall', vim.split(preview.markdown or '', '\n', { plain = true }))
+    vim.bo[buf].modifiable = false
+    done(buf, preview)
+  end, bufnr)
+end
+
 --- Opens the recall preview of the session mention under the cursor (the
 --- `dsh-refls:` target of its textDocument/definition, read with
 --- dsh/preview) in a read-only scratch buffer: never saved, never attached,
@@ -289,15 +317,7 @@ function M.recall(args)
       notify('the cursor is not on a session mention', vim.log.levels.WARN)
       return done(nil, { message = 'not a session mention' })
     end
-    compat.request(client, 'dsh/preview', { uri = uri }, function(perr, preview)
-      if perr then
-        notify('no preview: ' .. present.describe_error(perr), vim.log.levels.ERROR)
-        return done(nil, perr)
-      end
-      local buf = open_scratch('recall', vim.split(preview.markdown or '', '\n', { plain = true }))
-      vim.bo[buf].modifiable = false
-      done(buf, preview)
-    end, bufnr)
+    M.open_preview(client, uri, bufnr, done)
   end, bufnr)
 end
 
