@@ -126,6 +126,7 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 			}
 			list.Items = append(list.Items, item)
 		}
+		list.Items = append(list.Items, s.bodyItems(ctx, snap, line, tok, cands, cfg, edit, nextSort)...)
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()

@@ -45,6 +45,9 @@ type Config struct {
 	ExcludedDirectories      []string `json:"excludedDirectories"`
 	SpillDir                 string   `json:"spillDir"`
 	Watch                    string   `json:"watch"`
+	// RecallSearch enables the index of what was said in sessions (issue
+	// 13); off, no body index is built or read and nothing is stored.
+	RecallSearch bool `json:"recallSearch"`
 }
 
 // DefaultConfig is the configuration before the client says anything.
@@ -61,6 +64,7 @@ func DefaultConfig() Config {
 		ExcludedDirectories:      []string{defaultExcludedDirGit, defaultExcludedDirNodeM},
 		SpillDir:                 spill,
 		Watch:                    watchModeAuto,
+		RecallSearch:             true,
 	}
 }
 
@@ -139,6 +143,10 @@ func applyConfig(base Config, raw json.RawMessage) (Config, []string, error) {
 				}
 			}
 			c.ExcludedDirectories = dirs
+		case "recallSearch":
+			if err = json.Unmarshal(v, &c.RecallSearch); err != nil {
+				err = fmt.Errorf("must be true or false")
+			}
 		case "watch":
 			var s string
 			s, err = decodeString(v)

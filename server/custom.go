@@ -13,6 +13,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/completion"
 	"github.com/dsh-refls/dsh-refls/fileref"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/recall"
 )
 
 // The custom methods of §4.3.
@@ -172,10 +173,13 @@ func (s *Server) candidatesCall(params json.RawMessage) (call, error) {
 		if err != nil {
 			return nil, err
 		}
-		if cands == nil {
-			cands = []sessionref.Candidate{}
+		out := make([]bodyCandidate, 0, len(cands))
+		for _, c := range cands {
+			out = append(out, bodyCandidate{Candidate: c})
 		}
-		return cands, nil
+		// Sessions found by what was said in them come after every title,
+		// id and cwd match, in what the limit leaves.
+		return append(out, s.bodyMatches(ctx, snap, s.syncedRecall(), p.Query, cands, cfg, limit-len(cands))...), nil
 	}, nil
 }
 
@@ -234,6 +238,9 @@ type statusResult struct {
 	Degraded         []string             `json:"degraded"`
 	PositionEncoding PositionEncoding     `json:"positionEncoding"`
 	SessionID        string               `json:"sessionId,omitempty"`
+	// Recall describes the body search index; absent when recallSearch
+	// is off.
+	Recall *recall.Stats `json:"recall,omitempty"`
 }
 
 func (s *Server) statusCall() (call, error) {
@@ -273,6 +280,10 @@ func (s *Server) statusCall() (call, error) {
 		}
 		if f := s.currentFiles(); f != nil {
 			res.FilesIndexed = f.Count()
+		}
+		if rh := s.recall.Load(); rh != nil {
+			st := rh.ix.Stats()
+			res.Recall = &st
 		}
 		return res, nil
 	}, nil

@@ -30,7 +30,7 @@ func (s *Server) keepServing(h jsonrpc2.Handler) jsonrpc2.Handler {
 // index built; the others answer at once with what they have.
 func waitsForFirstBuild(method string) bool {
 	switch method {
-	case MethodPrepare, MethodCandidates, "textDocument/hover", "completionItem/resolve":
+	case MethodPrepare, MethodCandidates, MethodSearch, "textDocument/hover", "completionItem/resolve":
 		return true
 	}
 	return false
@@ -161,6 +161,8 @@ func (s *Server) route(ctx context.Context, method string, params json.RawMessag
 		return s.prepareCall(params)
 	case MethodCandidates:
 		return s.candidatesCall(params)
+	case MethodSearch:
+		return s.searchCall(params)
 	case MethodFiles:
 		return s.filesCall(params)
 	case MethodStatus:

@@ -204,7 +204,7 @@ func (s *Server) initialize(params json.RawMessage) (*initializeResult, error) {
 			DefinitionProvider:   true,
 			DocumentLinkProvider: &documentLinkOptions{},
 			Experimental: map[string]any{
-				"dshMethods": []string{MethodPrepare, MethodCandidates, MethodFiles, MethodStatus, MethodPreview},
+				"dshMethods": []string{MethodPrepare, MethodCandidates, MethodFiles, MethodStatus, MethodPreview, MethodSearch},
 			},
 		},
 		ServerInfo: serverInfo{Name: ServerName, Version: s.opts.Version},

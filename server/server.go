@@ -153,6 +153,9 @@ type Server struct {
 	// configuration names another root.
 	sessions atomic.Pointer[sessionsHolder]
 	files    atomic.Pointer[filesHolder]
+	// recall is the body search index of the current sessions, nil when
+	// recallSearch is off (server/recall.go).
+	recall atomic.Pointer[recallHolder]
 
 	progressSeq atomic.Int64
 	// firstBuild is the progress of the first session index build, which

@@ -30,6 +30,7 @@ func (s *Server) openSessions(cfg Config) error {
 		return &configError{Field: "sessionsRoot", Msg: err.Error()}
 	}
 	if h := s.sessions.Load(); h != nil && h.s.Status().Root == root && h.watch == cfg.Watch {
+		s.openRecall(h, cfg.RecallSearch)
 		return nil
 	}
 	// Close the old index, watcher included, before opening the next: a
@@ -52,7 +53,7 @@ func (s *Server) openSessions(cfg Config) error {
 		Watch:    cfg.Watch,
 		Logger:   s.logger.Named("sessions"),
 		Progress: report.update,
-		OnUpdate: func() { s.diags.scheduleAll(); s.memory.touch() },
+		OnUpdate: func() { s.diags.scheduleAll(); s.memory.touch(); s.kickRecall() },
 		OnDegraded: func(reason string) {
 			degradedOnce.Do(func() {
 				s.showMessage(messageTypeWarning, fmt.Sprintf("dsh-refls: watching %s by polling: %s", root, reason))
@@ -71,6 +72,7 @@ func (s *Server) openSessions(cfg Config) error {
 		stopped: make(chan struct{}), replaced: make(chan struct{})}
 	s.sessions.Store(h)
 	s.runSessions(ctx, sess, report, h.stopped)
+	s.openRecall(h, cfg.RecallSearch)
 	if old == nil {
 		s.firstBuild.Store(report)
 	}

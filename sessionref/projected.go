@@ -65,3 +65,19 @@ func ReadProjection(ctx context.Context, entry Entry) (*Projection, error) {
 	}
 	return p, nil
 }
+
+// CandidateOf builds the §2.2 candidate of the listed session id as
+// Candidates would for a query from targetID in targetCwd (the target's
+// own cwd wins when it is indexed). It is false for an id that is not
+// listed and for the target itself, which is never offered.
+func (s *Snapshot) CandidateOf(id, targetID, targetCwd string) (Candidate, bool) {
+	e, ok := s.Locate(id)
+	if !ok || id == targetID {
+		return Candidate{}, false
+	}
+	hasTargetCwd := targetCwd != ""
+	if t, ok := s.Locate(targetID); ok {
+		targetCwd, hasTargetCwd = t.Cwd, t.HasCwd
+	}
+	return candidateOf(&e, hasTargetCwd, targetCwd), true
+}

@@ -1,0 +1,287 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf16"
+
+	"go.uber.org/zap"
+
+	"github.com/dsh-refls/dsh-refls/completion"
+	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/recall"
+)
+
+// MethodSearch finds sessions by what was said in them (issue 13).
+const MethodSearch = "dsh/search"
+
+// recallHolder is the body search index of one opened session index. It
+// is synced in the background from the session index's snapshots: once
+// after the first build, then after every update.
+type recallHolder struct {
+	sessions *sessionsHolder
+	ix       *recall.Index
+	// kick asks the sync loop for another pass; one pending is enough.
+	kick chan struct{}
+	// synced is closed after the first sync.
+	synced chan struct{}
+	cancel context.CancelFunc
+}
+
+// openRecall starts or stops the recall index of h as on says. With on
+// false nothing is built or read, and searches are refused.
+func (s *Server) openRecall(h *sessionsHolder, on bool) {
+	cur := s.recall.Load()
+	if on && cur != nil && cur.sessions == h {
+		return
+	}
+	if !on || (cur != nil && cur.sessions != h) {
+		if old := s.recall.Swap(nil); old != nil {
+			old.cancel()
+		}
+	}
+	if !on {
+		return
+	}
+	ctx, cancel := context.WithCancel(h.ctx)
+	rh := &recallHolder{sessions: h, ix: recall.New(recall.Options{Logger: s.logger.Named("recall")}),
+		kick: make(chan struct{}, 1), synced: make(chan struct{}), cancel: cancel}
+	if !s.recall.CompareAndSwap(nil, rh) {
+		cancel() // another caller opened one for the same sessions meanwhile
+		return
+	}
+	s.bgWG.Add(1)
+	go func() {
+		defer s.bgWG.Done()
+		select {
+		case <-h.s.Ready():
+		case <-ctx.Done():
+			return
+		}
+		first := true
+		for {
+			if err := rh.ix.Sync(ctx, h.s.Snapshot()); err != nil && ctx.Err() == nil {
+				s.logger.Warn("recall index sync failed", zap.Error(err))
+			}
+			if first {
+				close(rh.synced)
+				first = false
+			}
+			select {
+			case <-rh.kick:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+}
+
+// kickRecall asks the recall index for a sync after a session index update.
+func (s *Server) kickRecall() {
+	if rh := s.recall.Load(); rh != nil {
+		select {
+		case rh.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// readyRecall waits for the first sync of the recall index; nil when
+// recallSearch is off.
+func (s *Server) readyRecall(ctx context.Context) (*recallHolder, error) {
+	rh := s.recall.Load()
+	if rh == nil {
+		return nil, nil
+	}
+	select {
+	case <-rh.synced:
+		return rh, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// syncedRecall is the recall index when its first sync is done, for
+// answers that never wait (completion).
+func (s *Server) syncedRecall() *recallHolder {
+	rh := s.recall.Load()
+	if rh == nil {
+		return nil
+	}
+	select {
+	case <-rh.synced:
+		return rh
+	default:
+		return nil
+	}
+}
+
+// searchParams are the params of dsh/search.
+type searchParams struct {
+	Query     *string         `json:"query"`
+	Limit     json.RawMessage `json:"limit"`
+	SessionID string          `json:"sessionId"`
+}
+
+// searchResult is one session of a dsh/search answer.
+type searchResult struct {
+	SessionID    string         `json:"sessionId"`
+	Label        string         `json:"label"`
+	DisplayTitle string         `json:"displayTitle"`
+	Cwd          *string        `json:"cwd,omitempty"`
+	CreatedAt    int64          `json:"createdAt"`
+	Matches      []recall.Match `json:"matches"`
+}
+
+func (s *Server) searchCall(params json.RawMessage) (call, error) {
+	var p searchParams
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, invalidParams(MethodSearch, err)
+	}
+	if p.Query == nil {
+		return nil, sessionref.Errorf(sessionref.CodeInvalidReference, "query is required")
+	}
+	limit := recall.DefaultLimit
+	if present(p.Limit) {
+		var n float64
+		if err := json.Unmarshal(p.Limit, &n); err != nil || n != float64(int(n)) || n <= 0 || n > recall.MaxLimit {
+			return nil, sessionref.Errorf(sessionref.CodeInvalidReference, "limit must be an integer from 1 to %d, got %s", recall.MaxLimit, p.Limit)
+		}
+		limit = int(n)
+	}
+	if !s.config().RecallSearch {
+		return nil, sessionref.Errorf(sessionref.CodeInvalidConfig, "searching what was said in sessions is off (recallSearch: false)")
+	}
+	q := recall.Query{Text: *p.Query, Limit: limit, SessionID: p.SessionID}
+	return func(ctx context.Context) (any, error) {
+		snap, err := s.readySnapshot(ctx)
+		if err != nil {
+			return nil, err
+		}
+		rh, err := s.readyRecall(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out := []searchResult{}
+		if rh == nil || snap == nil {
+			return out, nil
+		}
+		res, err := rh.ix.Search(ctx, q)
+		var qe *recall.QueryError
+		if errors.As(err, &qe) {
+			return nil, sessionref.Errorf(sessionref.CodeInvalidReference, "%s", qe.Reason)
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range res {
+			e, ok := snap.Locate(r.SessionID)
+			if !ok {
+				continue // dropped since the recall index synced
+			}
+			sr := searchResult{SessionID: e.ID, Label: e.Label(), DisplayTitle: e.DisplayTitle(), CreatedAt: e.CreatedAt, Matches: r.Matches}
+			if e.HasCwd {
+				cwd := e.Cwd
+				sr.Cwd = &cwd
+			}
+			out = append(out, sr)
+		}
+		return out, nil
+	}, nil
+}
+
+// bodyMatches are the sessions whose text holds query but that the title
+// candidates did not list, as candidates with their first match, at most
+// limit of them. Queries shorter than three bytes find none: they would
+// match nearly every session.
+func (s *Server) bodyMatches(ctx context.Context, snap *sessionref.Snapshot, rh *recallHolder, query string, listed []sessionref.Candidate, cfg Config, limit int) []bodyCandidate {
+	if rh == nil || snap == nil || limit <= 0 || len(strings.TrimSpace(query)) < 3 {
+		return nil
+	}
+	seen := make(map[string]bool, len(listed))
+	for _, c := range listed {
+		seen[c.SessionID] = true
+	}
+	res, err := rh.ix.Search(ctx, recall.Query{Text: query, Limit: limit + len(listed) + 1})
+	if err != nil {
+		return nil // a query the body search refuses finds no body matches
+	}
+	var out []bodyCandidate
+	for _, r := range res {
+		if seen[r.SessionID] || len(r.Matches) == 0 {
+			continue
+		}
+		c, ok := snap.CandidateOf(r.SessionID, cfg.SessionID, cfg.Cwd)
+		if !ok {
+			continue
+		}
+		m := r.Matches[0]
+		out = append(out, bodyCandidate{Candidate: c, Match: &m})
+		if len(out) == limit {
+			break
+		}
+	}
+	return out
+}
+
+// bodyCandidate is a candidate found by what was said in it; dsh/candidates
+// lists it after the title, id and cwd matches, with the match.
+type bodyCandidate struct {
+	sessionref.Candidate
+	Match *recall.Match `json:"match,omitempty"`
+}
+
+// excerptMarkdown renders a match for Markdown documentation: the hits in
+// bold, everything else escaped (hover.go escapeMarkdown) so that no tag
+// or markup in the text takes effect.
+func excerptMarkdown(m *recall.Match) string {
+	u := utf16.Encode([]rune(m.Excerpt))
+	var b strings.Builder
+	at := 0
+	for _, r := range m.Ranges {
+		if r[0] < at || r[1] > len(u) {
+			continue
+		}
+		b.WriteString(escapeMarkdown(string(utf16.Decode(u[at:r[0]]))))
+		b.WriteString("**" + escapeMarkdown(string(utf16.Decode(u[r[0]:r[1]]))) + "**")
+		at = r[1]
+	}
+	b.WriteString(escapeMarkdown(string(utf16.Decode(u[at:]))))
+	return fmt.Sprintf("%s (message %d): %s", m.Role, m.Seq, b.String())
+}
+
+// bodyItems are the completion items of the sessions found by what was
+// said in them, after the title matches: the excerpt is the label's
+// description (shortened) and, highlighted, its documentation.
+func (s *Server) bodyItems(ctx context.Context, snap *sessionref.Snapshot, line string, tok completion.Token, listed []sessionref.Candidate,
+	cfg Config, edit func(string) any, nextSort func() string) []completionItem {
+	caps := s.clientCaps()
+	var items []completionItem
+	for _, b := range s.bodyMatches(ctx, snap, s.syncedRecall(), tok.Query, listed, cfg, cfg.CandidateLimit-len(listed)) {
+		data, _ := json.Marshal(completionData{Kind: dataKindSession, SessionID: b.SessionID})
+		item := completionItem{
+			Label:      b.DisplayTitle,
+			Kind:       completionKindReference,
+			SortText:   nextSort(),
+			FilterText: completion.FilterText(line, tok, b.DisplayTitle, b.SessionID),
+			TextEdit:   edit(b.Mention),
+			Data:       data,
+		}
+		said := "“" + shorten(b.Match.Excerpt, 60) + "”"
+		if caps.labelDetails {
+			item.LabelDetails = &labelDetails{Description: said}
+		} else {
+			item.Detail = said
+		}
+		if caps.completionMarkdown {
+			item.Documentation = &markupContent{Kind: "markdown", Value: excerptMarkdown(b.Match)}
+		} else {
+			item.Documentation = &markupContent{Kind: "plaintext", Value: b.Match.Role + ": " + b.Match.Excerpt}
+		}
+		items = append(items, item)
+	}
+	return items
+}

@@ -1,0 +1,175 @@
+package server
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dsh-refls/dsh-refls/internal/dshgen"
+)
+
+// searchOpts serves the test store plus a session whose body holds text a
+// title never does.
+func searchOpts(t *testing.T) (Options, string) {
+	t.Helper()
+	opts, fake, ws := testOptions(t)
+	fake.add(t, dshgen.NewSession("s-bucket").Cwd(testCwd).CreatedAt(time.Now().Add(-6*time.Hour).UnixMilli()).
+		Turn(func(tt *dshgen.Turn) {
+			tt.UserText("How should the token bucket refill? <script>alert(1)</script>")
+			tt.Title("Rate limiting", "provider")
+			tt.AssistantText("Refill lazily, per request.")
+		}))
+	return opts, ws
+}
+
+func TestSearchOverWire(t *testing.T) {
+	opts, ws := searchOpts(t)
+	h := newHarness(t, opts)
+	h.initialize(initOptions{root: ws, settings: map[string]any{"sessionId": "s-target"}})
+
+	var res []searchResult
+	h.mustCall(MethodSearch, map[string]any{"query": "Token Bucket"}, &res)
+	if len(res) != 1 || res[0].SessionID != "s-bucket" || res[0].Label != "Rate limiting" || res[0].Cwd == nil || *res[0].Cwd != testCwd {
+		t.Fatalf("search = %+v", res)
+	}
+	m := res[0].Matches
+	if len(m) != 1 || m[0].Role != "user" || !strings.Contains(m[0].Excerpt, "<script>") || len(m[0].Ranges) != 2 {
+		t.Fatalf("matches = %+v", m)
+	}
+	u := []rune(m[0].Excerpt) // ASCII before the hits: UTF-16 units are runes
+	for i, want := range []string{"token", "bucket"} {
+		if got := string(u[m[0].Ranges[i][0]:m[0].Ranges[i][1]]); got != want {
+			t.Errorf("range %d holds %q, want %q", i, got, want)
+		}
+	}
+	// Words in different messages of one session; newest first.
+	h.mustCall(MethodSearch, map[string]any{"query": "please fix"}, &res)
+	if len(res) != 2 || res[0].SessionID != "s-alpha" || res[1].SessionID != "s-beta" {
+		t.Errorf("please fix = %+v", res)
+	}
+	h.mustCall(MethodSearch, map[string]any{"query": "please fix", "limit": 1}, &res)
+	if len(res) != 1 || res[0].SessionID != "s-alpha" {
+		t.Errorf("limit 1 = %+v", res)
+	}
+	h.mustCall(MethodSearch, map[string]any{"query": "please fix", "sessionId": "s-beta"}, &res)
+	if len(res) != 1 || res[0].SessionID != "s-beta" {
+		t.Errorf("sessionId = %+v", res)
+	}
+	// A one-letter query scans; it is never an error.
+	h.mustCall(MethodSearch, map[string]any{"query": "q"}, &res)
+	if len(res) != 1 || res[0].SessionID != "s-bucket" {
+		t.Errorf("q = %+v", res)
+	}
+	for _, tt := range []struct {
+		name   string
+		params map[string]any
+		rpc    int
+		code   string
+	}{
+		{"no query", map[string]any{}, -32011, "SESSION_REFERENCE_INVALID_REFERENCE"},
+		{"empty query", map[string]any{"query": "  "}, -32011, "SESSION_REFERENCE_INVALID_REFERENCE"},
+		{"bad limit", map[string]any{"query": "x", "limit": 0}, -32011, "SESSION_REFERENCE_INVALID_REFERENCE"},
+		{"NUL", map[string]any{"query": "a\x00b"}, -32011, "SESSION_REFERENCE_INVALID_REFERENCE"},
+	} {
+		err := h.call(MethodSearch, tt.params, nil)
+		if code, scode := rpcError(t, err); int(code) != tt.rpc || scode != tt.code {
+			t.Errorf("%s: got %d/%s (%v)", tt.name, code, scode, err)
+		}
+	}
+}
+
+func TestCandidatesAndCompletionGainBodyMatches(t *testing.T) {
+	opts, ws := searchOpts(t)
+	h := newHarness(t, opts)
+	h.initialize(initOptions{root: ws, labelDetails: true, markdown: true, settings: map[string]any{"sessionId": "s-target"}})
+	var res []searchResult
+	h.mustCall(MethodSearch, map[string]any{"query": "lazily"}, &res) // waits for the body index
+
+	candidates := func(q string) []bodyCandidate {
+		var cands []bodyCandidate // fresh: decoding into a used slice keeps old pointers
+		h.mustCall(MethodCandidates, map[string]any{"query": q}, &cands)
+		return cands
+	}
+	cands := candidates("rate")
+	if len(cands) != 1 || cands[0].SessionID != "s-bucket" || cands[0].Match != nil {
+		t.Errorf("title match = %+v", cands)
+	}
+	// "written" is in s-beta's answer and s-target's, never in a title;
+	// the target itself is never offered.
+	cands = candidates("written")
+	if len(cands) != 1 || cands[0].SessionID != "s-beta" || cands[0].Match == nil || cands[0].Match.Role != "assistant" {
+		t.Fatalf("body match = %+v", cands)
+	}
+	// Title matches first, then body matches of other sessions.
+	cands = candidates("parser")
+	if len(cands) != 1 || cands[0].SessionID != "s-alpha" || cands[0].Match != nil {
+		t.Errorf("parser = %+v", cands)
+	}
+	cands = candidates("fix")
+	if len(cands) != 2 || cands[0].SessionID != "s-alpha" || cands[0].Match != nil || cands[1].SessionID != "s-beta" || cands[1].Match == nil {
+		t.Errorf("fix = %+v", cands)
+	}
+
+	pos := h.open("file:///c.md", "see @refill"+cursor, EncodingUTF16)
+	var list completionList
+	h.mustCall("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": "file:///c.md"}, "position": pos}, &list)
+	var found *completionItem
+	for i := range list.Items {
+		if list.Items[i].Label == "Rate limiting" {
+			found = &list.Items[i]
+		}
+	}
+	if found == nil || found.LabelDetails == nil || !strings.Contains(found.LabelDetails.Description, "refill") {
+		t.Fatalf("completion items = %+v", list.Items)
+	}
+	if doc := found.Documentation; doc == nil || doc.Kind != "markdown" || !strings.Contains(doc.Value, "**refill**") || strings.Contains(doc.Value, "<script>") {
+		t.Errorf("documentation = %+v", found.Documentation)
+	}
+}
+
+func TestRecallSearchOffBuildsNothing(t *testing.T) {
+	opts, ws := searchOpts(t)
+	h := newHarness(t, opts)
+	h.initialize(initOptions{root: ws, settings: map[string]any{"sessionId": "s-target", "recallSearch": false}})
+	var st statusResult
+	h.mustCall(MethodStatus, nil, &st)
+	if st.Recall != nil {
+		t.Errorf("status with recallSearch off = %+v", st.Recall)
+	}
+	err := h.call(MethodSearch, map[string]any{"query": "token"}, nil)
+	if code, scode := rpcError(t, err); code != CodeInvalidConfig || scode != "SESSION_REFERENCE_INVALID_CONFIG" {
+		t.Errorf("search while off: %d/%s", code, scode)
+	}
+	var cands []bodyCandidate
+	h.mustCall(MethodCandidates, map[string]any{"query": "lazily"}, &cands)
+	if len(cands) != 0 {
+		t.Errorf("candidates while off = %+v", cands)
+	}
+	// Switched on, the index is built and searched; off again, it is gone.
+	h.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"dsh": map[string]any{"sessionId": "s-target"}}})
+	var res []searchResult
+	deadline := time.Now().Add(testTimeout)
+	for {
+		err := h.call(MethodSearch, map[string]any{"query": "lazily"}, &res)
+		if err == nil && len(res) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("search after switching on: %v %+v", err, res)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	h.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"dsh": map[string]any{"recallSearch": false}}})
+	for {
+		h.mustCall(MethodStatus, nil, &st)
+		if st.Recall == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			raw, _ := json.Marshal(st.Recall)
+			t.Fatalf("recall index kept after switching off: %s", raw)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
