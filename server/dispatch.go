@@ -157,6 +157,10 @@ func (s *Server) route(ctx context.Context, method string, params json.RawMessag
 		return s.documentLinkCall(params)
 	case MethodPreview:
 		return s.previewCall(params)
+	case protocol.MethodTextDocumentCodeAction:
+		return s.codeActionCall(params)
+	case protocol.MethodWorkspaceExecuteCommand:
+		return s.executeCommandCall(params)
 	case MethodPrepare:
 		return s.prepareCall(params)
 	case MethodCandidates:

@@ -168,6 +168,7 @@ func (s *Server) initialize(params json.RawMessage) (*initializeResult, error) {
 	if root == "" {
 		root = cfg.Cwd
 	}
+	caps.features = parseFeatureCaps(params)
 	s.caps = caps
 	s.workspaceRoot = root
 	s.cfgMu.Lock()
@@ -209,6 +210,7 @@ func (s *Server) initialize(params json.RawMessage) (*initializeResult, error) {
 		},
 		ServerInfo: serverInfo{Name: ServerName, Version: s.opts.Version},
 	}
+	advertiseFeatures(caps.features, &res.Capabilities)
 	return res, nil
 }
 

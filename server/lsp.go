@@ -153,7 +153,12 @@ type serverCapabilities struct {
 	DefinitionProvider bool                    `json:"definitionProvider"`
 	// DocumentLinkProvider links session mentions to their previews.
 	DocumentLinkProvider *documentLinkOptions `json:"documentLinkProvider,omitempty"`
-	Experimental         map[string]any       `json:"experimental,omitempty"`
+	// The editor features the client supports (features_caps.go).
+	CodeActionProvider      *codeActionOptions     `json:"codeActionProvider,omitempty"`
+	ExecuteCommandProvider  *executeCommandOptions `json:"executeCommandProvider,omitempty"`
+	InlayHintProvider       *inlayHintOptions      `json:"inlayHintProvider,omitempty"`
+	WorkspaceSymbolProvider bool                   `json:"workspaceSymbolProvider,omitempty"`
+	Experimental            map[string]any         `json:"experimental,omitempty"`
 }
 
 type serverInfo struct {

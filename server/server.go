@@ -92,6 +92,8 @@ type clientCaps struct {
 	// relativePatterns is true when the client takes RelativePattern
 	// globs in file watchers.
 	relativePatterns bool
+	// features: code actions, inlay hints, workspace symbols.
+	features featureCaps
 }
 
 // Server holds the server-side state of one client connection.

@@ -113,3 +113,50 @@ func TestBinaryLineRanges(t *testing.T) {
 		t.Errorf("exit code %d, want 1 without shutdown", code)
 	}
 }
+
+// featureCaps are the capabilities VS Code declares for the editor
+// features beyond completion and hover.
+func featureCaps() map[string]any {
+	return map[string]any{
+		"textDocument": map[string]any{
+			"codeAction": map[string]any{"codeActionLiteralSupport": map[string]any{
+				"codeActionKind": map[string]any{"valueSet": []string{"quickfix"}}}},
+			"inlayHint": map[string]any{},
+		},
+		"window":    map[string]any{"showDocument": map[string]any{"support": true}},
+		"workspace": map[string]any{"symbol": map[string]any{}, "inlayHint": map[string]any{"refreshSupport": true}},
+	}
+}
+
+func TestBinaryQuickFix(t *testing.T) {
+	p, ws, expected := startLSPWire(t, featureCaps())
+	ref := expected[1]
+	typo := ref.DisplayTitle[:len(ref.DisplayTitle)-1]
+	uri := "file://" + ws + "/prompt.md"
+	text := "see @[" + typo + "](dsh-session:%%%) and @src/line.txt"
+	p.send(map[string]any{"method": "textDocument/didOpen", "params": map[string]any{"textDocument": map[string]any{
+		"uri": uri, "languageId": "markdown", "version": 1, "text": text}}})
+	p.send(map[string]any{"id": 1, "method": "textDocument/codeAction", "params": map[string]any{
+		"textDocument": map[string]any{"uri": uri},
+		"range":        map[string]any{"start": map[string]any{"line": 0, "character": 0}, "end": map[string]any{"line": 0, "character": len(text)}},
+		"context":      map[string]any{"diagnostics": []any{}}}})
+	a := p.expectResult("codeAction", "1")
+	var actions []struct {
+		Title       string `json:"title"`
+		IsPreferred bool   `json:"isPreferred"`
+	}
+	if err := json.Unmarshal(a.Result, &actions); err != nil {
+		t.Fatal(err)
+	}
+	var preferred []string
+	for _, ac := range actions {
+		if ac.IsPreferred {
+			preferred = append(preferred, ac.Title)
+		}
+	}
+	want := []string{"Replace with @[" + ref.DisplayTitle + "](…)", "Replace with src/lines.txt"}
+	if strings.Join(preferred, "|") != strings.Join(want, "|") {
+		t.Errorf("preferred fixes %q, want %q (all %s)", preferred, want, a.Result)
+	}
+	p.finish()
+}
