@@ -189,8 +189,19 @@ func (s *Server) searchCall(params json.RawMessage) (call, error) {
 			}
 			out = append(out, sr)
 		}
-		return out, nil
+		return tagSafe(out)
 	}, nil
+}
+
+// tagSafe serialises v with every <, > and & written as a \u escape, so
+// that no excerpt can open or close a tag in whatever a host pastes the
+// raw answer into (as §2.3.4 writes snapshots).
+func tagSafe(v any) (json.RawMessage, error) {
+	raw, err := json.Marshal(v) // escapes <, > and & by default
+	if err != nil {
+		return nil, fmt.Errorf("serialising the search answer: %w", err)
+	}
+	return raw, nil
 }
 
 // bodyMatches are the sessions whose text holds query but that the title

@@ -259,6 +259,10 @@ func demo(out io.Writer) error {
 		fmt.Fprintln(out, indent(strings.Join(lines, "\n"), "   │ "))
 	}
 
+	if err := demoSearch(c, out); err != nil {
+		return err
+	}
+
 	if err := c.call("shutdown", nil, nil); err != nil {
 		return err
 	}
@@ -358,4 +362,34 @@ func indent(s, prefix string) string {
 		lines[i] = prefix + l
 	}
 	return strings.Join(lines, "\n")
+}
+
+// demoPhrase is what the demo remembers of a session: words said in it,
+// in no title.
+const demoPhrase = `"twenty times"`
+
+// demoSearch finds a session by a phrase from its conversation (dsh/search).
+func demoSearch(c *demoClient, out io.Writer) error {
+	var hits []struct {
+		SessionID    string `json:"sessionId"`
+		DisplayTitle string `json:"displayTitle"`
+		Matches      []struct {
+			Role    string `json:"role"`
+			Excerpt string `json:"excerpt"`
+		} `json:"matches"`
+	}
+	if err := c.call(server.MethodSearch, map[string]any{"query": demoPhrase, "limit": 3}, &hits); err != nil {
+		return err
+	}
+	if len(hits) == 0 || len(hits[0].Matches) == 0 {
+		return fmt.Errorf("no session holds %s", demoPhrase)
+	}
+	fmt.Fprintf(out, "\n5. You remember only what was said, not the title. dsh/search %s finds:\n\n", demoPhrase)
+	for _, h := range hits {
+		fmt.Fprintf(out, "   %s (%s)\n", h.DisplayTitle, h.SessionID)
+		for _, m := range h.Matches {
+			fmt.Fprintf(out, "   │ %s: %s\n", m.Role, m.Excerpt)
+		}
+	}
+	return nil
 }

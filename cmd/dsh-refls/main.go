@@ -21,6 +21,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		switch args[0] {
 		case "candidates":
 			return runCandidates(args[1:], stdout, stderr)
+		case "search":
+			return runSearch(args[1:], stdout, stderr)
 		case "prepare":
 			return runPrepare(args[1:], stdout, stderr)
 		case "index":
