@@ -63,6 +63,9 @@ type SessionStatus struct {
 	Degraded string
 	// Problem is the last build or refresh error, or empty.
 	Problem string
+	// UnknownEvents counts the events of v4 logs whose type is outside dsh
+	// 0.2's vocabulary; they carry no surfaceOp and were skipped.
+	UnknownEvents int
 }
 
 // PrepareResult is the dsh/prepare result.

@@ -238,6 +238,9 @@ type statusResult struct {
 	Degraded         []string             `json:"degraded"`
 	PositionEncoding PositionEncoding     `json:"positionEncoding"`
 	SessionID        string               `json:"sessionId,omitempty"`
+	// UnknownEvents counts skipped events of v4 logs whose type this
+	// reader does not know (SPEC §1.7: log-only, so nothing is lost).
+	UnknownEvents int `json:"unknownEvents"`
 	// Recall describes the body search index; absent when recallSearch
 	// is off.
 	Recall *recall.Stats `json:"recall,omitempty"`
@@ -266,6 +269,7 @@ func (s *Server) statusCall() (call, error) {
 			res.SessionsRoot = st.Root
 			res.SessionsIndexed = st.Sessions
 			res.Building = st.Building
+			res.UnknownEvents = st.UnknownEvents
 			if st.Problem != "" {
 				res.Degraded = append(res.Degraded, "session index: "+st.Problem)
 			}

@@ -70,14 +70,14 @@ func TestWatchedChangesReachCompletion(t *testing.T) {
 }
 
 // waitStatus polls dsh/status until ok.
-func waitStatus(t *testing.T, h *harness, ok func(statusResult) bool) {
+func waitStatus(t *testing.T, h *harness, ok func(statusResult) bool) statusResult {
 	t.Helper()
 	deadline := time.Now().Add(testTimeout)
 	for {
 		var st statusResult
 		h.mustCall(MethodStatus, nil, &st)
 		if ok(st) {
-			return
+			return st
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("status never ready: %+v", st)

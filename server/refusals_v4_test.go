@@ -24,7 +24,13 @@ func TestV4RefusalsInHoverAndDiagnostics(t *testing.T) {
 	}
 	h := newHarness(t, Options{SessionsRoot: root})
 	h.initialize(initOptions{root: t.TempDir(), settings: map[string]any{"sessionId": "target-session", "cwd": "/work/cases/v4"}})
-	waitStatus(t, h, func(st statusResult) bool { return !st.Building && st.SessionsIndexed == len(cases) })
+	st := waitStatus(t, h, func(st statusResult) bool { return !st.Building && st.SessionsIndexed == len(cases) })
+	// V4Cases writes two events of types dsh 0.2 does not know:
+	// "future/log-only" (skipped) and "future/message" (a refusal, since it
+	// carries surfaceOp). dsh/status counts both.
+	if st.UnknownEvents != 2 {
+		t.Errorf("dsh/status unknownEvents = %d, want 2", st.UnknownEvents)
+	}
 	refused := 0
 	for n, c := range cases {
 		if c.Refusal == "" {

@@ -75,6 +75,8 @@ func (a *liveSessions) Status() SessionStatus {
 		WatchMode: string(st.WatchMode),
 		Degraded:  st.Degraded,
 		Problem:   st.RefreshError,
+
+		UnknownEvents: snap.UnknownEvents,
 	}
 }
 
