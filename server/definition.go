@@ -139,14 +139,15 @@ func (s *Server) documentLinkCall(params json.RawMessage) (call, error) {
 }
 
 // documentLinks links every well-formed session mention to its preview, so
-// that following the link (Ctrl+click) opens it.
+// that following the link (Ctrl+click) opens it, and file mentions to their
+// files (document_link.go).
 func (s *Server) documentLinks(doc document) []documentLink {
-	out := []documentLink{}
+	m := NewMapper(doc.Text, s.clientCaps().encoding)
+	out := s.fileLinks(doc, m)
 	sess := s.currentSessions()
 	if sess == nil {
 		return out
 	}
-	m := NewMapper(doc.Text, s.clientCaps().encoding)
 	snap := sess.Snapshot()
 	for _, men := range sessionref.FindMentions(doc.Text) {
 		if men.Err != nil {

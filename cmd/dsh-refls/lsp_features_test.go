@@ -160,3 +160,23 @@ func TestBinaryQuickFix(t *testing.T) {
 	}
 	p.finish()
 }
+
+func TestBinaryFileLinks(t *testing.T) {
+	p, ws, _ := startLSPWire(t, map[string]any{})
+	uri := "file://" + ws + "/prompt.md"
+	p.send(map[string]any{"method": "textDocument/didOpen", "params": map[string]any{"textDocument": map[string]any{
+		"uri": uri, "languageId": "markdown", "version": 1, "text": "see @src/lines.txt#L3-4 and @nope.md"}}})
+	p.send(map[string]any{"id": 1, "method": "textDocument/documentLink", "params": map[string]any{"textDocument": map[string]any{"uri": uri}}})
+	a := p.expectResult("documentLink", "1")
+	var links []struct {
+		Target string `json:"target"`
+	}
+	if err := json.Unmarshal(a.Result, &links); err != nil {
+		t.Fatal(err)
+	}
+	want := "file://" + filepath.ToSlash(filepath.Join(ws, "src", "lines.txt")) + "#L3-4"
+	if len(links) != 1 || links[0].Target != want {
+		t.Errorf("links %s, want one to %s", a.Result, want)
+	}
+	p.finish()
+}
