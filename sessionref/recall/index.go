@@ -33,7 +33,15 @@ type Options struct {
 	// Parallelism bounds how many logs are projected at once; 0 means
 	// 2 × GOMAXPROCS.
 	Parallelism int
+	// MaxTextBytes bounds the memory of the index: sessions are indexed
+	// newest first while their text (as read plus folded) fits, older
+	// ones are left out and counted in Stats.Unindexed. A session not yet
+	// projected is estimated at its log's size. 0 means DefaultMaxTextBytes.
+	MaxTextBytes int64
 }
+
+// DefaultMaxTextBytes is the default text budget of an index.
+const DefaultMaxTextBytes = 256 << 20
 
 // Index is the recall index. Sync has one caller at a time; Search may be
 // called from any goroutine at any time and reads an immutable view.
@@ -44,7 +52,9 @@ type Index struct {
 	syncMu sync.Mutex
 	docs   map[string]*doc     // current documents by session id
 	failed map[string]entryKey // sessions whose projection failed, until they change
-	base   *postings
+	// unindexed counts the sessions the text budget left out.
+	unindexed int
+	base      *postings
 
 	cur atomic.Pointer[view]
 }
@@ -72,6 +82,15 @@ type doc struct {
 	// folded holds the folding of every message, each followed by NUL.
 	folded string
 	msgs   []message
+}
+
+// size is the memory the text of d holds, as read plus folded.
+func (d *doc) size() int64 {
+	n := int64(len(d.folded))
+	for _, m := range d.msgs {
+		n += int64(len(m.text))
+	}
+	return n
 }
 
 // message is one projected message and where its folding lies in folded.
@@ -115,6 +134,9 @@ type Stats struct {
 	Unposted int `json:"unposted"`
 	// Grams is how many distinct grams the postings hold.
 	Grams int `json:"grams"`
+	// Unindexed is how many listed sessions, the oldest, were left out
+	// because the text budget was spent.
+	Unindexed int `json:"unindexed"`
 	// Synced is when the view was published.
 	Synced time.Time `json:"synced"`
 }
@@ -123,6 +145,9 @@ type Stats struct {
 func New(opts Options) *Index {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 2 * runtime.GOMAXPROCS(0)
+	}
+	if opts.MaxTextBytes <= 0 {
+		opts.MaxTextBytes = DefaultMaxTextBytes
 	}
 	lg := opts.Logger
 	if lg == nil {
@@ -148,11 +173,23 @@ func (ix *Index) Sync(ctx context.Context, snap *sessionref.Snapshot) error {
 	defer ix.syncMu.Unlock()
 	listed := make(map[string]bool, len(snap.Sessions))
 	var todo []sessionref.Entry
-	for i := range snap.Sessions {
+	var used int64
+	ix.unindexed = 0
+	for i := range snap.Sessions { // newest first
 		e := &snap.Sessions[i]
-		listed[e.ID] = true
 		k := keyOf(e)
-		if d := ix.docs[e.ID]; d != nil && d.key == k {
+		d := ix.docs[e.ID]
+		cost := max(e.Offset, 0)
+		if d != nil && d.key == k {
+			cost = d.size()
+		}
+		if used+cost > ix.opts.MaxTextBytes {
+			ix.unindexed = len(snap.Sessions) - i
+			break
+		}
+		used += cost
+		listed[e.ID] = true
+		if d != nil && d.key == k {
 			continue
 		}
 		if fk, ok := ix.failed[e.ID]; ok && fk == k {
@@ -293,7 +330,7 @@ func (ix *Index) publish() {
 			v.stats.TextBytes += int64(len(m.text))
 		}
 	}
-	v.stats.Sessions, v.stats.Failed = len(all), len(ix.failed)
+	v.stats.Sessions, v.stats.Failed, v.stats.Unindexed = len(all), len(ix.failed), ix.unindexed
 	v.stats.PostingBytes, v.stats.Grams = ix.base.bytes, len(ix.base.lists)+len(ix.base.bits)
 	v.stats.Synced = time.Now()
 	ix.cur.Store(v)
