@@ -32,11 +32,32 @@ type diagnostics struct {
 	running map[string]context.CancelFunc
 	stopped bool
 
-	// recallMu guards recall: whether a session can be recalled, keyed by
-	// what the index knows of its log, so typing does not re-read
-	// unchanged logs.
+	// readers bounds the log reads of diagnostics across all documents
+	// (one slot per read in progress), apart from the request limit so
+	// diagnostics never hold completion up.
+	readers chan struct{}
+
+	// recallMu guards recall and flights. recall says whether a session
+	// can be recalled, keyed by what the index knows of its log, so typing
+	// does not re-read unchanged logs; flights holds the reads in progress,
+	// so documents mentioning the same log state share one read.
 	recallMu sync.Mutex
 	recall   map[recallKey]error
+	flights  map[recallKey]*recallFlight
+}
+
+// diagnosticReaders is how many session logs diagnostics read at once.
+// Each read holds a whole log in memory, so this bounds their memory by
+// a small multiple of the largest log, whatever the number of open
+// documents (issue 12: 60 documents used to read 60 logs at once).
+const diagnosticReaders = 2
+
+// recallFlight is one read of a log state in progress. done is closed when
+// it ends; err is its answer when ok (a cancelled read has none).
+type recallFlight struct {
+	done chan struct{}
+	err  error
+	ok   bool
 }
 
 // maxRecallCache bounds the recall cache; it is cleared when full, which
@@ -52,18 +73,65 @@ type recallKey struct {
 }
 
 // recallError says why session id cannot be recalled now (nil when it
-// can), reading its log only when it changed since the last check.
+// can), reading its log only when it changed since the last check. A read
+// of the same log state already in progress is waited for and shared; the
+// read itself waits for one of the diagnosticReaders slots. A cancelled
+// call returns ctx's error (the caller publishes nothing then).
 func (d *diagnostics) recallError(ctx context.Context, snap *sessionref.Snapshot, id string, lim sessionref.Limits) error {
 	entry, ok := snap.Locate(id)
 	if !ok {
 		return &sessionref.Error{Code: sessionref.CodeReadFailed, Message: fmt.Sprintf("unknown session %q", id), SessionID: id}
 	}
 	key := recallKey{id: id, offset: entry.Offset, lastSeq: entry.LastSeq, limits: lim}
-	d.recallMu.Lock()
-	err, hit := d.recall[key]
-	d.recallMu.Unlock()
-	if hit {
+	for {
+		d.recallMu.Lock()
+		if err, hit := d.recall[key]; hit {
+			d.recallMu.Unlock()
+			return err
+		}
+		if f := d.flights[key]; f != nil {
+			d.recallMu.Unlock()
+			select {
+			case <-f.done:
+				if f.ok {
+					return f.err
+				}
+				continue // the reader was cancelled: read it ourselves
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		f := &recallFlight{done: make(chan struct{})}
+		d.flights[key] = f
+		d.recallMu.Unlock()
+
+		ok, err := d.readRecall(ctx, snap, id, lim)
+		d.recallMu.Lock()
+		delete(d.flights, key)
+		if ok {
+			if len(d.recall) >= maxRecallCache {
+				clear(d.recall)
+			}
+			d.recall[key] = err
+			f.err, f.ok = err, true
+		}
+		d.recallMu.Unlock()
+		close(f.done)
 		return err
+	}
+}
+
+// readRecall reads session id's log in one of the readers slots. ok is
+// false when ctx ended first: a cancelled read says nothing about the log.
+func (d *diagnostics) readRecall(ctx context.Context, snap *sessionref.Snapshot, id string, lim sessionref.Limits) (ok bool, err error) {
+	select {
+	case d.readers <- struct{}{}:
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	defer func() { <-d.readers }()
+	if ctx.Err() != nil {
+		return false, ctx.Err()
 	}
 	p, perr := sessionref.PreviewSession(ctx, snap, id, lim)
 	switch {
@@ -72,21 +140,13 @@ func (d *diagnostics) recallError(ctx context.Context, snap *sessionref.Snapshot
 	case p.Err != nil:
 		err = p.Err
 	}
-	if ctx.Err() != nil {
-		return err // a cancelled read says nothing about the log
-	}
-	d.recallMu.Lock()
-	if len(d.recall) >= maxRecallCache {
-		clear(d.recall)
-	}
-	d.recall[key] = err
-	d.recallMu.Unlock()
-	return err
+	return ctx.Err() == nil, err
 }
 
 func newDiagnostics(s *Server, delay time.Duration) *diagnostics {
 	return &diagnostics{s: s, delay: delay, pending: map[string]*time.Timer{}, running: map[string]context.CancelFunc{},
-		recall: map[recallKey]error{}}
+		readers: make(chan struct{}, diagnosticReaders),
+		recall:  map[recallKey]error{}, flights: map[recallKey]*recallFlight{}}
 }
 
 // schedule (re)starts the debounce timer of uri and cancels a computation
