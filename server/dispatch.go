@@ -161,6 +161,8 @@ func (s *Server) route(ctx context.Context, method string, params json.RawMessag
 		return s.codeActionCall(params)
 	case protocol.MethodWorkspaceExecuteCommand:
 		return s.executeCommandCall(params)
+	case "textDocument/inlayHint":
+		return s.inlayHintCall(params)
 	case MethodPrepare:
 		return s.prepareCall(params)
 	case MethodCandidates:

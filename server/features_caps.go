@@ -61,6 +61,9 @@ func parseFeatureCaps(params json.RawMessage) featureCaps {
 // advertiseFeatures sets the server capabilities of the features the
 // client supports.
 func advertiseFeatures(f featureCaps, caps *serverCapabilities) {
+	if f.inlayHints {
+		caps.InlayHintProvider = &inlayHintOptions{}
+	}
 	if f.codeActionLiterals {
 		caps.CodeActionProvider = &codeActionOptions{CodeActionKinds: []string{codeActionKindQuickFix}}
 		if f.showDocument {

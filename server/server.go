@@ -96,16 +96,23 @@ type clientCaps struct {
 	features featureCaps
 }
 
+// serverFeatures is the state of the editor features (inlay_hint.go).
+type serverFeatures struct {
+	hints inlayHintCache
+}
+
 // Server holds the server-side state of one client connection.
 type Server struct {
-	opts   Options
-	logger *zap.Logger
-	conn   jsonrpc2.Conn
-	stream *serverStream
-	sem    chan struct{}
-	docs   *documents
-	diags  *diagnostics
-	memory *memoryReleaser
+	// features holds the inlay hint cache and refresh state.
+	features serverFeatures
+	opts     Options
+	logger   *zap.Logger
+	conn     jsonrpc2.Conn
+	stream   *serverStream
+	sem      chan struct{}
+	docs     *documents
+	diags    *diagnostics
+	memory   *memoryReleaser
 
 	// bgCtx ends when the connection ends; background work uses it.
 	bgCtx    context.Context

@@ -53,7 +53,7 @@ func (s *Server) openSessions(cfg Config) error {
 		Watch:    cfg.Watch,
 		Logger:   s.logger.Named("sessions"),
 		Progress: report.update,
-		OnUpdate: func() { s.diags.scheduleAll(); s.memory.touch(); s.kickRecall() },
+		OnUpdate: func() { s.diags.scheduleAll(); s.memory.touch(); s.kickRecall(); s.refreshInlayHints() },
 		OnDegraded: func(reason string) {
 			degradedOnce.Do(func() {
 				s.showMessage(messageTypeWarning, fmt.Sprintf("dsh-refls: watching %s by polling: %s", root, reason))

@@ -131,6 +131,8 @@ type Preview struct {
 	Budget                int
 	// Excerpt holds the last few retained messages, shortened.
 	Excerpt []Turn
+	// RetainedTextBytes is the size of the text of the retained messages.
+	RetainedTextBytes int64
 	// Err says why the session cannot be recalled now (a *Error), if it cannot.
 	Err error
 }
@@ -171,6 +173,9 @@ func PreviewSession(ctx context.Context, loc Locator, id string, lim Limits) (*P
 	}
 	p.Stats = bounded.stats
 	conv := bounded.data.Conversation
+	for _, t := range conv {
+		p.RetainedTextBytes += int64(len(t.Text))
+	}
 	for _, t := range conv[max(0, len(conv)-previewTurns):] {
 		p.Excerpt = append(p.Excerpt, Turn{Role: t.Role, Text: shorten(wellFormed(t.Text), previewTurnRunes)})
 	}

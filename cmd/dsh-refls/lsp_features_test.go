@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
+	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
 // notification waits for the next notification of method, skipping other
@@ -177,6 +178,27 @@ func TestBinaryFileLinks(t *testing.T) {
 	want := "file://" + filepath.ToSlash(filepath.Join(ws, "src", "lines.txt")) + "#L3-4"
 	if len(links) != 1 || links[0].Target != want {
 		t.Errorf("links %s, want one to %s", a.Result, want)
+	}
+	p.finish()
+}
+
+func TestBinaryInlayHints(t *testing.T) {
+	p, ws, expected := startLSPWire(t, featureCaps())
+	ref := expected[1]
+	uri := "file://" + ws + "/prompt.md"
+	p.send(map[string]any{"method": "textDocument/didOpen", "params": map[string]any{"textDocument": map[string]any{
+		"uri": uri, "languageId": "markdown", "version": 1, "text": "see " + sessionref.Mention(ref.DisplayTitle, ref.ID)}}})
+	p.send(map[string]any{"id": 1, "method": "textDocument/inlayHint", "params": map[string]any{"textDocument": map[string]any{"uri": uri},
+		"range": map[string]any{"start": map[string]any{"line": 0, "character": 0}, "end": map[string]any{"line": 1, "character": 0}}}})
+	a := p.expectResult("inlayHint", "1")
+	var hints []struct {
+		Label string `json:"label"`
+	}
+	if err := json.Unmarshal(a.Result, &hints); err != nil {
+		t.Fatal(err)
+	}
+	if len(hints) != 1 || !strings.HasPrefix(hints[0].Label, "· ") || !strings.Contains(hints[0].Label, "msg") {
+		t.Errorf("hints = %s, want one recall hint", a.Result)
 	}
 	p.finish()
 }
