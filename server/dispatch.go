@@ -163,6 +163,8 @@ func (s *Server) route(ctx context.Context, method string, params json.RawMessag
 		return s.executeCommandCall(params)
 	case "textDocument/inlayHint":
 		return s.inlayHintCall(params)
+	case protocol.MethodWorkspaceSymbol:
+		return s.workspaceSymbolCall(params)
 	case MethodPrepare:
 		return s.prepareCall(params)
 	case MethodCandidates:

@@ -61,6 +61,7 @@ func parseFeatureCaps(params json.RawMessage) featureCaps {
 // advertiseFeatures sets the server capabilities of the features the
 // client supports.
 func advertiseFeatures(f featureCaps, caps *serverCapabilities) {
+	caps.WorkspaceSymbolProvider = f.workspaceSymbols
 	if f.inlayHints {
 		caps.InlayHintProvider = &inlayHintOptions{}
 	}

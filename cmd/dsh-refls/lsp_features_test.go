@@ -202,3 +202,23 @@ func TestBinaryInlayHints(t *testing.T) {
 	}
 	p.finish()
 }
+
+func TestBinaryWorkspaceSymbols(t *testing.T) {
+	p, _, expected := startLSPWire(t, featureCaps())
+	ref := expected[1]
+	p.send(map[string]any{"id": 1, "method": "workspace/symbol", "params": map[string]any{"query": ref.ID}})
+	a := p.expectResult("workspace/symbol", "1")
+	var syms []struct {
+		Name     string `json:"name"`
+		Location struct {
+			URI string `json:"uri"`
+		} `json:"location"`
+	}
+	if err := json.Unmarshal(a.Result, &syms); err != nil {
+		t.Fatal(err)
+	}
+	if len(syms) != 1 || syms[0].Name != ref.DisplayTitle || !strings.HasPrefix(syms[0].Location.URI, "dsh-refls:/session/") {
+		t.Errorf("workspace/symbol %q = %s, want %q at its preview", ref.ID, a.Result, ref.DisplayTitle)
+	}
+	p.finish()
+}
