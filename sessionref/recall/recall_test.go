@@ -293,3 +293,28 @@ func manyWords(n int) string {
 	}
 	return b.String()
 }
+
+func TestTornZstdAppendBecomesSearchableWhenFinished(t *testing.T) {
+	root := t.TempDir()
+	s := dshgen.NewV4Session("s-zstd").UserText("first frame words").AssistantText("fine")
+	path, err := s.Save(root, dshgen.Zstd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &store{t: t, root: root, title: sessionref.NewIndex(root, sessionref.IndexOptions{}), rc: New(Options{})}
+	st.sync()
+	wantIDs(t, "first frame", st.search("first frame"), "s-zstd")
+	s.UserText("a persimmon arrives").AssistantText("noted")
+	finish, err := s.AppendTorn(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.sync()
+	wantIDs(t, "persimmon while torn", st.search("persimmon"))
+	if err := finish(); err != nil {
+		t.Fatal(err)
+	}
+	st.sync()
+	wantIDs(t, "persimmon", st.search("persimmon"), "s-zstd")
+	wantIDs(t, "first frame after", st.search("first frame"), "s-zstd")
+}
