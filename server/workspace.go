@@ -33,18 +33,14 @@ func (s *Server) openSessions(cfg Config) error {
 		s.openRecall(h, cfg.RecallSearch)
 		return nil
 	}
-	// Close the old index, watcher included, before opening the next: a
-	// burst of root changes must not hold a watcher (an inotify instance,
-	// 128 per user by default) per change until the old ones wind down.
+	// Cancel the old index without waiting for it here (the read loop
+	// goes on at once); the new one starts only once the old one stopped,
+	// watcher included, so a burst of root changes never holds a watcher
+	// (an inotify instance, 128 per user by default) per change.
 	old := s.sessions.Load()
 	if old != nil {
 		defer close(old.replaced)
 		old.cancel()
-		select {
-		case <-old.stopped:
-		case <-time.After(sessionsStopTimeout):
-			s.logger.Warn("the previous session index did not stop in time", zap.String("root", old.s.Status().Root))
-		}
 	}
 	report := s.newProgressReporter()
 	var degradedOnce sync.Once
@@ -71,7 +67,7 @@ func (s *Server) openSessions(cfg Config) error {
 	h := &sessionsHolder{s: sess, watch: cfg.Watch, ctx: ctx, cancel: cancel,
 		stopped: make(chan struct{}), replaced: make(chan struct{})}
 	s.sessions.Store(h)
-	s.runSessions(ctx, sess, report, h.stopped)
+	s.runSessions(ctx, sess, report, h.stopped, old)
 	s.openRecall(h, cfg.RecallSearch)
 	if old == nil {
 		s.firstBuild.Store(report)
@@ -82,6 +78,13 @@ func (s *Server) openSessions(cfg Config) error {
 // sessionsStopTimeout bounds the wait for a replaced session index to stop;
 // it stops at once unless a log read ignores cancellation.
 const sessionsStopTimeout = 5 * time.Second
+
+// sessionsSettle is how long a session index that replaces another waits,
+// once the old one stopped, before it starts: a burst of configuration
+// changes (one per keystroke in a settings field, or a client replaying
+// its settings) cancels every index but the last before any of them reads
+// the store.
+const sessionsSettle = 50 * time.Millisecond
 
 // openFiles opens the workspace file index in the background. Until it is
 // built, an opened but unbuilt fileref index answers with the same rules
@@ -241,11 +244,16 @@ func (s *Server) didChangeConfiguration(params json.RawMessage) error {
 
 // runSessions runs sess in the background until ctx ends, and ends report
 // when its first build has finished.
-func (s *Server) runSessions(ctx context.Context, sess Sessions, report *progressReporter, stopped chan struct{}) {
+func (s *Server) runSessions(ctx context.Context, sess Sessions, report *progressReporter, stopped chan struct{}, prev *sessionsHolder) {
 	s.bgWG.Add(2)
 	go func() {
 		defer s.bgWG.Done()
 		defer close(stopped)
+		if prev != nil {
+			if !s.awaitSessionsStop(ctx, prev) {
+				return // replaced before it started: it never reads the store
+			}
+		}
 		if err := sess.Run(ctx); err != nil && ctx.Err() == nil {
 			s.logger.Warn("session index stopped", zap.String("root", sess.Status().Root), zap.Error(err))
 		}
@@ -273,6 +281,27 @@ func (s *Server) runSessions(ctx context.Context, sess Sessions, report *progres
 				zap.Int("skipped", len(st.Skipped)), zap.Duration("took", time.Since(start)))
 		}
 	}()
+}
+
+// awaitSessionsStop waits until the replaced index prev stopped (bounded
+// by sessionsStopTimeout) and then for sessionsSettle, and reports whether
+// the index of ctx should still start.
+func (s *Server) awaitSessionsStop(ctx context.Context, prev *sessionsHolder) bool {
+	stopTimer := time.NewTimer(sessionsStopTimeout)
+	defer stopTimer.Stop()
+	select {
+	case <-prev.stopped:
+	case <-stopTimer.C:
+		s.logger.Warn("the previous session index did not stop in time", zap.String("root", prev.s.Status().Root))
+	}
+	settle := time.NewTimer(sessionsSettle)
+	defer settle.Stop()
+	select {
+	case <-settle.C:
+		return ctx.Err() == nil
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // readySessions returns the session index once its first build has

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 )
 
 // Bounds of TestBinaryConfigurationBurstHoldsFewWatchers.
@@ -16,6 +19,11 @@ const (
 	// session root's watcher and, at a switch, none other (the old one is
 	// closed first); the workspace is not watched (no rootUri).
 	burstMaxInotify = 2
+	// burstMaxLatency bounds the answer to a request sent in the middle of
+	// the burst, and the time from the last change to a status of the
+	// last root's built index: the read loop is never held up by a change
+	// (300 changes used to hold it for 4.1 s).
+	burstMaxLatency = time.Second
 )
 
 // inotifyCount is how many inotify instances pid holds.
@@ -39,8 +47,15 @@ func inotifyCount(pid int) (int, error) {
 // watching: the server never holds more than two inotify instances (it
 // held up to 128, the per-user limit, when each new root's watcher opened
 // before the old one closed), and it still answers from the last root.
+// A request sent halfway through the burst is answered within
+// burstMaxLatency, and so is the status of the last root's built index
+// after the last change.
 func TestBinaryConfigurationBurstHoldsFewWatchers(t *testing.T) {
 	roots := []string{t.TempDir(), t.TempDir()}
+	expected, err := dshgen.DemoStoreFor(roots[(burstChanges-1)%2], t.TempDir(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
 	p := startWire(t, "--sessions-root", roots[0], "--watch", "fsnotify")
 	if _, err := inotifyCount(p.cmd.Process.Pid); err != nil {
 		t.Skipf("cannot list the descriptors of the process: %v", err)
@@ -66,20 +81,74 @@ func TestBinaryConfigurationBurstHoldsFewWatchers(t *testing.T) {
 			}
 		}
 	}()
+	// The mid-burst request is read after half of the changes and before
+	// the rest: its answer comes on the frames channel while the burst is
+	// still being written, so it is awaited in the background.
+	var midStart time.Time
+	midDone := make(chan time.Duration, 1)
 	for i := 0; i < burstChanges; i++ {
+		if i == burstChanges/2 {
+			midStart = time.Now()
+			p.send(map[string]any{"id": "mid", "method": "dsh/candidates", "params": map[string]any{"query": ""}})
+			go func() {
+				for f := range p.frames {
+					var a answer
+					if json.Unmarshal(f, &a) != nil || a.Method != "" {
+						continue // a notification or request of the server
+					}
+					if string(a.ID) != `"mid"` || a.Error != nil {
+						t.Errorf("mid-burst answer %s, want the result of \"mid\"", f)
+					}
+					midDone <- time.Since(midStart)
+					return
+				}
+			}()
+		}
 		p.send(map[string]any{"method": "workspace/didChangeConfiguration", "params": map[string]any{
 			"settings": map[string]any{"dsh": map[string]any{"sessionsRoot": roots[i%2]}}}})
 	}
-	p.send(map[string]any{"id": "st", "method": "dsh/status", "params": map[string]any{}})
-	a := p.expectResult("status after the burst", `"st"`)
+	last := time.Now()
+	var mid time.Duration
+	select {
+	case mid = <-midDone:
+	case <-time.After(abuseTimeout):
+		t.Fatalf("no answer to the mid-burst request within %v", abuseTimeout)
+	}
+	// Poll dsh/status until it reports the last root's index built; each
+	// poll is a round trip, so this waits for the event, with a deadline.
+	var a answer
+	for n := 0; ; n++ {
+		id := fmt.Sprintf("st%d", n)
+		p.send(map[string]any{"id": id, "method": "dsh/status", "params": map[string]any{}})
+		a = p.expectResult("status after the burst", fmt.Sprintf("%q", id))
+		var st struct {
+			Root     string `json:"sessionsRoot"`
+			Indexed  int    `json:"sessionsIndexed"`
+			Building bool   `json:"building"`
+		}
+		if err := json.Unmarshal(a.Result, &st); err != nil {
+			t.Fatalf("status %s: %v", a.Result, err)
+		}
+		if st.Root == roots[(burstChanges-1)%2] && st.Indexed == len(expected) && !st.Building {
+			break
+		}
+		if time.Since(last) > abuseTimeout {
+			t.Fatalf("status %s %v after the last change, want the last root with %d sessions built", a.Result, abuseTimeout, len(expected))
+		}
+	}
+	settled := time.Since(last)
 	close(stop)
 	<-sampled
-	t.Logf("%d root changes: at most %d inotify instances at once", burstChanges, peak.Load())
+	t.Logf("%d root changes: at most %d inotify instances at once; mid-burst request answered in %v; last root built and reported %v after the last change",
+		burstChanges, peak.Load(), mid.Round(time.Millisecond), settled.Round(time.Millisecond))
 	if peak.Load() > burstMaxInotify {
 		t.Errorf("%d inotify instances at once during the burst, want at most %d", peak.Load(), burstMaxInotify)
 	}
-	if want := fmt.Sprintf(`"sessionsRoot":%q`, roots[(burstChanges-1)%2]); !strings.Contains(string(a.Result), want) {
-		t.Errorf("status %s, want the last root (%s)", a.Result, want)
+	if mid > burstMaxLatency {
+		t.Errorf("the request sent during the burst was answered after %v, want at most %v", mid, burstMaxLatency)
+	}
+	if settled > burstMaxLatency {
+		t.Errorf("the last root was reported built %v after the last change, want at most %v", settled, burstMaxLatency)
 	}
 	_, _ = p.finish()
 }
