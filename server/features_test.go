@@ -417,7 +417,7 @@ func TestHover(t *testing.T) {
 		contains []string
 	}{
 		{"session mention, markdown", "😀 see " + mention[:5] + cursor + mention[5:] + " ok", mention, true,
-			[]string{"**Fix the parser**", "all 4 messages kept · up to event", "budget 64 KB", "`s-alpha` · in `/home/dev/proj` · created "}},
+			[]string{"**Fix the parser**", "all 4 messages kept · up to event", "budget 64 KB", "`s-alpha` · in `/home/dev/proj` · created ", ") · last active "}},
 		{"session mention, plaintext", "文 " + mention[:3] + cursor + mention[3:], mention, false,
 			[]string{"Fix the parser\ns-alpha · in /home/dev/proj", "all 4 messages kept"}},
 		{"existing file", "see @src/ma" + cursor + "in.go now", "@src/main.go", true, []string{"file", "bytes", "modified"}},

@@ -102,7 +102,11 @@ func (s *Server) sessionPreviewText(ctx context.Context, snap *sessionref.Snapsh
 		about = append(about, "no working directory")
 	}
 	about = append(about,
-		fmt.Sprintf("created %s (%s)", time.UnixMilli(entry.CreatedAt).UTC().Format("2006-01-02 15:04 UTC"), humanAge(s.now(), entry.CreatedAt)),
+		fmt.Sprintf("created %s (%s)", time.UnixMilli(entry.CreatedAt).UTC().Format("2006-01-02 15:04 UTC"), humanAge(s.now(), entry.CreatedAt)))
+	if entry.LastEventAt > 0 {
+		about = append(about, "last active "+humanAge(s.now(), entry.LastEventAt))
+	}
+	about = append(about,
 		fmt.Sprintf("log format v%d", entry.FormatVersion))
 	b.WriteString(sep + strings.Join(about, " · "))
 

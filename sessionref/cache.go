@@ -21,7 +21,7 @@ import (
 // trusted.
 const (
 	cacheMagic  = "dsh-refls title index\n"
-	cacheFormat = 8 // 7: search texts folded with full Unicode case mapping; 8: search text parts as lengths
+	cacheFormat = 9 // 7: search texts folded with full Unicode case mapping; 8: search text parts as lengths; 9: Entry.LastEventAt
 )
 
 // staleTempAge is how old a leftover temporary cache file (of a save that

@@ -45,6 +45,7 @@ type envelope struct {
 	Type      string          `json:"type"`
 	Seq       *int64          `json:"seq"`
 	Seq0      *int64          `json:"seq0"`
+	Time      *int64          `json:"time"`
 	Data      json.RawMessage `json:"data"`
 	SurfaceOp json.RawMessage `json:"surfaceOp"`
 }

@@ -165,6 +165,9 @@ func (s *titleScanner) finish(last []byte) {
 	} else {
 		s.entry.LastSeq = s.prevSeq
 	}
+	if e.Time != nil && *e.Time > 0 {
+		s.entry.LastEventAt = *e.Time
+	}
 }
 
 // endsLikeObject reports whether a line ends with '}' as every complete

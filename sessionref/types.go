@@ -45,6 +45,9 @@ type Entry struct {
 	Offset int64
 	// LastSeq is the seq of the last event seen, -1 when there is none.
 	LastSeq int64
+	// LastEventAt is the "time" (Unix ms) of the newest event line read,
+	// 0 when none carried one: when the session was last active.
+	LastEventAt int64
 	// Corrupt records why the log cannot be prepared, when it cannot.
 	Corrupt string
 }

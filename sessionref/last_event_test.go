@@ -1,0 +1,81 @@
+package sessionref_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/dsh-refls/dsh-refls/internal/dshgen"
+	"github.com/dsh-refls/dsh-refls/sessionref"
+)
+
+// TestIndexKeepsLastEventTime: the title index keeps the time of a log's
+// newest event (read from that one line, no body decoded), through the
+// cache and after the log grows.
+func TestIndexKeepsLastEventTime(t *testing.T) {
+	root := t.TempDir()
+	s := dshgen.NewSession("s-active").Cwd("/w").CreatedAt(1_700_000_000_000).
+		Turn(func(tt *dshgen.Turn) { tt.UserText("hi"); tt.Title("Active", "provider"); tt.AssistantText("yo") })
+	path, err := s.Save(root, dshgen.Raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lastTime := func() int64 {
+		t.Helper()
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		var last int64
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var e struct {
+				Time *int64 `json:"time"`
+			}
+			if json.Unmarshal(sc.Bytes(), &e) == nil && e.Time != nil {
+				last = *e.Time
+			}
+		}
+		return last
+	}
+	want := lastTime()
+	if want <= 1_700_000_000_000 {
+		t.Fatalf("generated log has no event times after creation (%d)", want)
+	}
+	ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	if err := ix.Build(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	e, ok := ix.Snapshot().Locate("s-active")
+	if !ok || e.LastEventAt != want {
+		t.Fatalf("LastEventAt = %d (found %v), want %d", e.LastEventAt, ok, want)
+	}
+	cache := filepath.Join(t.TempDir(), "index.gob")
+	if err := ix.SaveCache(cache); err != nil {
+		t.Fatal(err)
+	}
+	again := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	if err := again.LoadCache(cache); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := again.Snapshot().Locate("s-active"); e.LastEventAt != want {
+		t.Errorf("after the cache: LastEventAt = %d, want %d", e.LastEventAt, want)
+	}
+	// The log grows: the newest event's time follows.
+	s.Turn(func(tt *dshgen.Turn) { tt.UserText("more"); tt.AssistantText("ok") })
+	if _, err := s.Save(root, dshgen.Raw); err != nil {
+		t.Fatal(err)
+	}
+	grown := lastTime()
+	if err := again.Build(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := again.Snapshot().Locate("s-active"); e.LastEventAt != grown || grown <= want {
+		t.Errorf("after growth: LastEventAt = %d, want %d (> %d)", e.LastEventAt, grown, want)
+	}
+}
