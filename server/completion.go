@@ -97,6 +97,7 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 		snap := sess.Snapshot()
 		cands, _, err := snap.Candidates(sessionref.CandidateQuery{
 			Query: tok.Query, TargetID: cfg.SessionID, TargetCwd: cfg.Cwd, Limit: cfg.CandidateLimit,
+			ByActivity: cfg.CandidateOrder != candidateOrderCreated,
 		})
 		if err != nil {
 			return nil, err

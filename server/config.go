@@ -48,6 +48,10 @@ type Config struct {
 	// RecallSearch enables the index of what was said in sessions (issue
 	// 13); off, no body index is built or read and nothing is stored.
 	RecallSearch bool `json:"recallSearch"`
+	// CandidateOrder ranks sessions within a working-directory group:
+	// "active" (last event first, the default) or "created" (SPEC §2.2,
+	// dsh's order).
+	CandidateOrder string `json:"candidateOrder"`
 }
 
 // DefaultConfig is the configuration before the client says anything.
@@ -65,6 +69,7 @@ func DefaultConfig() Config {
 		SpillDir:                 spill,
 		Watch:                    watchModeAuto,
 		RecallSearch:             true,
+		CandidateOrder:           candidateOrderActive,
 	}
 }
 
@@ -158,6 +163,11 @@ func applyConfig(base Config, raw json.RawMessage) (Config, []string, error) {
 				}
 			}
 			c.Watch = s
+		case "candidateOrder":
+			c.CandidateOrder, err = decodeString(v)
+			if err == nil && c.CandidateOrder != candidateOrderActive && c.CandidateOrder != candidateOrderCreated {
+				err = fmt.Errorf(`must be "active" or "created", got %q`, c.CandidateOrder)
+			}
 		default:
 			unknown = append(unknown, k)
 		}

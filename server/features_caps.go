@@ -112,3 +112,9 @@ func (s *Server) executeCommandCall(params json.RawMessage) (call, error) {
 type inlayHintOptions struct {
 	ResolveProvider bool `json:"resolveProvider"`
 }
+
+// The values of the candidateOrder setting.
+const (
+	candidateOrderActive  = "active"
+	candidateOrderCreated = "created"
+)

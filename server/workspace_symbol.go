@@ -48,7 +48,8 @@ func (s *Server) workspaceSymbols(ctx context.Context, query string) ([]symbolIn
 		return out, err
 	}
 	cfg := s.config()
-	cands, _, err := snap.Candidates(sessionref.CandidateQuery{Query: query, TargetID: cfg.SessionID, TargetCwd: cfg.Cwd, Limit: maxWorkspaceSymbols})
+	cands, _, err := snap.Candidates(sessionref.CandidateQuery{Query: query, TargetID: cfg.SessionID, TargetCwd: cfg.Cwd, Limit: maxWorkspaceSymbols,
+		ByActivity: cfg.CandidateOrder != candidateOrderCreated})
 	if err != nil {
 		return nil, err
 	}

@@ -80,9 +80,14 @@ func (s *Snapshot) Candidates(q CandidateQuery) ([]Candidate, bool, error) {
 			for _, i := range members {
 				t := matchTier(&s.search[i], query)
 				tiers[t] = append(tiers[t], i)
-				if len(tiers[0]) == need {
+				if len(tiers[0]) == need && !q.ByActivity {
 					break
 				}
+			}
+		}
+		if q.ByActivity {
+			for t := range tiers {
+				tiers[t] = s.mostActive(tiers[t], need)
 			}
 		}
 		for _, tier := range tiers {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -77,5 +78,67 @@ func TestIndexKeepsLastEventTime(t *testing.T) {
 	}
 	if e, _ := again.Snapshot().Locate("s-active"); e.LastEventAt != grown || grown <= want {
 		t.Errorf("after growth: LastEventAt = %d, want %d (> %d)", e.LastEventAt, grown, want)
+	}
+}
+
+// TestCandidatesByActivity: within a cwd group, ByActivity ranks the
+// session whose last event is newest first; without it SPEC §2.2's
+// creation order holds; the limit keeps the most active.
+func TestCandidatesByActivity(t *testing.T) {
+	root := t.TempDir()
+	// s-old was created first but talked to last (its events are later).
+	sessions := []*dshgen.Session{
+		dshgen.NewSession("s-old").Cwd("/w").CreatedAt(1_000_000).
+			Turn(func(tt *dshgen.Turn) { tt.UserText("a"); tt.Title("Old", "provider"); tt.AssistantText("b") }),
+		dshgen.NewSession("s-new").Cwd("/w").CreatedAt(1_010_000).
+			Turn(func(tt *dshgen.Turn) { tt.UserText("a"); tt.Title("New", "provider"); tt.AssistantText("b") }),
+		dshgen.NewSession("s-mid").Cwd("/w").CreatedAt(1_005_000).
+			Turn(func(tt *dshgen.Turn) { tt.UserText("a"); tt.Title("Mid", "provider"); tt.AssistantText("b") }),
+		dshgen.NewSession("s-else").Cwd("/elsewhere").CreatedAt(9_000_000).
+			Turn(func(tt *dshgen.Turn) { tt.UserText("a"); tt.Title("Else", "provider"); tt.AssistantText("b") }),
+	}
+	// s-old gets many more turns so that its last event is the newest.
+	for range 1000 {
+		sessions[0].Turn(func(tt *dshgen.Turn) { tt.UserText("again"); tt.AssistantText("ok") })
+	}
+	for _, s := range sessions {
+		if _, err := s.Save(root, dshgen.Raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	if err := ix.Build(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	snap := ix.Snapshot()
+	old, _ := snap.Locate("s-old")
+	newer, _ := snap.Locate("s-new")
+	if old.LastEventAt <= newer.LastEventAt {
+		t.Fatalf("test setup: s-old last active %d, s-new %d", old.LastEventAt, newer.LastEventAt)
+	}
+	ids := func(q sessionref.CandidateQuery) string {
+		t.Helper()
+		cands, _, err := snap.Candidates(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, c := range cands {
+			out = append(out, c.SessionID)
+		}
+		return fmt.Sprint(out)
+	}
+	for _, c := range []struct {
+		q    sessionref.CandidateQuery
+		want string
+	}{
+		{sessionref.CandidateQuery{TargetCwd: "/w"}, "[s-new s-mid s-old s-else]"},
+		{sessionref.CandidateQuery{TargetCwd: "/w", ByActivity: true}, "[s-old s-new s-mid s-else]"},
+		{sessionref.CandidateQuery{TargetCwd: "/w", ByActivity: true, Limit: 2}, "[s-old s-new]"},
+		{sessionref.CandidateQuery{Query: "s-", TargetCwd: "/w", ByActivity: true, Limit: 1}, "[s-old]"},
+	} {
+		if got := ids(c.q); got != c.want {
+			t.Errorf("Candidates(%+v) = %s, want %s", c.q, got, c.want)
+		}
 	}
 }

@@ -99,6 +99,10 @@ type CandidateQuery struct {
 	TargetCwd string
 	// Limit caps the result; 0 means the default of 50; negative is invalid.
 	Limit int
+	// ByActivity ranks sessions of equal group and match quality by their
+	// last event (Entry.LastEventAt, else CreatedAt) instead of SPEC §2.2's
+	// creation order.
+	ByActivity bool
 }
 
 // Reference names one session to recall, as a message or host gives it.
