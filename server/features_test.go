@@ -54,6 +54,28 @@ func editOf(t *testing.T, it wireItem) (Range, Range, string) {
 	return *e.Insert, *e.Replace, e.NewText
 }
 
+// isInsertReplaceEdit reports whether it's edit has the shape of an
+// InsertReplaceEdit (insert and replace, no range) rather than a TextEdit
+// (range only); any other shape fails the test.
+func isInsertReplaceEdit(t *testing.T, it wireItem) bool {
+	t.Helper()
+	var e map[string]json.RawMessage
+	if err := json.Unmarshal(it.TextEdit, &e); err != nil {
+		t.Fatalf("textEdit %s: %v", it.TextEdit, err)
+	}
+	_, hasRange := e["range"]
+	_, hasInsert := e["insert"]
+	_, hasReplace := e["replace"]
+	switch {
+	case hasInsert && hasReplace && !hasRange:
+		return true
+	case hasRange && !hasInsert && !hasReplace:
+		return false
+	}
+	t.Fatalf("textEdit %s is neither a TextEdit nor an InsertReplaceEdit", it.TextEdit)
+	return false
+}
+
 func TestCompletion(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -65,6 +87,7 @@ func TestCompletion(t *testing.T) {
 		absent []string // labels that must not be offered
 	}{
 		{"emoji before at, utf-16", "😀 see @par‸", "@par", "par", initOptions{}, []string{"Fix the parser", "src/parser.go"}, []string{"The current session"}},
+		{"cursor at the end, insert/replace", "see @par‸", "@par", "par", initOptions{insertReplace: true}, []string{"Fix the parser", "src/parser.go"}, nil},
 		{"emoji before at, utf-8", "😀 see @par‸", "@par", "par", initOptions{utf8: true}, []string{"Fix the parser", "src/parser.go"}, nil},
 		{"CJK before at, insert/replace", "文件 @sr‸c/main", "@src/main", "sr", initOptions{insertReplace: true}, []string{"src/"}, nil},
 		{"directory listing", "@src/‸", "@src/", "src/", initOptions{}, []string{"src/main.go", "src/parser.go"}, []string{"Fix the parser"}},
@@ -132,7 +155,10 @@ func TestCompletion(t *testing.T) {
 				if !strings.HasPrefix(newText, "@") {
 					t.Errorf("%q: newText %q", it.Label, newText)
 				}
-				if tt.caps.insertReplace == (insert == replace) && insert != replace {
+				// A client that supports insert/replace gets an
+				// InsertReplaceEdit (insert and replace, no range); any
+				// other client a TextEdit (range only).
+				if got := isInsertReplaceEdit(t, it); got != tt.caps.insertReplace {
 					t.Errorf("%q: insertReplaceSupport=%v but edit %s", it.Label, tt.caps.insertReplace, it.TextEdit)
 				}
 			}
