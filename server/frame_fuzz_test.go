@@ -186,11 +186,10 @@ func FuzzFrameRoundTrip(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string, odd []byte, v1, v2 uint8) {
 		var in bytes.Buffer
 		var want [][]byte
+		// Encoding a map of strings cannot fail: invalid UTF-8 in text
+		// becomes U+FFFD.
+		params, _ := json.Marshal(map[string]string{"text": text})
 		for i, v := range []uint8{v1, v2} {
-			params, err := json.Marshal(map[string]string{"text": text})
-			if err != nil {
-				t.Skip("text is not encodable")
-			}
 			body := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"textDocument/hover","params":%s}`, i+1, params)
 			want = append(want, body)
 			in.Write(frameOf(body, v))
