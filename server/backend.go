@@ -66,6 +66,9 @@ type SessionStatus struct {
 	// UnknownEvents counts the events of v4 logs whose type is outside dsh
 	// 0.2's vocabulary; they carry no surfaceOp and were skipped.
 	UnknownEvents int
+	// CacheLoaded says whether the index was restored from its cache
+	// before the build.
+	CacheLoaded bool
 }
 
 // PrepareResult is the dsh/prepare result.

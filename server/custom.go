@@ -241,6 +241,9 @@ type statusResult struct {
 	// UnknownEvents counts skipped events of v4 logs whose type this
 	// reader does not know (SPEC §1.7: log-only, so nothing is lost).
 	UnknownEvents int `json:"unknownEvents"`
+	// IndexCacheLoaded says whether the session index was restored from
+	// its cache (a warm start) before it was built.
+	IndexCacheLoaded bool `json:"indexCacheLoaded"`
 	// Recall describes the body search index; absent when recallSearch
 	// is off.
 	Recall *recall.Stats `json:"recall,omitempty"`
@@ -270,6 +273,7 @@ func (s *Server) statusCall() (call, error) {
 			res.SessionsIndexed = st.Sessions
 			res.Building = st.Building
 			res.UnknownEvents = st.UnknownEvents
+			res.IndexCacheLoaded = st.CacheLoaded
 			if st.Problem != "" {
 				res.Degraded = append(res.Degraded, "session index: "+st.Problem)
 			}

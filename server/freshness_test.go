@@ -117,6 +117,11 @@ func TestIndexCacheIsSaved(t *testing.T) {
 		if st.SessionsIndexed != 9 {
 			t.Errorf("run %d: %d sessions, want the demo store's 9", run, st.SessionsIndexed)
 		}
+		// The first run finds no cache; the second restores the one the
+		// first saved.
+		if want := run == 1; st.IndexCacheLoaded != want {
+			t.Errorf("run %d: indexCacheLoaded %v, want %v", run, st.IndexCacheLoaded, want)
+		}
 		if code := h.shutdownExit(); code != 0 {
 			t.Fatalf("exit code %d", code)
 		}

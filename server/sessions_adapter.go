@@ -77,6 +77,7 @@ func (a *liveSessions) Status() SessionStatus {
 		Problem:   st.RefreshError,
 
 		UnknownEvents: snap.UnknownEvents,
+		CacheLoaded:   st.CacheLoaded,
 	}
 }
 
