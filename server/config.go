@@ -46,7 +46,11 @@ type Config struct {
 	SpillDir                 string   `json:"spillDir"`
 	Watch                    string   `json:"watch"`
 	// RecallSearch enables the index of what was said in sessions (issue
-	// 13); off, no body index is built or read and nothing is stored.
+	// 13); off, no body index is built or read and nothing is stored. It is
+	// off by default: the index reads every log in full at start (about 26
+	// times the title index's cold build) and holds up to its text budget in
+	// memory, which SPEC §5's memory bound for the default server does not
+	// allow for; and with it on, dsh/candidates is no longer dsh's list.
 	RecallSearch bool `json:"recallSearch"`
 	// CandidateOrder ranks sessions within a working-directory group:
 	// "active" (last event first, the default) or "created" (SPEC §2.2,
@@ -68,7 +72,7 @@ func DefaultConfig() Config {
 		ExcludedDirectories:      []string{defaultExcludedDirGit, defaultExcludedDirNodeM},
 		SpillDir:                 spill,
 		Watch:                    watchModeAuto,
-		RecallSearch:             true,
+		RecallSearch:             false,
 		CandidateOrder:           candidateOrderActive,
 	}
 }

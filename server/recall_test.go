@@ -26,7 +26,7 @@ func searchOpts(t *testing.T) (Options, string) {
 func TestSearchOverWire(t *testing.T) {
 	opts, ws := searchOpts(t)
 	h := newHarness(t, opts)
-	h.initialize(initOptions{root: ws, settings: map[string]any{"sessionId": "s-target"}})
+	h.initialize(initOptions{root: ws, settings: map[string]any{"sessionId": "s-target", "recallSearch": true}})
 
 	var res []searchResult
 	h.mustCall(MethodSearch, map[string]any{"query": "Token Bucket"}, &res)
@@ -82,7 +82,7 @@ func TestSearchOverWire(t *testing.T) {
 func TestCandidatesAndCompletionGainBodyMatches(t *testing.T) {
 	opts, ws := searchOpts(t)
 	h := newHarness(t, opts)
-	h.initialize(initOptions{root: ws, labelDetails: true, markdown: true, settings: map[string]any{"sessionId": "s-target"}})
+	h.initialize(initOptions{root: ws, labelDetails: true, markdown: true, settings: map[string]any{"sessionId": "s-target", "recallSearch": true}})
 	var res []searchResult
 	h.mustCall(MethodSearch, map[string]any{"query": "lazily"}, &res) // waits for the body index
 
@@ -128,10 +128,12 @@ func TestCandidatesAndCompletionGainBodyMatches(t *testing.T) {
 	}
 }
 
+// TestRecallSearchOffBuildsNothing: off by default, on when asked, off again
+// when set to false.
 func TestRecallSearchOffBuildsNothing(t *testing.T) {
 	opts, ws := searchOpts(t)
 	h := newHarness(t, opts)
-	h.initialize(initOptions{root: ws, settings: map[string]any{"sessionId": "s-target", "recallSearch": false}})
+	h.initialize(initOptions{root: ws, settings: map[string]any{"sessionId": "s-target"}})
 	var st statusResult
 	h.mustCall(MethodStatus, nil, &st)
 	if st.Recall != nil {
@@ -147,7 +149,7 @@ func TestRecallSearchOffBuildsNothing(t *testing.T) {
 		t.Errorf("candidates while off = %+v", cands)
 	}
 	// Switched on, the index is built and searched; off again, it is gone.
-	h.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"dsh": map[string]any{"sessionId": "s-target"}}})
+	h.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"dsh": map[string]any{"sessionId": "s-target", "recallSearch": true}}})
 	var res []searchResult
 	deadline := time.Now().Add(testTimeout)
 	for {

@@ -170,7 +170,7 @@ func demo(out io.Writer) error {
 			"general":      map[string]any{"positionEncodings": []string{"utf-8"}},
 			"textDocument": map[string]any{"hover": map[string]any{"contentFormat": []string{"plaintext"}}},
 		},
-		"initializationOptions": map[string]any{"sessionId": demoTarget, "cwd": dshgen.DefaultDemoWorkspace, "spillDir": filepath.Join(tmp, "spill")},
+		"initializationOptions": map[string]any{"sessionId": demoTarget, "cwd": dshgen.DefaultDemoWorkspace, "spillDir": filepath.Join(tmp, "spill"), "recallSearch": true},
 	}, nil); err != nil {
 		return err
 	}

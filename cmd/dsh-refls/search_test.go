@@ -86,7 +86,11 @@ func TestBinarySearchOverPipes(t *testing.T) {
 	root := searchStore(t)
 	ws := t.TempDir()
 	p := startWire(t, "--sessions-root", root)
-	p.initialize(ws, "s-none")
+	p.send(map[string]any{"id": "init", "method": "initialize", "params": map[string]any{
+		"processId": nil, "rootUri": "file://" + ws, "capabilities": map[string]any{},
+		"initializationOptions": map[string]any{"sessionId": "s-none", "cwd": ws, "recallSearch": true}}})
+	p.expectResult("initialize", `"init"`)
+	p.send(map[string]any{"method": "initialized", "params": map[string]any{}})
 	p.send(map[string]any{"id": "s1", "method": "dsh/search", "params": map[string]any{"query": `"token bucket"`}})
 	a := p.expectResult("search", `"s1"`)
 	if strings.Contains(string(a.Result), "<") {
