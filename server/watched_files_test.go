@@ -12,11 +12,6 @@ import (
 	"go.uber.org/zap"
 )
 
-// noWatcherGrace is how long a change stays invisible when nobody reports
-// it: well past the watcher's debounce, so a running fsnotify watcher
-// would have delivered it.
-const noWatcherGrace = 400 * time.Millisecond
-
 // workspaceSees reports whether dsh/files and completion both offer name
 // for query.
 func workspaceSees(h *harness, query, name string) (files, completion bool) {
@@ -120,7 +115,15 @@ func TestWorkspaceWatchedByClient(t *testing.T) {
 			if err := os.WriteFile(created, []byte("z"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(noWatcherGrace)
+			// A second file, created after zebra.txt and reported: once it
+			// is visible, a watcher of the server's own would have had
+			// zebra.txt's event first.
+			reported := filepath.Join(ws, "yak.txt")
+			if err := os.WriteFile(reported, []byte("y"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			h.notify("workspace/didChangeWatchedFiles", fileEvents(fileEvent{URI: pathToURI(reported), Type: 1}))
+			waitSees(t, h, "yak", "yak.txt", true)
 			if f, c := workspaceSees(h, "zebra", "sub dir/zebra.txt"); f || c {
 				t.Fatal("a file nobody reported became visible: the server watches the workspace itself")
 			}
