@@ -114,6 +114,20 @@ func (h *harness) waitFor(what string, cond func(*sessionref.Snapshot) bool) {
 	h.t.Fatalf("%s not visible within %v", what, visibleWithin)
 }
 
+// waitRead waits until ix has read past before bytes: the watcher reported
+// the append and the index looked at it, so what the append did (or did
+// not do) to the snapshot is final.
+func (h *harness) waitRead(what string, ix *sessionref.Index, before int64) {
+	h.t.Helper()
+	begin := time.Now()
+	for ix.BytesRead() <= before {
+		if time.Since(begin) > visibleWithin {
+			h.t.Fatalf("%s was not read within %v", what, visibleWithin)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func titleIs(id, title string) func(*sessionref.Snapshot) bool {
 	return func(s *sessionref.Snapshot) bool {
 		e, ok := s.Locate(id)
@@ -139,7 +153,7 @@ func TestFreshness(t *testing.T) {
 			line := titleLine(1, "second title")
 			before := ix.BytesRead()
 			appendFile(t, rawPath, []byte(line[:20]))
-			time.Sleep(150 * time.Millisecond)
+			h.waitRead("the torn line", ix, before)
 			if e, _ := ix.Snapshot().Locate("raw-1"); e.Title != "first" {
 				t.Fatalf("a torn line changed the title to %q", e.Title)
 			}
@@ -154,7 +168,7 @@ func TestFreshness(t *testing.T) {
 			before = ix.BytesRead()
 			info, _ := os.Stat(zPath)
 			appendFile(t, zPath, f[:len(f)/2])
-			time.Sleep(150 * time.Millisecond)
+			h.waitRead("half a frame", ix, before)
 			if e, _ := ix.Snapshot().Locate("zst-1"); e.Title != "zfirst" {
 				t.Fatalf("half a frame changed the title to %q", e.Title)
 			}
