@@ -146,14 +146,29 @@ func TestDiagnosticsWaitForFirstBuild(t *testing.T) {
 	}
 }
 
-// TestPrepareRightAfterInitializeRealStore sends dsh/prepare right after
-// initialize on a real store large enough that its first build is still
-// running: the answer is the prepared message, not READ_FAILED.
+// heldRun is a session index whose Run starts only once release is
+// closed: its first build cannot finish before then.
+type heldRun struct {
+	Sessions
+	release <-chan struct{}
+}
+
+// Run implements Sessions.
+func (h *heldRun) Run(ctx context.Context) error {
+	select {
+	case <-h.release:
+	case <-ctx.Done():
+		return nil
+	}
+	return h.Sessions.Run(ctx)
+}
+
+// TestPrepareRightAfterInitializeRealStore sends dsh/prepare while the
+// first build of a live index over a real store has not finished (its Run
+// is held until a dsh/status sent after the prepare says it is building):
+// the answer is the prepared message, not READ_FAILED.
 func TestPrepareRightAfterInitializeRealStore(t *testing.T) {
 	store := t.TempDir()
-	if _, err := dshgen.BenchStoreWith(context.Background(), store, dshgen.BenchConfig{Sessions: 1500, TargetBytes: 3 << 20, Seed: 7}); err != nil {
-		t.Fatal(err)
-	}
 	exp, err := dshgen.DemoStoreFor(store, dshgen.DefaultDemoWorkspace, time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -165,16 +180,44 @@ func TestPrepareRightAfterInitializeRealStore(t *testing.T) {
 			break
 		}
 	}
-	h := newHarness(t, Options{Logger: zap.NewNop(), SessionsRoot: store, OpenSessions: NewLiveSessionsFactory(false)})
+	release := make(chan struct{})
+	open := func(cfg SessionsConfig) (Sessions, error) {
+		sess, err := NewLiveSessionsFactory(false)(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return &heldRun{Sessions: sess, release: release}, nil
+	}
+	h := newHarness(t, Options{Logger: zap.NewNop(), SessionsRoot: store, OpenSessions: open})
 	h.initialize(initOptions{settings: map[string]any{"sessionId": "prepare-target", "spillDir": t.TempDir()}})
+	type answer struct {
+		prep PrepareResult
+		err  error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		var a answer
+		a.err = h.call(MethodPrepare, map[string]any{"text": "continue " + sessionref.Mention(ref.Title, ref.ID)}, &a.prep)
+		answered <- a
+	}()
+	// dsh/status is read after the prepare (the wire is read in order) and
+	// answered while the build is held: the prepare came during the build.
 	var st statusResult
 	h.mustCall(MethodStatus, nil, &st)
-	var prep PrepareResult
-	h.mustCall(MethodPrepare, map[string]any{"text": "continue " + sessionref.Mention(ref.Title, ref.ID)}, &prep)
-	if len(prep.References) != 1 || prep.References[0].SessionID != ref.ID || prep.AdditionalContext == nil {
-		t.Fatalf("prepare = %+v, want the one reference %s with its snapshot", prep, ref.ID)
-	}
 	if !st.Building {
-		t.Logf("the first build had already finished when prepare was sent; the test did not exercise the wait")
+		t.Fatalf("status %+v: the first build is not held", st)
+	}
+	select {
+	case a := <-answered:
+		t.Fatalf("prepare answered during the first build: %+v %v", a.prep, a.err)
+	default:
+	}
+	close(release)
+	a := <-answered
+	if a.err != nil {
+		t.Fatalf("prepare: %v", a.err)
+	}
+	if len(a.prep.References) != 1 || a.prep.References[0].SessionID != ref.ID || a.prep.AdditionalContext == nil {
+		t.Fatalf("prepare = %+v, want the one reference %s with its snapshot", a.prep, ref.ID)
 	}
 }
