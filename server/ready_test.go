@@ -103,7 +103,10 @@ func TestPrepareWaitIsCancellable(t *testing.T) {
 	c.initialize(map[string]any{"sessionId": "s-target"})
 	text := "see " + sessionref.Mention("Fix the parser", "s-alpha")
 	c.send(map[string]any{"id": "waiting", "method": MethodPrepare, "params": map[string]any{"text": text}})
-	time.Sleep(30 * time.Millisecond)
+	// The wire is read in order: once a later dsh/status is answered, the
+	// prepare has been read and is waiting for the held build.
+	c.send(map[string]any{"id": "st", "method": MethodStatus, "params": map[string]any{}})
+	c.readResponse(`"st"`)
 	c.send(map[string]any{"method": "$/cancelRequest", "params": map[string]any{"id": "waiting"}})
 	if m := c.readResponse(`"waiting"`); m.Error == nil || m.Error.Code != -32800 || len(m.Result) != 0 {
 		t.Fatalf("cancelled wait answered %+v %s, want -32800 and no result", m.Error, m.Result)
