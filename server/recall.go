@@ -33,6 +33,20 @@ type recallHolder struct {
 
 // openRecall starts or stops the recall index of h as on says. With on
 // false nothing is built or read, and searches are refused.
+// syncRecall brings the body index up to the sessions' current snapshot. A
+// panic while doing so is logged with its stack and the index keeps serving
+// what it had: the background loop must not take the server down with it.
+func (s *Server) syncRecall(ctx context.Context, rh *recallHolder, h *sessionsHolder) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.logger.Error("recall index sync panicked", zap.Any("panic", p), zap.Stack("stack"))
+		}
+	}()
+	if err := rh.ix.Sync(ctx, h.s.Snapshot()); err != nil && ctx.Err() == nil {
+		s.logger.Warn("recall index sync failed", zap.Error(err))
+	}
+}
+
 func (s *Server) openRecall(h *sessionsHolder, on bool) {
 	cur := s.recall.Load()
 	if on && cur != nil && cur.sessions == h {
@@ -63,9 +77,7 @@ func (s *Server) openRecall(h *sessionsHolder, on bool) {
 		}
 		first := true
 		for {
-			if err := rh.ix.Sync(ctx, h.s.Snapshot()); err != nil && ctx.Err() == nil {
-				s.logger.Warn("recall index sync failed", zap.Error(err))
-			}
+			s.syncRecall(ctx, rh, h)
 			if first {
 				close(rh.synced)
 				first = false
