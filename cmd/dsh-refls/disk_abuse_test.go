@@ -71,14 +71,14 @@ func (p *wireProc) candidateIDs(query string) []string {
 	return ids
 }
 
-// TestBinaryDoesNotFollowLogLinks serves a store whose session logs are
-// symbolic links to a secret outside the store and to a well-formed log
-// elsewhere: the binary lists neither, says "symbolic link" in their skip
-// reasons, quotes no byte of the secret, and refuses to prepare them.
-func TestBinaryDoesNotFollowLogLinks(t *testing.T) {
-	base := t.TempDir()
-	store := filepath.Join(base, "sessions")
-	ws := filepath.Join(base, "ws")
+// demoStoreUnder writes the demo store to base/sessions for a workspace at
+// base/ws, both under a new temporary directory base, and returns the three
+// paths and the store's expected sessions.
+func demoStoreUnder(t *testing.T) (base, store, ws string, expected []dshgen.Expected) {
+	t.Helper()
+	base = t.TempDir()
+	store = filepath.Join(base, "sessions")
+	ws = filepath.Join(base, "ws")
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -86,6 +86,15 @@ func TestBinaryDoesNotFollowLogLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return base, store, ws, expected
+}
+
+// TestBinaryDoesNotFollowLogLinks serves a store whose session logs are
+// symbolic links to a secret outside the store and to a well-formed log
+// elsewhere: the binary lists neither, says "symbolic link" in their skip
+// reasons, quotes no byte of the secret, and refuses to prepare them.
+func TestBinaryDoesNotFollowLogLinks(t *testing.T) {
+	base, store, ws, expected := demoStoreUnder(t)
 	secret := filepath.Join(base, "shadow")
 	if err := os.WriteFile(secret, []byte(diskSecret), 0o600); err != nil {
 		t.Fatal(err)
@@ -156,16 +165,7 @@ func TestBinaryDoesNotFollowLogLinks(t *testing.T) {
 // the logs' last 32 bytes (message text), and the stale temporary file is
 // gone.
 func TestBinaryCacheOnTheDisk(t *testing.T) {
-	base := t.TempDir()
-	store := filepath.Join(base, "sessions")
-	ws := filepath.Join(base, "ws")
-	if err := os.MkdirAll(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	expected, err := dshgen.DemoStoreFor(store, ws, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	base, store, ws, expected := demoStoreUnder(t)
 	cacheHome := filepath.Join(base, "cache")
 	t.Setenv("XDG_CACHE_HOME", cacheHome) // for DefaultCachePath below only
 	cachePath, err := sessionref.DefaultCachePath(store)
@@ -236,16 +236,7 @@ func TestBinaryCacheOnTheDisk(t *testing.T) {
 // is at most sessionref.MaxLabelBytes of valid UTF-8, and preparing a
 // mention the server offered carries the same label.
 func TestBinaryHugeTitlesAreCapped(t *testing.T) {
-	base := t.TempDir()
-	store := filepath.Join(base, "sessions")
-	ws := filepath.Join(base, "ws")
-	if err := os.MkdirAll(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	expected, err := dshgen.DemoStoreFor(store, ws, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, store, ws, expected := demoStoreUnder(t)
 	huge := "Huge " + strings.Repeat("ü", 2<<20)
 	for _, s := range []*dshgen.Session{
 		dshgen.NewSession("huge-title").Cwd(ws).Turn(func(tr *dshgen.Turn) { tr.UserText("q"); tr.Title(huge, "user") }),

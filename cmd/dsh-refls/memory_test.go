@@ -5,13 +5,10 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 )
 
 // rssKB reads the resident set size of pid.
@@ -61,16 +58,7 @@ func TestBinaryReturnsMemoryAfterALargeRequest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sends 48 MiB over the pipes")
 	}
-	base := t.TempDir()
-	store := filepath.Join(base, "sessions")
-	ws := filepath.Join(base, "ws")
-	if err := os.MkdirAll(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	expected, err := dshgen.DemoStoreFor(store, ws, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, store, ws, expected := demoStoreUnder(t)
 	p := startWire(t, "--sessions-root", store, "--watch", "poll", "--no-index-cache")
 	p.initialize(ws, expected[0].ID)
 	pid := p.cmd.Process.Pid
