@@ -58,6 +58,14 @@ func TestBinaryReturnsMemoryAfterALargeRequest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sends 48 MiB over the pipes")
 	}
+	// A bound on the process's RSS over time belongs with the benchmarks
+	// (issue 12 item 25): it depends on the machine's state, and on this one
+	// it has both held and failed (38 MB = 3.1× idle after 10 s) for the same
+	// commit. scripts/benchmemory --large-message-mb 64 --large-request-mb 30
+	// measures the same release; this test runs it when asked.
+	if os.Getenv("DSH_REFLS_MEMORY_TESTS") == "" {
+		t.Skip("RSS-over-time bound: set DSH_REFLS_MEMORY_TESTS=1 to run it (scripts/benchmemory measures the same)")
+	}
 	_, store, ws, expected := demoStoreUnder(t)
 	p := startWire(t, "--sessions-root", store, "--watch", "poll", "--no-index-cache")
 	p.initialize(ws, expected[0].ID)
