@@ -170,6 +170,27 @@ func testInCodeServer(t *testing.T, vsixDir, _ string) {
 		"shots": shots, "sessionTitle": "Add rate limiting to the API", "fileName": fileName,
 	})
 	script := filepath.Join(root, "editors", "vscode", "e2e", "code-server.mjs")
+	// The browser drives a whole VS Code workbench on 2 shared cores; a run
+	// whose first menu never appears is retried once against the same
+	// code-server, and the test fails when the second run fails too.
+	const attempts = 2
+	for attempt := 1; ; attempt++ {
+		rep, stderr, runErr := runBrowserScript(t, node, script, env, params, shots)
+		if runErr == nil && rep.OK {
+			return
+		}
+		if attempt == attempts {
+			t.Fatalf("code-server end-to-end failed: %v\n%s\nstderr:\n%s", runErr, rep.Error, stderr)
+		}
+		t.Logf("attempt %d failed (%v: %s); trying once more", attempt, runErr, rep.Error)
+	}
+}
+
+// runBrowserScript runs the Playwright script once and returns its report,
+// its stderr and its error, logging its checks, timings and screenshots.
+func runBrowserScript(t *testing.T, node, script string, env []string, params, shots string) (e2eReport, string, error) {
+	t.Helper()
+	start := time.Now()
 	sctx, scancel := context.WithTimeout(context.Background(), e2eTimeout)
 	defer scancel()
 	cmd := exec.CommandContext(sctx, node, script)
@@ -188,9 +209,7 @@ func testInCodeServer(t *testing.T, vsixDir, _ string) {
 	}
 	t.Logf("keystroke to menu: @ %d ms, @rate %d ms; @rate lists %q", rep.Timings["atMenuMs"], rep.Timings["rateMenuMs"], rep.RateRows)
 	t.Logf("screenshots in %s: %s", shots, strings.Join(rep.Screenshots, ", "))
-	if runErr != nil || !rep.OK {
-		t.Fatalf("code-server end-to-end failed: %v\n%s\nstderr:\n%s", runErr, rep.Error, stderr.String())
-	}
+	return rep, stderr.String(), runErr
 }
 
 // mustJSON encodes v or fails the test.
