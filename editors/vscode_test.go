@@ -20,7 +20,7 @@ const npmTimeout = 5 * time.Minute
 var serverOptionKeys = []string{
 	"sessionsRoot", "sessionId", "cwd", "maxReferences", "maxReferenceBytes",
 	"referenceContextFraction", "contextWindow", "candidateLimit", "fileMaxResults",
-	"excludedDirectories", "spillDir", "watch",
+	"excludedDirectories", "spillDir", "watch", "candidateOrder", "recallSearch",
 }
 
 // extensionManifest is the part of package.json the test checks.
@@ -170,6 +170,21 @@ func TestVSCodeExtension(t *testing.T) {
 	for _, key := range append([]string{"serverPath"}, serverOptionKeys...) {
 		if _, ok := m.Contributes.Configuration.Properties["dsh."+key]; !ok {
 			t.Errorf("no setting dsh.%s", key)
+		}
+	}
+	// Paths on the server's machine are machine settings (Remote settings in
+	// a remote window); every other setting, the privacy switch among them,
+	// keeps the window scope, so a User value applies in remote windows too.
+	machine := []string{"dsh.serverPath", "dsh.logFile", "dsh.sessionsRoot", "dsh.spillDir"}
+	for key, raw := range m.Contributes.Configuration.Properties {
+		var p struct {
+			Scope string `json:"scope"`
+		}
+		if err := json.Unmarshal(raw, &p); err != nil {
+			t.Fatalf("setting %s: %v", key, err)
+		}
+		if want := slices.Contains(machine, key); want != (p.Scope == "machine-overridable") {
+			t.Errorf("setting %s has scope %q; machine-overridable is for %v only", key, p.Scope, machine)
 		}
 	}
 

@@ -12,6 +12,9 @@ export const SECTION = "dsh";
 /** Values the server accepts for `watch`. */
 export const WATCH_MODES = ["auto", "fsnotify", "poll", "off"] as const;
 
+/** Values the server accepts for `candidateOrder`. */
+export const CANDIDATE_ORDERS = ["active", "created"] as const;
+
 /** Values the server accepts for the `mode` of dsh/prepare. */
 export const PREPARE_MODES = ["replace", "preserve"] as const;
 
@@ -32,10 +35,15 @@ export interface ServerOptions {
   excludedDirectories?: string[];
   spillDir?: string;
   watch?: (typeof WATCH_MODES)[number];
+  candidateOrder?: (typeof CANDIDATE_ORDERS)[number];
+  recallSearch?: boolean;
 }
 
 /** How a §4.1 key is read from a setting. */
-type Kind = "path" | "string" | "integer" | "number" | "stringList" | "watch";
+type Kind = "path" | "string" | "integer" | "number" | "boolean" | "stringList" | "watch" | "candidateOrder";
+
+/** The values a setting of an enumerated kind may take. */
+const ENUMS: Partial<Record<Kind, readonly string[]>> = { watch: WATCH_MODES, candidateOrder: CANDIDATE_ORDERS };
 
 /**
  * Every §4.1 key and how its `dsh.<key>` setting is read. Paths get `~` and
@@ -55,6 +63,8 @@ export const SERVER_OPTION_KINDS: Readonly<Record<keyof ServerOptions, Kind>> = 
   excludedDirectories: "stringList",
   spillDir: "path",
   watch: "watch",
+  candidateOrder: "candidateOrder",
+  recallSearch: "boolean",
 };
 
 /** Values used to expand `~` and `${workspaceFolder}` in path settings. */
@@ -116,7 +126,8 @@ export function mapSettings(raw: Record<string, unknown>, ctx: ExpandContext = {
     switch (kind) {
       case "path":
       case "string":
-      case "watch": {
+      case "watch":
+      case "candidateOrder": {
         if (typeof value !== "string") {
           problems.push({ setting, reason: "must be a string" });
           continue;
@@ -125,8 +136,9 @@ export function mapSettings(raw: Record<string, unknown>, ctx: ExpandContext = {
         if (trimmed === "") {
           continue;
         }
-        if (kind === "watch" && !(WATCH_MODES as readonly string[]).includes(trimmed)) {
-          problems.push({ setting, reason: `must be one of ${WATCH_MODES.join(", ")}` });
+        const allowed = ENUMS[kind];
+        if (allowed && !allowed.includes(trimmed)) {
+          problems.push({ setting, reason: `must be one of ${allowed.join(", ")}` });
           continue;
         }
         options[key] = kind === "path" ? expandPath(trimmed, ctx) : trimmed;
@@ -140,6 +152,14 @@ export function mapSettings(raw: Record<string, unknown>, ctx: ExpandContext = {
         }
         if (kind === "integer" && !Number.isInteger(value)) {
           problems.push({ setting, reason: "must be a whole number" });
+          continue;
+        }
+        options[key] = value;
+        break;
+      }
+      case "boolean": {
+        if (typeof value !== "boolean") {
+          problems.push({ setting, reason: "must be true or false" });
           continue;
         }
         options[key] = value;

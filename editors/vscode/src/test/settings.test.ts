@@ -17,12 +17,14 @@ describe("mapSettings", () => {
   it("covers every SPEC §4.1 option key", () => {
     assert.deepEqual(Object.keys(SERVER_OPTION_KINDS).sort(), [
       "candidateLimit",
+      "candidateOrder",
       "contextWindow",
       "cwd",
       "excludedDirectories",
       "fileMaxResults",
       "maxReferenceBytes",
       "maxReferences",
+      "recallSearch",
       "referenceContextFraction",
       "sessionId",
       "sessionsRoot",
@@ -46,6 +48,8 @@ describe("mapSettings", () => {
         excludedDirectories: ["node_modules", " dist ", ""],
         spillDir: "${workspaceFolder}/.spill",
         watch: "poll",
+        candidateOrder: "created",
+        recallSearch: false,
         serverPath: "/ignored/here",
         prepareMode: "preserve",
       },
@@ -65,6 +69,8 @@ describe("mapSettings", () => {
       excludedDirectories: ["node_modules", "dist"],
       spillDir: "/work/proj/.spill",
       watch: "poll",
+      candidateOrder: "created",
+      recallSearch: false,
     });
   });
 
@@ -76,6 +82,8 @@ describe("mapSettings", () => {
       maxReferenceBytes: undefined,
       excludedDirectories: [],
       watch: "",
+      candidateOrder: "",
+      recallSearch: null,
     });
     assert.deepEqual(got, { options: {}, problems: [] });
   });
@@ -89,6 +97,8 @@ describe("mapSettings", () => {
       ["sessionsRoot", 42, /string/],
       ["excludedDirectories", ["ok", 3], /list of strings/],
       ["watch", "inotify", /auto, fsnotify, poll, off/],
+      ["candidateOrder", "newest", /active, created/],
+      ["recallSearch", "yes", /true or false/],
     ];
     for (const [key, value, reason] of cases) {
       const got = mapSettings({ [key]: value });
