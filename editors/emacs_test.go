@@ -31,7 +31,7 @@ func lookEglot(t *testing.T) (string, string) {
 // TestEmacsEglotScreen runs Emacs with eglot and editors/emacs/dsh-refls.el
 // in tmux on the demo store: it opens a prompt, types "@rate", completes
 // with completion-at-point and checks the *Completions* list a user sees
-// (the rate-limiting session and the nested file), times keystroke to list,
+// (the rate-limiting session and the nested file, in the server's order), times keystroke to list,
 // accepts the session, then runs dsh-refls-prepare and dsh-refls-status and
 // checks their buffers are read-only and visit no file. -v prints the screens.
 func TestEmacsEglotScreen(t *testing.T) {
@@ -95,6 +95,14 @@ func TestEmacsEglotScreen(t *testing.T) {
 			t.Errorf("@rate offers %q:\n%s", noise, list)
 		}
 	}
+	// The server's order (the session, then the file whose path holds the
+	// word, then the fuzzy ones), as Neovim shows it: *Completions* lays its
+	// entries out row by row, so the screen read line by line is its order.
+	// Without dsh-refls-server-order, flex's score puts the file first.
+	order := []string{rateSession, rateFile, "src/generated/ ", "src/generated/api.ts"}
+	if !inOrder(list, order) {
+		t.Errorf("*Completions* does not list %q in this order:\n%s", order, list)
+	}
 
 	// Accept the session: to the *Completions* window, onto its entry, RET.
 	tmux.run("send-keys", "-t", "dsh", "C-x", "o", "C-s", "Add rate", "Enter", "Enter")
@@ -122,4 +130,18 @@ func TestEmacsEglotScreen(t *testing.T) {
 	})
 	t.Logf("M-x dsh-refls-status:\n%s", status)
 	tmux.run("send-keys", "-t", "dsh", "C-x", "C-c")
+}
+
+// inOrder reports whether every string of want occurs in s, each after the
+// previous one.
+func inOrder(s string, want []string) bool {
+	at := 0
+	for _, w := range want {
+		i := strings.Index(s[at:], w)
+		if i < 0 {
+			return false
+		}
+		at += i + len(w)
+	}
+	return true
 }

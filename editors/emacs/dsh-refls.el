@@ -20,7 +20,8 @@
 ;;   (add-hook 'markdown-mode-hook #'eglot-ensure)   ; or text-mode-hook
 ;;
 ;; In a prompt type @ and complete with M-TAB (completion-at-point); typing
-;; narrows the list on the server.
+;; narrows the list on the server, and *Completions* keeps the server's
+;; order (see `dsh-refls-server-order').
 
 ;;; Code:
 
@@ -72,6 +73,59 @@ Sent as initializationOptions and as the \"dsh\" configuration section."
 
 (add-to-list 'eglot-server-programs
              (cons dsh-refls-modes (cons 'dsh-refls-server #'dsh-refls--command)))
+
+;;; Completion in the server's order
+
+;; The server narrows the list itself (isIncomplete, filterText) and sends
+;; it ranked (sortText).  eglot 1.9 files its completions under the
+;; category `eglot' (`eglot-capf' in later versions) with the styles
+;; (flex basic); flex then re-sorts *Completions* by its own score, and
+;; partial-completion's try step fails on labels that do not start with
+;; the typed word.  In dsh-refls buffers this style takes what the table
+;; answers as it is, and *Completions* shows it in eglot's sortText order.
+
+(defcustom dsh-refls-server-order t
+  "Non-nil: completion in dsh-refls buffers keeps the server's list and order.
+It sets `completion-category-overrides' buffer-locally for eglot's
+completion category to the style `dsh-refls-server'."
+  :type 'boolean)
+
+(defun dsh-refls--style-all (string table pred _point)
+  "Every completion TABLE answers for STRING and PRED, unfiltered, unsorted."
+  (let ((all (all-completions string table pred)))
+    (when all (nconc all 0))))
+
+(defun dsh-refls--style-try (string table pred point)
+  "STRING unchanged at POINT while TABLE offers several completions.
+nil when it offers none; the completion itself when it offers one."
+  (let ((all (all-completions string table pred)))
+    (cond ((null all) nil)
+          ((cdr all) (cons string point))
+          ((string= (car all) string) t)
+          (t (cons (car all) (length (car all)))))))
+
+(add-to-list 'completion-styles-alist
+             '(dsh-refls-server dsh-refls--style-try dsh-refls--style-all
+               "The completion table's own answer, as it is (dsh-refls)."))
+
+(defvar-local dsh-refls--order-set nil
+  "Non-nil when this buffer's `completion-category-overrides' is ours.")
+
+(defun dsh-refls--use-server-order ()
+  "In a buffer managed by dsh-refls, complete with the `dsh-refls-server' style."
+  (cond ((and dsh-refls-server-order
+              (eglot-managed-p)
+              (cl-typep (eglot-current-server) 'dsh-refls-server))
+         (setq-local completion-category-overrides
+                     (append '((eglot (styles dsh-refls-server))
+                               (eglot-capf (styles dsh-refls-server)))
+                             (default-value 'completion-category-overrides)))
+         (setq dsh-refls--order-set t))
+        (dsh-refls--order-set
+         (kill-local-variable 'completion-category-overrides)
+         (setq dsh-refls--order-set nil))))
+
+(add-hook 'eglot-managed-mode-hook #'dsh-refls--use-server-order)
 
 (defun dsh-refls--server ()
   "The dsh-refls server of this buffer, or of any dsh-refls buffer."
