@@ -1,0 +1,113 @@
+package lsptest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Message is one frame the server wrote. A request or notification has a
+// Method; a response has an ID and a Result or an Error. A frame that is a
+// JSON array (a batch answer) has Batch set and its members in Members.
+type Message struct {
+	// Raw is the frame's body exactly as the server wrote it.
+	Raw json.RawMessage `json:"-"`
+	// Batch is set when the frame is a JSON array; Members holds its
+	// elements and the other fields are empty.
+	Batch   bool      `json:"-"`
+	Members []Message `json:"-"`
+
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *Error          `json:"error,omitempty"`
+}
+
+// IsNotification reports whether m is a notification from the server.
+func (m Message) IsNotification() bool { return m.Method != "" && len(m.ID) == 0 }
+
+// IsCall reports whether m is a request from the server to the client.
+func (m Message) IsCall() bool { return m.Method != "" && len(m.ID) > 0 }
+
+// IsResponse reports whether m answers a request of the client.
+func (m Message) IsResponse() bool { return !m.Batch && m.Method == "" }
+
+// IDIs reports whether m's id is the JSON value id (compared after
+// compacting, so `"a"` matches "a" written with any spacing).
+func (m Message) IDIs(id string) bool { return compact(m.ID) == compact([]byte(id)) }
+
+// DecodeParams decodes m's params into v.
+func (m Message) DecodeParams(v any) error {
+	if err := json.Unmarshal(m.Params, v); err != nil {
+		return fmt.Errorf("params of %s: %w", m.Method, err)
+	}
+	return nil
+}
+
+// DecodeResult decodes m's result into v, or returns m's error.
+func (m Message) DecodeResult(v any) error {
+	if m.Error != nil {
+		return m.Error
+	}
+	if v == nil {
+		return nil
+	}
+	if raw, ok := v.(*json.RawMessage); ok {
+		*raw = append((*raw)[:0], m.Result...)
+		return nil
+	}
+	if err := json.Unmarshal(m.Result, v); err != nil {
+		return fmt.Errorf("result %.200s: %w", m.Result, err)
+	}
+	return nil
+}
+
+// Error is a JSON-RPC error object, from the server or for it.
+type Error struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	if len(e.Data) > 0 {
+		return fmt.Sprintf("JSON-RPC error %d: %s (data %s)", e.Code, e.Message, e.Data)
+	}
+	return fmt.Sprintf("JSON-RPC error %d: %s", e.Code, e.Message)
+}
+
+// The JSON-RPC and LSP error codes the editor itself uses.
+const (
+	CodeMethodNotFound   = -32601
+	CodeRequestCancelled = -32800
+)
+
+// parseMessage decodes one frame body. A body that is valid JSON but not a
+// message object (a number, a string) is kept with only Raw set.
+func parseMessage(body json.RawMessage) Message {
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		m := Message{Raw: body, Batch: true}
+		var elems []json.RawMessage
+		if json.Unmarshal(body, &elems) == nil {
+			for _, e := range elems {
+				m.Members = append(m.Members, parseMessage(e))
+			}
+		}
+		return m
+	}
+	var m Message
+	_ = json.Unmarshal(body, &m)
+	m.Raw = body
+	return m
+}
+
+func compact(b []byte) string {
+	var buf bytes.Buffer
+	if json.Compact(&buf, b) != nil {
+		return string(b)
+	}
+	return buf.String()
+}
