@@ -1,8 +1,8 @@
 // VS Code client of dsh-refls: starts the server over stdio for Markdown,
 // plain text and dsh-prompt documents, keeps its settings in sync, adds the
-// "DSH: Prepare Message" and "DSH: Show Index Status" commands and serves
-// their results, and the recall preview of a session, as read-only
-// documents of the dsh-refls: scheme. Everything that does not need VS Code
+// "DSH: Prepare Message", "DSH: Show Index Status" and "DSH: Search Sessions"
+// commands and serves their results, and the recall preview of a session,
+// as read-only documents of the dsh-refls: scheme. Everything that does not need VS Code
 // lives in serverPath.ts, settings.ts, present.ts and views.ts.
 
 import * as fs from "fs";
@@ -18,6 +18,7 @@ import {
 } from "vscode-languageclient/node";
 
 import { describeError, presentPrepared, presentStatus, PrepareResult } from "./present";
+import { searchSessions } from "./searchCommand";
 import { findServer, ServerNotFoundError } from "./serverPath";
 import {
   isNormalExit,
@@ -332,6 +333,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.workspace.registerTextDocumentContentProvider(SESSION_SCHEME, views),
     vscode.commands.registerCommand("dsh.prepareMessage", prepareMessage),
     vscode.commands.registerCommand("dsh.showIndexStatus", showIndexStatus),
+    vscode.commands.registerCommand("dsh.searchSessions", () =>
+      searchSessions({ client: runningClient, openView: (path) => showView(path, { preview: true }) }),
+    ),
     vscode.commands.registerCommand("dsh.restartServer", async () => {
       await stopClient();
       await startClient(context);

@@ -28,6 +28,7 @@ import {
 } from "vscode-languageserver-protocol/node";
 
 import { presentPrepared, presentStatus, PrepareResult } from "../present";
+import { isSearchOff, searchItems, SearchResult, sessionMention } from "../search";
 import { findServer } from "../serverPath";
 import { didChangeConfigurationParams, mapSettings } from "../settings";
 
@@ -200,5 +201,42 @@ describe("extension logic against the real server", { skip }, () => {
     // The server keeps preparing with the changed options.
     const result = await request<PrepareResult>("dsh/prepare", { text: `Again ${env.mention}` });
     assert.ok(presentPrepared(result).context?.includes("<referenced-sessions>"));
+  });
+
+  it("finds a session by what was said in it, as Search Sessions lists and mentions it", async () => {
+    // Off, the search says so in the way the command recognises.
+    await conn.sendNotification(
+      DidChangeConfigurationNotification.type,
+      didChangeConfigurationParams(mapSettings({ sessionsRoot: env.root, recallSearch: false }).options),
+    );
+    const off = await request("dsh/search", { query: "twenty times" }).then(() => undefined, (err: unknown) => err);
+    assert.ok(isSearchOff(off), `dsh/search with recallSearch off: ${JSON.stringify(off)}`);
+    await conn.sendNotification(
+      DidChangeConfigurationNotification.type,
+      didChangeConfigurationParams(mapSettings({ sessionsRoot: env.root, recallSearch: true }).options),
+    );
+    // The body index builds after the switch: ask until it answers.
+    const deadline = Date.now() + INDEX_WAIT_MS;
+    let results: SearchResult[] = [];
+    while (Date.now() < deadline) {
+      results = await request<SearchResult[]>("dsh/search", { query: "twenty times", limit: 20 });
+      if (results.length > 0) {
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const rows = searchItems(results, Date.now());
+    assert.equal(rows[0]?.label, env.title, JSON.stringify(results));
+    assert.match(rows[0].detail, /^user: .*twenty times/);
+    assert.match(rows[0].description, /created \d+ d ago$/);
+    // The mention the row's button inserts is the one the server writes.
+    const cands = await request<{ sessionId: string; mention: string }[]>("dsh/candidates", { query: env.title });
+    const server = cands.find((c) => c.sessionId === rows[0].sessionId);
+    assert.ok(server, `dsh/candidates ${JSON.stringify(env.title)} lacks ${rows[0].sessionId}: ${JSON.stringify(cands)}`);
+    assert.equal(sessionMention(rows[0].title, rows[0].sessionId), server.mention);
+    await conn.sendNotification(
+      DidChangeConfigurationNotification.type,
+      didChangeConfigurationParams(mapSettings({ sessionsRoot: env.root }).options),
+    );
   });
 });
