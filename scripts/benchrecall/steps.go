@@ -1,0 +1,96 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+	"unicode/utf16"
+
+	"github.com/dsh-refls/dsh-refls/sessionref"
+)
+
+func utf16Of(s string) []uint16 { return utf16.Encode([]rune(s)) }
+
+// firstCompletion opens the message document and asks for session
+// completion until it lists sessions: how long after start titles are
+// served, whatever the recall index is doing meanwhile.
+func (s *server) firstCompletion(ws string, t0 time.Time) (titleReady, answered time.Duration, err error) {
+	uri := "file://" + ws + "/msg.md"
+	if err := s.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+		"uri": uri, "languageId": "markdown", "version": 1, "text": "@"}}); err != nil {
+		return 0, 0, err
+	}
+	for {
+		raw, _, err := s.call("dsh/status", map[string]any{})
+		if err != nil {
+			return 0, 0, err
+		}
+		var st recallStatus
+		if err := json.Unmarshal(raw, &st); err != nil {
+			return 0, 0, fmt.Errorf("dsh/status: %w", err)
+		}
+		if titleReady == 0 && st.SessionsIndexed > 0 && !st.Building {
+			titleReady = time.Since(t0)
+		}
+		raw, _, err = s.call("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": uri},
+			"position": map[string]any{"line": 0, "character": 1}})
+		if err != nil {
+			return 0, 0, err
+		}
+		var list struct {
+			Items []json.RawMessage `json:"items"`
+		}
+		if json.Unmarshal(raw, &list) == nil && len(list.Items) > 0 {
+			if titleReady == 0 {
+				titleReady = time.Since(t0)
+			}
+			return titleReady, time.Since(t0), nil
+		}
+		if time.Since(t0) > 10*time.Minute {
+			return 0, 0, fmt.Errorf("no session completion after %v", time.Since(t0))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// appendLatencies appends a user message holding a new word to n raw
+// format-v0 logs and times each until dsh/search finds it.
+func (s *server) appendLatencies(snap *sessionref.Snapshot, n int) ([]time.Duration, error) {
+	var out []time.Duration
+	for i := 0; len(out) < n && i < len(snap.Sessions); i += max(1, len(snap.Sessions)/(4*n)) {
+		e := snap.Sessions[i]
+		if e.Encoding != sessionref.EncodingRaw || e.FormatVersion >= 4 || e.Corrupt != "" || !strings.HasSuffix(e.Path, ".jsonl") {
+			continue
+		}
+		word := fmt.Sprintf("qzfresh%dx%d", i, time.Now().UnixNano()%1e9)
+		line := fmt.Sprintf(`{"type":"user/message","seq":%d,"time":%d,"data":{"content":[{"type":"text","text":"the %s was appended"}]}}`+"\n",
+			e.LastSeq+1, time.Now().UnixMilli(), word)
+		f, err := os.OpenFile(e.Path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return nil, fmt.Errorf("appending to %s: %w", e.Path, err)
+		}
+		t0 := time.Now()
+		_, err = f.WriteString(line)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		for {
+			raw, _, err := s.call("dsh/search", map[string]any{"query": word})
+			if err != nil {
+				return nil, err
+			}
+			if strings.Contains(string(raw), e.ID) {
+				out = append(out, time.Since(t0))
+				break
+			}
+			if time.Since(t0) > 30*time.Second {
+				return out, fmt.Errorf("appended text of %s not searchable after 30 s", e.ID)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	return out, nil
+}

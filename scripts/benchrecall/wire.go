@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// server is the real dsh-refls binary spoken to over pipes, as an editor
+// does: Content-Length framed JSON-RPC on stdin and stdout.
+type server struct {
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Reader
+	next int
+}
+
+func startServer(bin, root, cacheHome, logFile string) (*server, error) {
+	cmd := exec.Command(bin, "--sessions-root", root, "--watch", "fsnotify", "--log-file", logFile)
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cacheHome)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("server stdin: %w", err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("server stdout: %w", err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", bin, err)
+	}
+	return &server{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}, nil
+}
+
+func (s *server) send(msg map[string]any) error {
+	msg["jsonrpc"] = "2.0"
+	body, err := json.Marshal(msg)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(s.in, "Content-Length: %d\r\n\r\n%s", len(body), body); err != nil {
+		return fmt.Errorf("writing to the server: %w", err)
+	}
+	return nil
+}
+
+type frame struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func (s *server) readFrame() (frame, error) {
+	n := -1
+	for {
+		line, err := s.out.ReadString('\n')
+		if err != nil {
+			return frame{}, fmt.Errorf("reading from the server: %w", err)
+		}
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" {
+			break
+		}
+		if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
+			n, _ = strconv.Atoi(v)
+		}
+	}
+	if n < 0 {
+		return frame{}, fmt.Errorf("frame without Content-Length")
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(s.out, body); err != nil {
+		return frame{}, fmt.Errorf("reading a frame: %w", err)
+	}
+	var f frame
+	if err := json.Unmarshal(body, &f); err != nil {
+		return frame{}, fmt.Errorf("decoding a frame: %w", err)
+	}
+	return f, nil
+}
+
+func (s *server) notify(method string, params any) error {
+	return s.send(map[string]any{"method": method, "params": params})
+}
+
+// call sends a request and waits for its answer, answering requests of
+// the server (progress tokens) on the way.
+func (s *server) call(method string, params any) (json.RawMessage, time.Duration, error) {
+	s.next++
+	id := s.next
+	t0 := time.Now()
+	if err := s.send(map[string]any{"id": id, "method": method, "params": params}); err != nil {
+		return nil, 0, err
+	}
+	want := strconv.Itoa(id)
+	for {
+		f, err := s.readFrame()
+		if err != nil {
+			return nil, 0, err
+		}
+		if f.Method != "" {
+			if len(f.ID) > 0 {
+				if err := s.send(map[string]any{"id": f.ID, "result": nil}); err != nil {
+					return nil, 0, err
+				}
+			}
+			continue
+		}
+		if string(f.ID) != want {
+			continue
+		}
+		d := time.Since(t0)
+		if f.Error != nil {
+			return nil, d, fmt.Errorf("%s: error %d: %s", method, f.Error.Code, f.Error.Message)
+		}
+		return f.Result, d, nil
+	}
+}
+
+func (s *server) initialize(ws string) error {
+	_, _, err := s.call("initialize", map[string]any{
+		"processId": nil, "rootUri": "file://" + ws,
+		"capabilities": map[string]any{"textDocument": map[string]any{"completion": map[string]any{
+			"completionItem": map[string]any{"labelDetailsSupport": true, "documentationFormat": []string{"markdown"}}}}},
+		"initializationOptions": map[string]any{"sessionId": "bench-none", "cwd": ws, "recallSearch": true},
+	})
+	if err != nil {
+		return err
+	}
+	return s.notify("initialized", map[string]any{})
+}
+
+// recallStatus is the part of dsh/status the benchmark reads.
+type recallStatus struct {
+	SessionsIndexed int  `json:"sessionsIndexed"`
+	Building        bool `json:"building"`
+	Recall          *struct {
+		Sessions  int       `json:"sessions"`
+		Unindexed int       `json:"unindexed"`
+		TextBytes int64     `json:"textBytes"`
+		Synced    time.Time `json:"synced"`
+	} `json:"recall"`
+}
+
+// waitRecall polls dsh/status until the recall index has synced once.
+func (s *server) waitRecall(deadline time.Duration) (recallStatus, error) {
+	t0 := time.Now()
+	for {
+		raw, _, err := s.call("dsh/status", map[string]any{})
+		if err != nil {
+			return recallStatus{}, err
+		}
+		var st recallStatus
+		if err := json.Unmarshal(raw, &st); err != nil {
+			return recallStatus{}, fmt.Errorf("dsh/status: %w", err)
+		}
+		if st.Recall != nil && !st.Recall.Synced.IsZero() {
+			return st, nil
+		}
+		if time.Since(t0) > deadline {
+			return st, fmt.Errorf("recall index not synced after %v", deadline)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// rss reads the resident set size and its peak, in bytes.
+func (s *server) rss() (cur, peak int64) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return -1, -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseInt(f[1], 10, 64)
+		switch f[0] {
+		case "VmRSS:":
+			cur = kb << 10
+		case "VmHWM:":
+			peak = kb << 10
+		}
+	}
+	return cur, peak
+}
+
+func (s *server) stop() {
+	_, _, _ = s.call("shutdown", nil)
+	_ = s.notify("exit", nil)
+	_ = s.in.Close()
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-done
+	}
+}
