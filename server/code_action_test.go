@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
+
+	"github.com/dsh-refls/dsh-refls/internal/lsptest"
 )
 
 // featureInit initializes h with the feature capabilities an editor such
@@ -171,16 +173,12 @@ func TestQuickFixOpenPreview(t *testing.T) {
 	cmd := actions[0].Command
 	h.mustCall("workspace/executeCommand", map[string]any{"command": cmd.Command, "arguments": cmd.Arguments}, nil)
 	want := PreviewURI("s-delta", "Huge log")
-	h.mu.Lock()
 	var shown []string
-	for _, c := range h.calls {
-		if c.Method == "window/showDocument" {
-			var p showDocumentParams
-			_ = json.Unmarshal(c.Params, &p)
-			shown = append(shown, p.URI)
-		}
+	for _, c := range h.editor.Matching(lsptest.ServerCall("window/showDocument")) {
+		var p showDocumentParams
+		_ = json.Unmarshal(c.Params, &p)
+		shown = append(shown, p.URI)
 	}
-	h.mu.Unlock()
 	if !slices.Equal(shown, []string{want}) {
 		t.Errorf("showDocument asked for %v, want [%s]", shown, want)
 	}

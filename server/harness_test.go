@@ -8,40 +8,30 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-	"unicode/utf16"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.uber.org/zap/zaptest"
+
+	"github.com/dsh-refls/dsh-refls/internal/lsptest"
 )
 
 // cursor marks the position of a request in test documents.
-const cursor = "‸"
+const cursor = lsptest.Cursor
 
 // testTimeout bounds every wait of a test.
 const testTimeout = 10 * time.Second
 
 // notification is one message the server sent to the client.
-type notification struct {
-	Method string
-	Params json.RawMessage
-}
+type notification = lsptest.Message
 
-// harness drives a Server in-process over net.Pipe like an editor would.
+// harness drives a Server in-process over net.Pipe through the test
+// editor (internal/lsptest), failing the test on transport errors.
 type harness struct {
 	t      testing.TB
-	client jsonrpc2.Conn
+	editor *lsptest.Editor
 	ctx    context.Context
-
-	mu    sync.Mutex
-	notes []notification
-	calls []notification // server-to-client requests
-	wake  chan struct{}
-	// refuse lists server-to-client methods the client answers with an
-	// error.
-	refuse map[string]bool
 
 	done chan serveResult
 }
@@ -71,7 +61,7 @@ func newBenchHarness(t testing.TB, opts Options) *harness {
 		opts.Watch = watchModeOff
 	}
 	serverEnd, clientEnd := net.Pipe()
-	h := &harness{t: t, wake: make(chan struct{}, 1), done: make(chan serveResult, 1)}
+	h := &harness{t: t, done: make(chan serveResult, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	h.ctx = ctx
@@ -79,29 +69,10 @@ func newBenchHarness(t testing.TB, opts Options) *harness {
 		code, err := Serve(ctx, serverEnd, opts)
 		h.done <- serveResult{code, err}
 	}()
-	h.client = jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(clientEnd), jsonrpc2.WithCodec(jsonCodec{}))
-	h.client.Go(ctx, func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-		n := notification{Method: strings.Clone(req.Method()), Params: json.RawMessage(append([]byte(nil), req.Params()...))}
-		h.mu.Lock()
-		if req.IsCall() {
-			h.calls = append(h.calls, n)
-		} else {
-			h.notes = append(h.notes, n)
-		}
-		refused := h.refuse[n.Method]
-		h.mu.Unlock()
-		select {
-		case h.wake <- struct{}{}:
-		default:
-		}
-		if refused {
-			return nil, jsonrpc2.NewError(jsonrpc2.MethodNotFound, n.Method+" is not supported")
-		}
-		return nil, nil
-	})
+	h.editor = lsptest.Connect(clientEnd, lsptest.Config{})
 	t.Cleanup(func() {
 		cancel()
-		_ = clientEnd.Close()
+		_ = h.editor.Close()
 		select {
 		case <-h.done:
 		case <-time.After(testTimeout):
@@ -116,8 +87,7 @@ func (h *harness) call(method string, params, result any) error {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(h.ctx, testTimeout)
 	defer cancel()
-	_, err := h.client.Call(ctx, method, params, result)
-	return err
+	return h.editor.Call(ctx, method, params, result)
 }
 
 // mustCall is call that fails the test on error.
@@ -130,7 +100,7 @@ func (h *harness) mustCall(method string, params, result any) {
 
 func (h *harness) notify(method string, params any) {
 	h.t.Helper()
-	if err := h.client.Notify(h.ctx, method, params); err != nil {
+	if err := h.editor.Notify(h.ctx, method, params); err != nil {
 		h.t.Fatalf("notify %s: %v", method, err)
 	}
 }
@@ -203,77 +173,72 @@ func (h *harness) open(uri, marked string, enc PositionEncoding) Position {
 // marker's position.
 func splitMarked(t testing.TB, marked string, enc PositionEncoding) (string, Position) {
 	t.Helper()
-	i := strings.Index(marked, cursor)
-	if i < 0 {
-		return marked, Position{}
-	}
-	text := marked[:i] + marked[i+len(cursor):]
-	before := marked[:i]
-	line := strings.Count(before, "\n")
-	prefix := before[strings.LastIndex(before, "\n")+1:]
-	col := len(prefix)
-	if enc == EncodingUTF16 {
-		col = len(utf16.Encode([]rune(prefix)))
-	}
-	return text, Position{Line: line, Character: col}
+	text, pos := lsptest.Marked(marked, lsptest.Encoding(enc))
+	return text, Position(pos)
 }
 
 // colOf is the column of the first occurrence of sub in line, in enc.
 func colOf(line, sub string, enc PositionEncoding) int {
-	prefix := line[:strings.Index(line, sub)]
-	if enc == EncodingUTF16 {
-		return len(utf16.Encode([]rune(prefix)))
-	}
-	return len(prefix)
+	return lsptest.Units(line[:strings.Index(line, sub)], lsptest.Encoding(enc))
 }
 
 // waitNote waits for a notification matching pred.
 func (h *harness) waitNote(pred func(notification) bool) notification {
 	h.t.Helper()
-	deadline := time.After(testTimeout)
-	for {
-		h.mu.Lock()
-		for _, n := range h.notes {
-			if pred(n) {
-				h.mu.Unlock()
-				return n
-			}
-		}
-		h.mu.Unlock()
-		select {
-		case <-h.wake:
-		case <-time.After(10 * time.Millisecond):
-		case <-deadline:
-			h.t.Fatal("timed out waiting for a notification")
-		}
+	return h.await(func(m lsptest.Message) bool { return m.IsNotification() && pred(m) })
+}
+
+// await waits for a message from the server matching pred.
+func (h *harness) await(pred lsptest.Predicate) lsptest.Message {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(h.ctx, testTimeout)
+	defer cancel()
+	m, err := h.editor.Await(ctx, pred)
+	if err != nil {
+		h.t.Fatalf("waiting for a message from the server: %v", err)
 	}
+	return m
+}
+
+// awaitFrom waits for a message matching pred among those from index
+// from on (see lsptest.Editor.Mark).
+func (h *harness) awaitFrom(from int, pred lsptest.Predicate) lsptest.Message {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(h.ctx, testTimeout)
+	defer cancel()
+	m, err := h.editor.AwaitFrom(ctx, from, pred)
+	if err != nil {
+		h.t.Fatalf("waiting for a message from the server: %v", err)
+	}
+	return m
+}
+
+// awaitAnyFrom waits at most d for any message from index from on: the
+// pause of a poll that also wakes when the server says something.
+func (h *harness) awaitAnyFrom(from int, d time.Duration) {
+	ctx, cancel := context.WithTimeout(h.ctx, d)
+	defer cancel()
+	_, _ = h.editor.AwaitFrom(ctx, from, func(lsptest.Message) bool { return true })
 }
 
 // notesOf returns the notifications of one method received so far.
 func (h *harness) notesOf(method string) []notification {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []notification
-	for _, n := range h.notes {
-		if n.Method == method {
-			out = append(out, n)
-		}
-	}
-	return out
+	return h.editor.Matching(lsptest.Notification(method))
+}
+
+// serverCalls returns the server-to-client requests received so far.
+func (h *harness) serverCalls() []notification {
+	return h.editor.Matching(func(m lsptest.Message) bool { return m.IsCall() })
 }
 
 // diagnosticsFor waits for published diagnostics of uri at version.
 func (h *harness) diagnosticsFor(uri string, version int32) publishDiagnosticsParams {
 	h.t.Helper()
-	n := h.waitNote(func(n notification) bool {
-		if n.Method != "textDocument/publishDiagnostics" {
-			return false
-		}
-		var p publishDiagnosticsParams
-		return json.Unmarshal(n.Params, &p) == nil && p.URI == uri && p.Version != nil && *p.Version == version
-	})
+	n := h.await(lsptest.DiagnosticsFor(uri, version))
 	var p publishDiagnosticsParams
-	_ = json.Unmarshal(n.Params, &p)
+	if err := json.Unmarshal(n.Params, &p); err != nil {
+		h.t.Fatalf("diagnostics %s: %v", n.Params, err)
+	}
 	return p
 }
 
@@ -301,7 +266,7 @@ func (h *harness) wait() int {
 // rpcError extracts the JSON-RPC error and its contract code.
 func rpcError(t *testing.T, err error) (jsonrpc2.Code, string) {
 	t.Helper()
-	var e *jsonrpc2.Error
+	var e *lsptest.Error
 	if !errors.As(err, &e) {
 		t.Fatalf("error %v (%T) is not a JSON-RPC error", err, err)
 	}
@@ -311,7 +276,7 @@ func rpcError(t *testing.T, err error) (jsonrpc2.Code, string) {
 			t.Fatalf("error data %s: %v", e.Data, jerr)
 		}
 	}
-	return e.Code, string(data.Code)
+	return jsonrpc2.Code(e.Code), string(data.Code)
 }
 
 // testOptions returns options serving the test store's session index in a
@@ -347,4 +312,4 @@ func fixturesRoot(t testing.TB) string {
 }
 
 // asRPC is errors.As for JSON-RPC errors.
-func asRPC(err error, target **jsonrpc2.Error) bool { return errors.As(err, target) }
+func asRPC(err error, target **lsptest.Error) bool { return errors.As(err, target) }

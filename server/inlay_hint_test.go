@@ -2,12 +2,12 @@ package server
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
+	"github.com/dsh-refls/dsh-refls/internal/lsptest"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
@@ -56,33 +56,25 @@ func TestInlayHintsShowRecallAndRefresh(t *testing.T) {
 		}).
 		Turn(func(t *dshgen.Turn) { t.UserText(texts[2]); t.AssistantText(texts[3]) }).
 		Turn(func(t *dshgen.Turn) { t.UserText("more"); t.AssistantText("ok") })
+	mark := h.editor.Mark()
 	fake.add(t, grown)
+	// The server asks for a refresh after the growth...
+	h.awaitFrom(mark, lsptest.ServerCall("workspace/inlayHint/refresh"))
+	// ...and the hints follow. The log is written in more than one write,
+	// so the first refresh can come from a partial read: ask again after
+	// each later message (or watch round) until the deadline.
 	deadline := time.Now().Add(testTimeout)
+	want := fmt.Sprintf("· 6 msgs · %d B", size+len("more")+len("ok"))
 	for {
-		h.mu.Lock()
-		refreshed := slices.ContainsFunc(h.calls, func(n notification) bool { return n.Method == "workspace/inlayHint/refresh" })
-		h.mu.Unlock()
-		if refreshed {
-			hints = hintsOf(t, h, uri)
-			if len(hints) == 1 && hints[0].Label == fmt.Sprintf("· 6 msgs · %d B", size+len("more")+len("ok")) {
-				break
-			}
+		next := h.editor.Mark()
+		hints = hintsOf(t, h, uri)
+		if len(hints) == 1 && hints[0].Label == want {
+			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("refreshed %v; hints after growth = %+v, want 6 msgs", refreshed, hints)
+			t.Fatalf("hints after growth and refresh = %+v, want %q", hints, want)
 		}
-		h.waitWake(t, deadline)
-	}
-}
-
-// waitWake waits for the next message from the server, or briefly for a
-// file-watch round when none comes, until deadline.
-func (h *harness) waitWake(t *testing.T, deadline time.Time) {
-	t.Helper()
-	select {
-	case <-h.wake:
-	case <-time.After(time.Until(deadline)):
-	case <-time.After(50 * time.Millisecond):
+		h.awaitAnyFrom(next, 50*time.Millisecond)
 	}
 }
 

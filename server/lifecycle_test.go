@@ -8,9 +8,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"go.lsp.dev/jsonrpc2"
+
+	"github.com/dsh-refls/dsh-refls/internal/lsptest"
 )
 
 func TestRequestBeforeInitializeIsRejected(t *testing.T) {
@@ -100,7 +101,7 @@ func TestInvalidConfig(t *testing.T) {
 			if code != CodeInvalidConfig || scode != "SESSION_REFERENCE_INVALID_CONFIG" {
 				t.Fatalf("code %d/%s, want %d/INVALID_CONFIG", code, scode, CodeInvalidConfig)
 			}
-			var e *jsonrpc2.Error
+			var e *lsptest.Error
 			_ = asRPC(err, &e)
 			var data ErrorData
 			_ = json.Unmarshal(e.Data, &data)
@@ -230,36 +231,20 @@ func TestWorkDoneProgressWhileIndexing(t *testing.T) {
 			h.waitNote(func(n notification) bool {
 				return n.Method == "$/progress" && strings.Contains(string(n.Params), `"kind":"end"`)
 			})
-			h.mu.Lock()
-			created := len(h.calls) > 0 && h.calls[0].Method == "window/workDoneProgress/create"
-			h.mu.Unlock()
-			if !created {
+			calls := h.serverCalls()
+			if len(calls) == 0 || calls[0].Method != "window/workDoneProgress/create" {
 				t.Error("progress sent without window/workDoneProgress/create")
 			}
 			if begin := h.notesOf("$/progress"); !strings.Contains(string(begin[0].Params), `"kind":"begin"`) {
 				t.Errorf("first progress = %s, want begin", begin[0].Params)
 			}
 		} else {
-			// Wait for the build to run, then check nothing was asked.
+			// Wait for the build to run and a round trip after it, then
+			// check nothing was asked.
 			close(fake.holdBuild)
-			deadline := time.Now().Add(testTimeout)
-			for {
-				fake.mu.Lock()
-				b := fake.builds
-				fake.mu.Unlock()
-				if b > 0 {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("the index was never built")
-				}
-				time.Sleep(time.Millisecond)
-			}
+			fake.waitBuilt(t)
 			h.mustCall(MethodStatus, nil, nil)
-			h.mu.Lock()
-			n := len(h.calls)
-			h.mu.Unlock()
-			if n != 0 || len(h.notesOf("$/progress")) != 0 {
+			if n := len(h.serverCalls()); n != 0 || len(h.notesOf("$/progress")) != 0 {
 				t.Errorf("client without workDoneProgress got %d requests and progress", n)
 			}
 		}

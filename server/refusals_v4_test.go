@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"go.lsp.dev/jsonrpc2"
-
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+
+	"github.com/dsh-refls/dsh-refls/internal/lsptest"
 )
 
 // TestV4RefusalsInHoverAndDiagnostics: a v4 log dsh refuses stays listed;
@@ -40,7 +40,7 @@ func TestV4RefusalsInHoverAndDiagnostics(t *testing.T) {
 		t.Run(c.ID, func(t *testing.T) {
 			mention := sessionref.Mention(c.DisplayTitle, c.ID)
 			err := h.call(MethodPrepare, map[string]any{"text": "Recall " + mention}, &PrepareResult{})
-			var rpc *jsonrpc2.Error
+			var rpc *lsptest.Error
 			var data ErrorData
 			if !asRPC(err, &rpc) || json.Unmarshal(rpc.Data, &data) != nil || data.Code != sessionref.CodeReadFailed || !strings.Contains(rpc.Message, c.Refusal) {
 				t.Errorf("dsh/prepare error %v (data %+v), want READ_FAILED naming %q", err, data, c.Refusal)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/dsh-refls/dsh-refls/internal/lsptest"
 )
 
 // workspaceSees reports whether dsh/files and completion both offer name
@@ -76,19 +78,9 @@ func TestWorkspaceWatchedByClient(t *testing.T) {
 			h, ws := watchedFilesHarness(t, initOptions{watchedFiles: true, relativePatterns: relative})
 
 			var reg registrationParams
-			deadline := time.Now().Add(testTimeout)
-			for len(reg.Registrations) == 0 {
-				h.mu.Lock()
-				for _, c := range h.calls {
-					if c.Method == "client/registerCapability" {
-						_ = json.Unmarshal(c.Params, &reg)
-					}
-				}
-				h.mu.Unlock()
-				if time.Now().After(deadline) {
-					t.Fatal("no client/registerCapability")
-				}
-				time.Sleep(5 * time.Millisecond)
+			c := h.await(lsptest.ServerCall("client/registerCapability"))
+			if err := json.Unmarshal(c.Params, &reg); err != nil || len(reg.Registrations) == 0 {
+				t.Fatalf("client/registerCapability %s: %v", c.Params, err)
 			}
 			r := reg.Registrations[0]
 			if r.Method != "workspace/didChangeWatchedFiles" {
@@ -158,10 +150,7 @@ func TestWorkspaceWatchedByServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitSees(t, h, "parser", "src/parser.go", false)
-	h.mu.Lock()
-	calls := append([]notification(nil), h.calls...)
-	h.mu.Unlock()
-	for _, c := range calls {
+	for _, c := range h.serverCalls() {
 		if c.Method == "client/registerCapability" {
 			t.Errorf("registered %s with a client that cannot watch files", c.Params)
 		}
@@ -237,9 +226,7 @@ func TestRefusedRegistrationFallsBackToWatcher(t *testing.T) {
 	opts.Watch = watchModeFsnotify
 	opts.OpenFiles = NewFilerefFactory(zap.NewNop())
 	h := newHarness(t, opts)
-	h.mu.Lock()
-	h.refuse = map[string]bool{"client/registerCapability": true}
-	h.mu.Unlock()
+	h.editor.Refuse("client/registerCapability")
 	h.initialize(initOptions{root: ws, watchedFiles: true})
 	waitStatus(t, h, func(st statusResult) bool { return st.FilesIndexed > 0 && st.WorkspaceWatch == watchModeFsnotify })
 	if err := os.WriteFile(filepath.Join(ws, "zebra.txt"), []byte("z"), 0o644); err != nil {

@@ -70,13 +70,9 @@ type Error struct {
 	Data    json.RawMessage `json:"data,omitempty"`
 }
 
-// Error implements error.
-func (e *Error) Error() string {
-	if len(e.Data) > 0 {
-		return fmt.Sprintf("JSON-RPC error %d: %s (data %s)", e.Code, e.Message, e.Data)
-	}
-	return fmt.Sprintf("JSON-RPC error %d: %s", e.Code, e.Message)
-}
+// Error implements error: the message alone, as go.lsp.dev/jsonrpc2 says
+// it, so a test can check the text a user sees; Code and Data are fields.
+func (e *Error) Error() string { return e.Message }
 
 // The JSON-RPC and LSP error codes the editor itself uses.
 const (

@@ -2,6 +2,7 @@ package lsptest
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,11 +29,15 @@ func FrameMessage(msg map[string]any) ([]byte, error) {
 		m[k] = v
 	}
 	m["jsonrpc"] = "2.0"
-	body, err := json.Marshal(m)
-	if err != nil {
+	// Without HTML escaping, as editors write JSON: "<" stays "<", so what
+	// the server echoes back compares equal to what the test sent.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
 		return nil, fmt.Errorf("encoding message: %w", err)
 	}
-	return Frame(body), nil
+	return Frame(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
 }
 
 // ErrNoFrame is returned by ReadFrame at a clean end of input: between
