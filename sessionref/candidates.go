@@ -1,7 +1,6 @@
 package sessionref
 
 import (
-	"runtime"
 	"strings"
 	"sync"
 	"unicode"
@@ -43,23 +42,41 @@ func (s *Snapshot) Candidates(q CandidateQuery) ([]Candidate, bool, error) {
 		targetCwd, hasTargetCwd = t.Cwd, t.HasCwd
 	}
 	query := foldCase(q.Query)
+	sc := s.lendScratch()
+	defer s.returnScratch(sc)
 	// Split the matches by group first (cheap), then rank only as many
 	// groups as the limit reaches: match quality is computed for the
 	// sessions that can still make the list, not for every match.
-	var groups [groupOther + 1][]int32
-	for _, i := range s.matching(query) {
-		e := &s.Sessions[i]
-		if e.ID == q.TargetID {
-			continue
+	groups := &sc.groups
+	target := int32(-1)
+	if i, ok := s.byID[q.TargetID]; ok {
+		target = int32(i)
+	}
+	targetGroup := int32(-2) // no session's cwd
+	if c, ok := s.cwds[targetCwd]; ok && hasTargetCwd {
+		targetGroup = c
+	}
+	put := func(i int32) {
+		if i == target {
+			return
 		}
 		g := groupOther
-		switch {
-		case !e.HasCwd:
+		switch c := s.cwdOf[i]; {
+		case c < 0:
 			g = groupNoCwd
-		case hasTargetCwd && e.Cwd == targetCwd:
+		case c == targetGroup:
 			g = groupSameCwd
 		}
 		groups[g] = append(groups[g], i)
+	}
+	if query == "" {
+		for i := range s.Sessions {
+			put(int32(i))
+		}
+	} else {
+		for _, i := range s.matching(query, sc) {
+			put(i)
+		}
 	}
 	total := len(groups[0]) + len(groups[1]) + len(groups[2])
 	capped := total > limit
@@ -73,24 +90,26 @@ func (s *Snapshot) Candidates(q CandidateQuery) ([]Candidate, bool, error) {
 		// within each tier without sorting. Once the best tier alone fills
 		// what the list still needs, no later session can displace those,
 		// so the rest of the group is not ranked at all.
-		var tiers [tierSubstring + 1][]int32
+		tiers := &sc.tiers
+		for t := range tiers {
+			tiers[t] = tiers[t][:0]
+		}
 		if query == "" {
-			tiers[0] = members
+			tiers[0] = append(tiers[0], members...)
 		} else {
 			for _, i := range members {
-				t := matchTier(&s.search[i], query)
+				st := s.search.at(i)
+				t := matchTier(&st, query)
 				tiers[t] = append(tiers[t], i)
 				if len(tiers[0]) == need && !q.ByActivity {
 					break
 				}
 			}
 		}
-		if q.ByActivity {
-			for t := range tiers {
-				tiers[t] = s.mostActive(tiers[t], need)
-			}
-		}
 		for _, tier := range tiers {
+			if q.ByActivity {
+				tier = s.mostActive(tier, need)
+			}
 			for _, i := range tier {
 				if len(out) == limit {
 					return out, capped, nil
@@ -100,6 +119,53 @@ func (s *Snapshot) Candidates(q CandidateQuery) ([]Candidate, bool, error) {
 		}
 	}
 	return out, capped, nil
+}
+
+// queryScratch holds the buffers one candidate query works in; they are
+// lent from the index's pool so typing does not allocate them per query.
+type queryScratch struct {
+	matches []int32
+	base    []int32
+	parts   [][]int32 // one per extra worker of a parallel match
+	groups  [groupOther + 1][]int32
+	tiers   [tierSubstring + 1][]int32
+}
+
+// maxScratchKeep is the largest buffer (in indices) returned to the pool;
+// a larger one is left to the collector so one huge query does not pin
+// its buffers.
+const maxScratchKeep = 1 << 18
+
+func (s *Snapshot) lendScratch() *queryScratch {
+	if s.scratch != nil {
+		if sc, ok := s.scratch.Get().(*queryScratch); ok {
+			return sc
+		}
+	}
+	return &queryScratch{}
+}
+
+func (s *Snapshot) returnScratch(sc *queryScratch) {
+	if s.scratch == nil {
+		return
+	}
+	keep := func(b []int32) []int32 {
+		if cap(b) > maxScratchKeep {
+			return nil
+		}
+		return b[:0]
+	}
+	sc.matches, sc.base = keep(sc.matches), keep(sc.base)
+	for w := range sc.parts {
+		sc.parts[w] = keep(sc.parts[w])
+	}
+	for g := range sc.groups {
+		sc.groups[g] = keep(sc.groups[g])
+	}
+	for t := range sc.tiers {
+		sc.tiers[t] = keep(sc.tiers[t])
+	}
+	s.scratch.Put(sc)
 }
 
 // recentQueries is how many query results a snapshot remembers. While a
@@ -124,91 +190,47 @@ type cachedQuery struct {
 }
 
 // matching returns the indices of the sessions whose search text contains
-// the lowercased query, in snapshot order. It narrows the matches of the
-// longest remembered query that the new one contains instead of scanning
-// every session.
-func (s *Snapshot) matching(query string) []int32 {
-	if query == "" {
-		all := make([]int32, len(s.Sessions))
-		for i := range all {
-			all[i] = int32(i)
+// the lowercased, non-empty query, in snapshot order, in sc.matches. It
+// narrows the matches of the longest remembered query that the new one
+// contains (the previous keystroke's, while typing) instead of scanning
+// every session. Remembered matches are copied in and out of the scratch
+// buffers under the lock, so the cache reuses its own buffers and typing
+// allocates nothing per keystroke.
+func (s *Snapshot) matching(query string, sc *queryScratch) []int32 {
+	hasBase := false
+	s.queries.mu.Lock()
+	best := -1
+	for k := range s.queries.entries {
+		c := &s.queries.entries[k]
+		if c.valid && (best < 0 || len(c.query) > len(s.queries.entries[best].query)) && strings.Contains(query, c.query) {
+			if c.query == query {
+				sc.matches = append(sc.matches[:0], c.matches...)
+				s.queries.mu.Unlock()
+				return sc.matches
+			}
+			best = k
 		}
-		return all
+	}
+	if best >= 0 {
+		sc.base, hasBase = append(sc.base[:0], s.queries.entries[best].matches...), true
+	}
+	s.queries.mu.Unlock()
+	if hasBase && len(sc.base) == 0 {
+		sc.matches = sc.matches[:0]
+		return sc.matches
 	}
 	var base []int32
+	if hasBase {
+		base = sc.base
+	}
+	sc.matches = s.search.match(query, base, sc.matches[:0], sc)
 	s.queries.mu.Lock()
-	bestLen := -1
-	for _, c := range s.queries.entries {
-		if c.valid && len(c.query) > bestLen && strings.Contains(query, c.query) {
-			if c.query == query {
-				s.queries.mu.Unlock()
-				return c.matches
-			}
-			base, bestLen = c.matches, len(c.query)
-		}
-	}
-	s.queries.mu.Unlock()
-	var out []int32
-	need, needPairs := byteSetOf(query), pairSetOf(query)
-	// A one-byte query is answered by the byte sets alone; longer ones are
-	// searched for only where every byte and byte pair may occur.
-	contains := func(st *searchText) bool {
-		return st.bytes.covers(&need) &&
-			(len(query) == 1 || st.pairs.covers(&needPairs) && strings.Contains(st.all, query))
-	}
-	if base == nil {
-		base = make([]int32, len(s.search))
-		for i := range base {
-			base[i] = int32(i)
-		}
-	}
-	out = filterParallel(base, func(i int32) bool { return contains(&s.search[i]) })
-	s.queries.mu.Lock()
-	s.queries.entries[s.queries.next] = cachedQuery{query: query, matches: out, valid: true}
+	slot := &s.queries.entries[s.queries.next]
+	slot.query, slot.valid = query, true
+	slot.matches = append(slot.matches[:0], sc.matches...)
 	s.queries.next = (s.queries.next + 1) % recentQueries
 	s.queries.mu.Unlock()
-	return out
-}
-
-// parallelFilterMin is the number of sessions above which a query is
-// matched on every core: below it, starting goroutines costs more than it
-// saves.
-const parallelFilterMin = 4096
-
-// filterParallel returns the members of in for which keep is true, in
-// order, splitting large inputs across GOMAXPROCS goroutines.
-func filterParallel(in []int32, keep func(int32) bool) []int32 {
-	workers := runtime.GOMAXPROCS(0)
-	if len(in) < parallelFilterMin || workers < 2 {
-		var out []int32
-		for _, i := range in {
-			if keep(i) {
-				out = append(out, i)
-			}
-		}
-		return out
-	}
-	parts := make([][]int32, workers)
-	chunk := (len(in) + workers - 1) / workers
-	var wg sync.WaitGroup
-	for w := range parts {
-		lo, hi := min(w*chunk, len(in)), min((w+1)*chunk, len(in))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for _, i := range in[lo:hi] {
-				if keep(i) {
-					parts[w] = append(parts[w], i)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	var out []int32
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out
+	return sc.matches
 }
 
 // candidateOf builds the §2.2 candidate of an entry.

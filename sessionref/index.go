@@ -45,9 +45,13 @@ type Index struct {
 	tracked map[string]*tracked // by session directory path
 	skipped map[string]Skipped  // by path
 
-	snap      atomic.Pointer[Snapshot]
-	bytesRead atomic.Int64
-	logsRead  atomic.Int64
+	snap atomic.Pointer[Snapshot]
+	// searchBytes is the size of the last snapshot's search text, to size
+	// the next one; scratch lends query buffers to every snapshot.
+	searchBytes int
+	scratch     sync.Pool
+	bytesRead   atomic.Int64
+	logsRead    atomic.Int64
 }
 
 // tracked is the writer's state for one session directory.

@@ -3,6 +3,7 @@ package sessionref
 import (
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -26,9 +27,16 @@ type Snapshot struct {
 	// v4 vocabulary, over all listed sessions; they are skipped (§1.7).
 	UnknownEvents int
 
-	byID    map[string]int
-	search  []searchText // parallel to Sessions
+	byID   map[string]int
+	search searchColumns // parallel to Sessions
+	// cwdOf numbers each session's cwd (-1: none), parallel to Sessions,
+	// so grouping a query's matches compares integers; cwds maps a cwd to
+	// its number.
+	cwdOf   []int32
+	cwds    map[string]int32
 	queries queryCache
+	// scratch lends per-query buffers; shared by the snapshots of one index.
+	scratch *sync.Pool
 }
 
 // Locate finds a listed session by id. It implements Locator.
@@ -112,7 +120,7 @@ func newSearchText(e *Entry) searchText {
 
 // publishLocked builds and publishes a snapshot from the writer's state.
 func (ix *Index) publishLocked(building bool) {
-	snap := &Snapshot{Root: ix.root, Updated: time.Now(), Building: building}
+	snap := &Snapshot{Root: ix.root, Updated: time.Now(), Building: building, scratch: &ix.scratch}
 	listed := make([]*tracked, 0, len(ix.tracked))
 	for _, t := range ix.tracked {
 		if t.skip == "" {
@@ -139,8 +147,11 @@ func (ix *Index) publishLocked(building bool) {
 		count[t.entry.ID]++
 	}
 	snap.Sessions = make([]Entry, 0, len(listed))
-	snap.search = make([]searchText, 0, len(listed))
 	snap.byID = make(map[string]int, len(listed))
+	cols := newColumnsBuilder(len(listed), ix.searchBytes)
+	own := make([]*tracked, 0, len(listed)) // whose search text is the snapshot's
+	snap.cwdOf = make([]int32, 0, len(listed))
+	snap.cwds = map[string]int32{}
 	parents := map[string]*Entry{} // sessions whose catalog names children
 	for _, t := range listed {
 		if len(t.entry.ChildLabels) > 0 && count[t.entry.ID] == 1 {
@@ -153,18 +164,42 @@ func (ix *Index) publishLocked(building bool) {
 			snap.Skipped = append(snap.Skipped, Skipped{Path: t.dir.path, Reason: reason})
 			continue
 		}
-		e, search := t.entry, t.search
+		e, search, shared := t.entry, &t.search, true
 		if p := parents[e.ParentSession]; p != nil && e.ParentSession != "" {
 			if label := p.ChildLabels[e.ID]; label != "" {
 				e.CatalogLabel = label
 				if e.DescriptorLabel == "" {
-					search = newSearchText(&e)
+					st := newSearchText(&e)
+					search, shared = &st, false
 				}
 			}
 		}
 		snap.byID[e.ID] = len(snap.Sessions)
 		snap.Sessions = append(snap.Sessions, e)
-		snap.search = append(snap.search, search)
+		cols.add(search)
+		cwd := int32(-1)
+		if e.HasCwd {
+			var ok bool
+			if cwd, ok = snap.cwds[e.Cwd]; !ok {
+				cwd = int32(len(snap.cwds))
+				snap.cwds[e.Cwd] = cwd
+			}
+		}
+		snap.cwdOf = append(snap.cwdOf, cwd)
+		if shared {
+			own = append(own, t)
+		} else {
+			own = append(own, nil)
+		}
+	}
+	snap.search = cols.done()
+	ix.searchBytes = len(snap.search.text)
+	// The writer's search texts become substrings of the snapshot's one
+	// string, so the per-session strings they were built in can be freed.
+	for i, t := range own {
+		if t != nil {
+			t.search = snap.search.at(int32(i))
+		}
 	}
 	for _, s := range ix.skipped {
 		snap.Skipped = append(snap.Skipped, s)
