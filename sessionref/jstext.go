@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Conversation text as dsh holds it: a JavaScript string.
@@ -32,13 +33,57 @@ func decodeJSText(raw []byte) (string, bool) {
 		return "", false
 	}
 	body := raw[1 : len(raw)-1]
-	out := make([]byte, 0, len(body))
+	out, ok := appendJSTextDecoded(make([]byte, 0, len(body)), body)
+	if !ok {
+		return "", false
+	}
+	return keepText(out, len(body)), true
+}
+
+// keepText returns the decoded text out as a string. out is not used
+// again, so the string takes its bytes without a copy, unless escapes made
+// the text much shorter than the buffer of size bytes it lies in: then
+// the text is copied and the buffer left to the collector.
+func keepText(out []byte, size int) string {
+	if len(out) < size/2 {
+		return string(out)
+	}
+	return unsafe.String(unsafe.SliceData(out), len(out))
+}
+
+// decodeJSTextInPlace is decodeJSText writing the text over raw itself, so a
+// long message costs no second copy of its bytes. The caller gives raw away:
+// it must not read or write raw (or the buffer it lies in) afterwards,
+// except through the string returned. When raw's bytes are not valid UTF-8
+// (an invalid byte decodes to three bytes of U+FFFD, so the text could
+// outgrow its token) the text is decoded into a new buffer instead.
+func decodeJSTextInPlace(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	if !utf8.Valid(body) {
+		return decodeJSText(raw)
+	}
+	// Every step reads its input before writing, and writes no more bytes
+	// than it read (an escape decodes to fewer bytes than it spells, valid
+	// UTF-8 to itself), so the output never overtakes the input.
+	out, ok := appendJSTextDecoded(body[:0:len(body)], body)
+	if !ok {
+		return "", false
+	}
+	return keepText(out, len(raw)), true
+}
+
+// appendJSTextDecoded appends the decoded text of the string token body
+// (quotes removed) to out.
+func appendJSTextDecoded(out, body []byte) ([]byte, bool) {
 	for i := 0; i < len(body); {
 		c := body[i]
 		switch {
 		case c == '\\':
 			if i+1 >= len(body) {
-				return "", false
+				return out, false
 			}
 			esc := body[i+1]
 			i += 2
@@ -57,11 +102,11 @@ func decodeJSText(raw []byte) (string, bool) {
 				out = append(out, '\t')
 			case 'u':
 				if i+4 > len(body) {
-					return "", false
+					return out, false
 				}
 				r, ok := parseHex4(body[i:])
 				if !ok {
-					return "", false
+					return out, false
 				}
 				i += 4
 				if r >= 0xD800 && r < 0xDC00 && i+6 <= len(body) && body[i] == '\\' && body[i+1] == 'u' {
@@ -72,7 +117,7 @@ func decodeJSText(raw []byte) (string, bool) {
 				}
 				out = appendWTF8(out, r)
 			default:
-				return "", false
+				return out, false
 			}
 		case c < utf8.RuneSelf:
 			out = append(out, c)
@@ -88,7 +133,7 @@ func decodeJSText(raw []byte) (string, bool) {
 			i += size
 		}
 	}
-	return string(out), true
+	return out, true
 }
 
 // appendWTF8 appends r, a surrogate code point included, in WTF-8.
@@ -237,10 +282,17 @@ func wellFormed(s string) string {
 // spill transcript). The empty string has no pieces.
 func textFragments(s string, n int) []string {
 	var out []string
+	eachFragment(s, n, func(f string) { out = append(out, f) })
+	return out
+}
+
+// eachFragment calls fn with each piece of textFragments(s, n), in order,
+// without collecting them.
+func eachFragment(s string, n int, fn func(string)) {
 	count, start := 0, 0
 	for i := 0; i < len(s); {
 		if count == n {
-			out = append(out, s[start:i])
+			fn(s[start:i])
 			start, count = i, 0
 		}
 		size := 3
@@ -251,9 +303,8 @@ func textFragments(s string, n int) []string {
 		count++
 	}
 	if start < len(s) {
-		out = append(out, s[start:])
+		fn(s[start:])
 	}
-	return out
 }
 
 // Prefixes of the data object of §2.3.4, whose key order is the contract's.

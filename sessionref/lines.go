@@ -73,6 +73,10 @@ type lineReader struct {
 	// onOverlong, when set, is told the length of each line longer than the
 	// line cap; the line itself is skipped.
 	onOverlong func(n int64) error
+	// onOwnedLine, when set, receives the long lines that lie in a buffer
+	// of their own, to keep and write over; the read's LastLine is then
+	// not kept.
+	onOwnedLine func(line []byte) error
 	// maxLine overrides maxLineBytes (tests); 0 means maxLineBytes.
 	maxLine int64
 }
@@ -119,7 +123,7 @@ func (r lineReader) read(offset int64, tail []byte, fn func(line []byte) error) 
 			return readResult{Offset: offset}, fmt.Errorf("seeking log to %d: %w", offset, err)
 		}
 	}
-	sp := &lineSplitter{fn: fn, overlong: r.onOverlong, max: r.lineCap()}
+	sp := &lineSplitter{fn: fn, overlong: r.onOverlong, owned: r.onOwnedLine, max: r.lineCap(), more: -1}
 	var res readResult
 	if r.encoding == EncodingZstd {
 		res, err = r.readFrames(f, offset, sp)
@@ -142,10 +146,20 @@ func (r lineReader) readRaw(f *os.File, offset int64, sp *lineSplitter) (readRes
 	bufp := readBuffers.Get().(*[]byte)
 	defer readBuffers.Put(bufp)
 	buf := *bufp
+	// The file's size says how much can follow a read, so a long line is
+	// held in one buffer of its final size (lineSplitter.more). A log that
+	// grows meanwhile only makes that buffer grow.
+	size := int64(-1)
+	if info, err := f.Stat(); err == nil {
+		size = info.Size()
+	}
 	for {
 		n, err := f.Read(buf)
 		if n > 0 {
 			res.BytesRead += int64(n)
+			if size >= 0 {
+				sp.more = max(0, size-offset-res.BytesRead)
+			}
 			if _, werr := sp.Write(buf[:n]); werr != nil {
 				res.Offset = offset + sp.complete
 				return res, werr

@@ -3,9 +3,11 @@ package sessionref
 import "bytes"
 
 // shortLineBytes is the length up to which a partial line is kept in one
-// reused buffer; longer partial lines are kept in chunks of this size, so
-// holding a long line never needs the transient doubling of a growing
-// slice, and a line that passes the cap costs at most the cap.
+// reused buffer. A longer partial line is kept in one buffer of the size
+// the rest of the input allows (when the reader knows how much follows:
+// a raw log's file size), so the line costs its own size, once; else in
+// chunks of this size, so holding it never needs the transient doubling of
+// a growing slice, and a line that passes the cap costs at most the cap.
 const shortLineBytes = 1 << 20
 
 // lineSplitter cuts a byte stream into lines for a callback, holding at most
@@ -15,7 +17,17 @@ const shortLineBytes = 1 << 20
 type lineSplitter struct {
 	fn       func([]byte) error
 	overlong func(n int64) error
-	max      int64
+	// owned, when set, receives the lines delivered in a buffer of their
+	// own (a long line), which it may keep and write over; fn gets the
+	// others. With owned set, last is not kept.
+	owned func([]byte) error
+	max   int64
+	// more is how many bytes are known to follow the current Write, -1
+	// when that is not known.
+	more int64
+	// long holds a partial line longer than shortLineBytes when more was
+	// known: one buffer large enough for the rest of the input.
+	long []byte
 	// short holds a partial line while it is shorter than shortLineBytes;
 	// chunks hold it once it is longer; held is its length.
 	short  []byte
@@ -63,12 +75,23 @@ func (s *lineSplitter) Write(p []byte) (int, error) {
 				}
 				continue
 			}
-			line := s.join(seg)
+			line, own := s.join(seg)
+			lastStart = -1
+			if own && s.owned != nil {
+				s.drop() // the line is the callback's now
+				if err := s.owned(line); err != nil {
+					return 0, err
+				}
+				continue
+			}
 			if err := s.fn(line); err != nil {
 				return 0, err
 			}
-			s.last = append(s.last[:0], line...)
-			lastStart = -1
+			if s.owned == nil && own {
+				s.last = line // a buffer of its own: kept, not copied
+			} else if s.owned == nil {
+				s.last = s.keepLast(line)
+			}
 			s.drop()
 		case int64(i) > s.max:
 			if err := s.skip(int64(i)); err != nil {
@@ -81,11 +104,20 @@ func (s *lineSplitter) Write(p []byte) (int, error) {
 			lastStart, lastEnd = start, start+i
 		}
 	}
-	if lastStart >= 0 {
+	if lastStart >= 0 && s.owned == nil {
 		// One copy per write, of the newest line only.
-		s.last = append(s.last[:0], orig[lastStart:lastEnd]...)
+		s.last = s.keepLast(orig[lastStart:lastEnd])
 	}
 	return n, nil
+}
+
+// keepLast copies line into last's buffer, unless that buffer is a long
+// line's, much larger than line: it is then left to the collector.
+func (s *lineSplitter) keepLast(line []byte) []byte {
+	if cap(s.last) > shortLineBytes && cap(s.last) > 4*len(line) {
+		s.last = nil
+	}
+	return append(s.last[:0], line...)
 }
 
 // hold keeps the start of an unfinished line, or starts skipping it once it
@@ -102,8 +134,20 @@ func (s *lineSplitter) hold(p []byte) {
 		return
 	}
 	s.held += int64(len(p))
+	if s.long != nil {
+		s.long = append(s.long, p...)
+		return
+	}
 	if s.chunks == nil && s.held <= shortLineBytes {
 		s.short = append(s.short, p...)
+		return
+	}
+	if s.chunks == nil && s.more >= 0 {
+		// The line is at most what is held plus what follows: one buffer
+		// of that size (capped at the line cap) holds it to its end.
+		s.long = make([]byte, 0, min(s.held+s.more, s.max))
+		s.long = append(append(s.long, s.short...), p...)
+		s.short = s.short[:0]
 		return
 	}
 	if s.chunks == nil {
@@ -122,18 +166,24 @@ func (s *lineSplitter) hold(p []byte) {
 	}
 }
 
-// join returns the held partial line followed by seg.
-func (s *lineSplitter) join(seg []byte) []byte {
+// join returns the held partial line followed by seg; own reports that
+// the line lies in a buffer of its own, which the splitter does not use
+// again.
+func (s *lineSplitter) join(seg []byte) (line []byte, own bool) {
+	if s.long != nil {
+		line, s.long = append(s.long, seg...), nil
+		return line, true
+	}
 	if s.chunks == nil {
 		s.short = append(s.short, seg...)
-		return s.short
+		return s.short, false
 	}
-	line := make([]byte, 0, s.held+int64(len(seg)))
+	line = make([]byte, 0, s.held+int64(len(seg)))
 	for _, c := range s.chunks {
 		line = append(line, c...)
 	}
 	s.chunks = nil // the chunks go before the line is used
-	return append(line, seg...)
+	return append(line, seg...), true
 }
 
 func (s *lineSplitter) skip(n int64) error {
@@ -152,6 +202,6 @@ func (s *lineSplitter) drop() {
 	if cap(s.short) > shortLineBytes {
 		s.short = nil
 	}
-	s.short, s.chunks, s.held = s.short[:0], nil, 0
+	s.short, s.chunks, s.long, s.held = s.short[:0], nil, nil, 0
 	s.skipping, s.skipped = false, 0
 }

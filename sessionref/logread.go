@@ -66,6 +66,10 @@ type logScan struct {
 	// frames at the end.
 	frameDamage *CorruptError
 	turns       turnTracker
+	// owned is set while the current line lies in a buffer of its own that
+	// the scan may keep and write over (lineReader.onOwnedLine): its text
+	// is then decoded in place.
+	owned bool
 }
 
 // readSessionLog reads a whole log for preparation: the readable prefix of
@@ -73,8 +77,9 @@ type logScan struct {
 func readSessionLog(ctx context.Context, path string, enc Encoding, frames *frameDecoder) (*sessionLog, error) {
 	sc := &logScan{ctx: ctx, path: path, enc: enc, log: &sessionLog{lastSeq: -1}}
 	r := lineReader{path: path, encoding: enc, frames: frames,
-		onTorn:     func() { sc.torn = true },
-		onOverlong: sc.overlong,
+		onTorn:      func() { sc.torn = true },
+		onOverlong:  sc.overlong,
+		onOwnedLine: sc.ownedLine,
 	}
 	_, err := r.read(0, nil, sc.line)
 	if err != nil {
@@ -115,6 +120,14 @@ func (sc *logScan) overlong(n int64) error {
 	return sc.damage(fmt.Sprintf("line of %d bytes exceeds the %d-byte line cap and was skipped", n, maxLineBytes))
 }
 
+// ownedLine is line for a line the scan may keep: a long message's text
+// becomes a string over the line's own bytes instead of a copy of them.
+func (sc *logScan) ownedLine(line []byte) error {
+	sc.owned = true
+	defer func() { sc.owned = false }()
+	return sc.line(line)
+}
+
 func (sc *logScan) line(line []byte) error {
 	sc.lineNo++
 	if sc.lineNo%cancelCheckLines == 0 {
@@ -142,7 +155,7 @@ func (sc *logScan) line(line []byte) error {
 	}
 	v4 := sc.log.header.Version >= 4
 	var e envelope
-	if err := json.Unmarshal(line, &e); err != nil || e.Type == "" {
+	if err := decodeEnvelope(line, &e); err != nil || e.Type == "" {
 		reason := "not an event object"
 		if err != nil {
 			reason = "unparsable: " + err.Error()
@@ -207,7 +220,7 @@ func (sc *logScan) fold(e *envelope, seq int64, v4, hasOp bool) error {
 	} else if !isSurfaceType(e.Type) {
 		return nil
 	}
-	item, err := projectEvent(e, seq, v4)
+	item, err := projectEvent(e, seq, v4, sc.owned)
 	if err != nil {
 		return &CorruptError{Path: sc.path, Line: sc.lineNo, Reason: err.Error()}
 	}

@@ -1,7 +1,9 @@
 package sessionref
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -106,13 +108,16 @@ type spillHeader struct {
 	CapturedFormatVersion *int    `json:"capturedFormatVersion,omitempty"`
 }
 
-// renderSpill writes the full projection of a source as dsh's
+// renderSpill writes the full projection of a source to w as dsh's
 // renderTranscript lays it out: heading, blank, intro, warning, blank, the
 // header as JSON.stringify(header, null, 2), blank, two explanation lines,
 // then per message a blank line, "### Message n: role", a blank line and the
 // text as JSON strings of at most 64 code points, one per line; a final
 // newline. Nothing in the file is tag-safe escaped: it is not embedded.
-func renderSpill(s source) (string, error) {
+// The text is streamed through a small buffer, one fragment at a time, so
+// rendering a spill of any size holds no more than that buffer. It returns
+// the bytes written.
+func renderSpill(w io.Writer, s source) (int64, error) {
 	h := spillHeader{SessionID: s.full.SessionID, Label: s.full.Label, Cwd: s.full.Cwd, CapturedThroughSeq: s.full.CapturedThroughSeq}
 	if s.formatVersion != 0 {
 		v := s.formatVersion
@@ -120,19 +125,40 @@ func renderSpill(s source) (string, error) {
 	}
 	head, err := MarshalJSIndent(h)
 	if err != nil {
-		return "", fmt.Errorf("serialising spill header: %w", err)
+		return 0, fmt.Errorf("serialising spill header: %w", err)
 	}
-	var b strings.Builder
+	cw := &countingWriter{w: w}
+	b := bufio.NewWriterSize(cw, spillBufferSize)
 	b.WriteString(spillHeading + "\n\n" + spillIntro + "\n" + referenceWarning + "\n\n")
 	b.Write(head)
 	b.WriteString("\n\n" + spillExplanation)
+	var frag []byte
 	for n, turn := range s.full.Conversation {
-		fmt.Fprintf(&b, "\n\n### Message %d: %s\n", n+1, turn.Role)
-		for _, frag := range textFragments(turn.Text, spillFragmentRunes) {
+		fmt.Fprintf(b, "\n\n### Message %d: %s\n", n+1, turn.Role)
+		eachFragment(turn.Text, spillFragmentRunes, func(f string) {
 			b.WriteByte('\n')
-			b.Write(appendJSText(nil, frag, false))
-		}
+			frag = appendJSText(frag[:0], f, false)
+			b.Write(frag)
+		})
 	}
 	b.WriteByte('\n')
-	return b.String(), nil
+	if err := b.Flush(); err != nil { // bufio keeps the first write error
+		return cw.n, err
+	}
+	return cw.n, nil
+}
+
+// spillBufferSize is the write buffer a spill is rendered through.
+const spillBufferSize = 64 << 10
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }

@@ -17,42 +17,93 @@ import (
 // Content given as a plain string, which dsh's validator refuses, is read
 // as that text (a tolerance, docs/reliability.md). Content that is neither
 // an array, a string nor null is an error.
-func joinTextBlocks(raw json.RawMessage) (string, error) {
+//
+// raw must be valid JSON (a value of a parsed line). With inPlace the
+// caller gives raw's buffer away: a single text is decoded over its own
+// bytes (decodeJSTextInPlace), so the text of a long message is its only
+// copy; the one text block of a message is returned as decoded, never
+// copied again.
+func joinTextBlocks(raw json.RawMessage, inPlace bool) (string, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
 	}
+	decode := decodeJSText
+	if inPlace {
+		decode = decodeJSTextInPlace
+	}
 	if raw[0] == '"' {
-		s, ok := decodeJSText(raw)
+		s, ok := decode(raw)
 		if !ok {
 			return "", fmt.Errorf("content string is not valid JSON")
 		}
 		return s, nil
 	}
-	var blocks []json.RawMessage
-	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return "", err
+	if raw[0] != '[' {
+		var blocks []json.RawMessage
+		return "", json.Unmarshal(raw, &blocks) // the error encoding/json gives
+	}
+	// The text tokens of the text blocks, found first so that decoding in
+	// place never writes over bytes still to be scanned.
+	var texts [][]byte
+	arrayElements(raw, func(blk []byte) {
+		if blk[0] != '{' {
+			return
+		}
+		// Keys match exactly and the last of repeated keys wins, as in a
+		// map[string]json.RawMessage.
+		var typ, text []byte
+		objectMembers(blk, func(key, val []byte) bool {
+			switch string(key) {
+			case `"type"`:
+				typ = val
+			case `"text"`:
+				text = val
+			default:
+				if _, plain := memberName(key); plain {
+					break
+				}
+				// An escaped key: decode it to compare.
+				var k string
+				if json.Unmarshal(key, &k) == nil {
+					switch k {
+					case "type":
+						typ = val
+					case "text":
+						text = val
+					}
+				}
+			}
+			return true
+		})
+		if t, ok := decodeJSText(typ); !ok || t != "text" {
+			return
+		}
+		if len(text) == 0 || text[0] != '"' {
+			return
+		}
+		texts = append(texts, text)
+	})
+	switch len(texts) {
+	case 0:
+		return "", nil
+	case 1:
+		s, ok := decode(texts[0])
+		if !ok {
+			return "", nil // not a string token: skipped
+		}
+		return s, nil
 	}
 	var b strings.Builder
 	first := true
-	for _, blk := range blocks {
-		if len(blk) == 0 || blk[0] != '{' {
-			continue
-		}
-		var fields map[string]json.RawMessage
-		if json.Unmarshal(blk, &fields) != nil {
-			continue
-		}
-		if typ, ok := decodeJSText(fields["type"]); !ok || typ != "text" {
-			continue
-		}
-		text, ok := decodeJSText(fields["text"])
+	for _, t := range texts {
+		s, ok := decodeJSText(t)
 		if !ok {
 			continue
 		}
 		if !first {
 			b.WriteByte('\n')
 		}
-		b.WriteString(text)
+		b.WriteString(s)
 		first = false
 	}
 	return b.String(), nil

@@ -316,6 +316,28 @@ func (r lineReader) decodeFrame(f *os.File, pos int64, fi frameInfo, sp *lineSpl
 	} else {
 		src = io.NewSectionReader(f, pos, fi.size)
 	}
-	_, err := r.frames.stream(src, sp)
+	var w io.Writer = sp
+	if fi.contentSize >= 0 {
+		// The declared size says how much of the frame follows each write,
+		// so a long line in it is held in one buffer (lineSplitter.more). A
+		// false size costs no more than a true one: the buffer is capped at
+		// the line cap, and the decoder refuses a frame that outgrows it.
+		w = &frameRest{sp: sp, left: fi.contentSize}
+		defer func() { sp.more = -1 }()
+	}
+	_, err := r.frames.stream(src, w)
 	return err
+}
+
+// frameRest tells the splitter how much of a frame of declared size is
+// still to come after each write.
+type frameRest struct {
+	sp   *lineSplitter
+	left int64
+}
+
+func (h *frameRest) Write(p []byte) (int, error) {
+	h.left -= int64(len(p))
+	h.sp.more = max(0, h.left)
+	return h.sp.Write(p)
 }

@@ -1,0 +1,240 @@
+package sessionref
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// envelopeCases are event lines whose decoding must equal encoding/json's:
+// ordinary events, and every shape where the scanner must hand over to
+// encoding/json (case-folded and escaped keys, repeated keys, wrong types,
+// not an object, invalid JSON).
+var envelopeCases = []string{
+	`{"type":"user/message","seq":3,"time":1700000000000,"data":{"content":[{"type":"text","text":"hi"}]},"surfaceOp":"append"}`,
+	` { "type" : "turn/end" , "seq" : 4 } `,
+	`{"type":"text-chunks","seq0":2,"data":{"texts":["a","b"]}}`,
+	`{"Type":"user/message","SEQ":1,"data":{}}`,
+	`{"ſeq":1,"type":"x"}`,
+	`{"t\u0079pe":"user/message","seq":1}`,
+	`{"type":"a","type":"b","seq":1,"seq":null}`,
+	`{"type":"a","data":{"x":1},"data":null}`,
+	`{"type":5,"seq":1}`,
+	`{"type":"a","seq":"1"}`,
+	`{"type":"a","seq":1.5}`,
+	`{"type":"a","data":"x\"y","surfaceOp":{"op":"replace","startSeq":1,"endSeq":2}}`,
+	`{"type":"caf\xff","seq":1}`,
+	`[1,2]`, `null`, `"x"`, `{}`, `{"type":"a",}`, `{"type":"a"`, ``, `{"type":"a"} x`,
+	`{"type":"a","other":[{"}":"]"},"\\"],"seq":2}`,
+}
+
+func TestDecodeEnvelopeMatchesEncodingJSON(t *testing.T) {
+	for _, line := range envelopeCases {
+		checkEnvelope(t, []byte(line))
+	}
+}
+
+func checkEnvelope(t *testing.T, line []byte) {
+	t.Helper()
+	var want, got envelope
+	wantErr := json.Unmarshal(line, &want)
+	gotErr := decodeEnvelope(line, &got)
+	if fmt.Sprint(wantErr) != fmt.Sprint(gotErr) {
+		t.Fatalf("%q: error %v, encoding/json %v", line, gotErr, wantErr)
+	}
+	if wantErr != nil {
+		return
+	}
+	w, _ := json.Marshal(envelopeView(want))
+	g, _ := json.Marshal(envelopeView(got))
+	if !bytes.Equal(w, g) {
+		t.Fatalf("%q: decoded %s, encoding/json %s", line, g, w)
+	}
+}
+
+// envelopeView shows every field, nil pointers and raw values apart.
+func envelopeView(e envelope) map[string]any {
+	return map[string]any{"type": e.Type, "seq": e.Seq, "seq0": e.Seq0, "time": e.Time,
+		"data": string(e.Data), "dataNil": e.Data == nil, "op": string(e.SurfaceOp), "opNil": e.SurfaceOp == nil}
+}
+
+func FuzzDecodeEnvelope(f *testing.F) {
+	for _, line := range envelopeCases {
+		f.Add([]byte(line))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) { checkEnvelope(t, line) })
+}
+
+func TestDecodeMessageDataMatchesEncodingJSON(t *testing.T) {
+	for _, data := range []string{
+		`{"content":[{"type":"text","text":"hi"}],"source":{"kind":"user"}}`,
+		`{"message":{"content":"x","source":{"kind":"plugin","plugin":"compact"}},"turn":1}`,
+		`{"message":null,"content":"y"}`,
+		`{"Content":"x"}`, `{"content":"a","content":"b"}`, `{"source":5}`, `{"message":5}`,
+		`{"message":{"message":{"content":"deep"}}}`, `{"message":{"content":"a","message":null}}`,
+		`null`, `[]`, `{}`, `{"c\u006fntent":"z"}`,
+	} {
+		var want, got messageData
+		wantErr := json.Unmarshal([]byte(data), &want)
+		gotErr := decodeMessageData([]byte(data), &got)
+		if fmt.Sprint(wantErr) != fmt.Sprint(gotErr) {
+			t.Errorf("%s: error %v, encoding/json %v", data, gotErr, wantErr)
+			continue
+		}
+		w, _ := json.Marshal(want)
+		g, _ := json.Marshal(got)
+		if !bytes.Equal(w, g) {
+			t.Errorf("%s: decoded %s, encoding/json %s", data, g, w)
+		}
+	}
+}
+
+// TestDecodeJSTextInPlace decodes each token of TestDecodeJSText's kind
+// over its own bytes: the text equals decodeJSText's, and when the token is
+// valid UTF-8 the text lies in the token's buffer (no copy was made).
+func TestDecodeJSTextInPlace(t *testing.T) {
+	for _, raw := range []string{
+		`"plain text, long enough to be kept where it is"`,
+		`"short escapes \" \\ \/ \b \f \n \r \t \u0000 and some text to keep it long"`,
+		`"\ud83d\ude00 a pair, \ud800 a lone high, \ude00\ud83d reversed, café, 日本語 …"`,
+		"\"x\xff\xfey invalid bytes decode to U+FFFD, which is longer than them\"",
+		"\"\xed\xa0\x80 surrogate bytes\"", `""`,
+	} {
+		want, ok := decodeJSText([]byte(raw))
+		if !ok {
+			t.Fatalf("decodeJSText(%q) refused", raw)
+		}
+		buf := []byte(raw)
+		got, ok := decodeJSTextInPlace(buf)
+		if !ok || got != want {
+			t.Errorf("decodeJSTextInPlace(%q) = %q, %v; want %q", raw, got, ok, want)
+		}
+		inBuf := len(got) > 0 && uintptr(unsafe.Pointer(unsafe.StringData(got))) == uintptr(unsafe.Pointer(&buf[1]))
+		if utf8.ValidString(raw) && len(want) > 0 && !inBuf {
+			t.Errorf("decodeJSTextInPlace(%q) copied the text of a valid UTF-8 token", raw)
+		}
+	}
+	for _, raw := range []string{``, `"`, `5`, `"\x"`, `"\u12"`, `"a\"`} {
+		if _, ok := decodeJSTextInPlace([]byte(raw)); ok {
+			t.Errorf("decodeJSTextInPlace(%q) accepted", raw)
+		}
+	}
+}
+
+// TestLineSplitterHoldsALongLineOnce writes a 3 MiB line in read-sized
+// pieces. When the splitter knows how much follows, the line is held in one
+// buffer of the size that remains of the input and handed to the owned callback; when it
+// does not, it is joined from chunks and still handed over; without an
+// owned callback the plain callback gets it and the last line is kept.
+func TestLineSplitterHoldsALongLineOnce(t *testing.T) {
+	line := bytes.Repeat([]byte("0123456789abcdef"), 3<<16)
+	input := append(append([]byte("short\n"), line...), "\nend\n"...)
+	for _, tc := range []struct {
+		name        string
+		known, owns bool
+	}{{"size known", true, true}, {"size unknown", false, true}, {"no owned callback", true, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var plain, owned [][]byte
+			sp := &lineSplitter{max: maxLineBytes, more: -1,
+				fn: func(b []byte) error { plain = append(plain, bytes.Clone(b)); return nil }}
+			if tc.owns {
+				sp.owned = func(b []byte) error { owned = append(owned, b); return nil }
+			}
+			for off := 0; off < len(input); off += readBufferSize {
+				end := min(off+readBufferSize, len(input))
+				if tc.known {
+					sp.more = int64(len(input) - end)
+				}
+				if _, err := sp.Write(input[off:end]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := [][]byte{[]byte("short"), []byte("end")}
+			if !tc.owns {
+				want = [][]byte{[]byte("short"), line, []byte("end")}
+			}
+			if len(plain) != len(want) {
+				t.Fatalf("%d plain lines, want %d", len(plain), len(want))
+			}
+			for i := range want {
+				if !bytes.Equal(plain[i], want[i]) {
+					t.Errorf("plain line %d differs", i)
+				}
+			}
+			if !tc.owns {
+				if string(sp.last) != "end" {
+					t.Errorf("last line %q, want end", sp.last)
+				}
+				return
+			}
+			if len(owned) != 1 || !bytes.Equal(owned[0], line) {
+				t.Fatalf("owned lines %d, want the long line once", len(owned))
+			}
+			// One buffer of the line's size plus what could still follow
+			// it (the splitter cannot know where the line ends).
+			if rest := len(input) - len("short\n"); tc.known && cap(owned[0]) != rest {
+				t.Errorf("long line held in a buffer of %d bytes, want the %d from its start to the end", cap(owned[0]), rest)
+			}
+			if sp.last != nil {
+				t.Errorf("last line kept (%d bytes) although lines are handed over", len(sp.last))
+			}
+		})
+	}
+}
+
+// TestPrepareLargeMessageAllocatesLittle prepares a session whose one user
+// message is 8 MiB, twice: each preparation allocates less than twice the
+// message (the line is read into one buffer of its size, its text decoded
+// over it, the spill rendered through a small buffer), and the second one
+// reuses the spill of the first without writing it. Before, one
+// preparation allocated about 19 times the message.
+func TestPrepareLargeMessageAllocatesLittle(t *testing.T) {
+	const size = 8 << 20
+	s := newTestStore(t)
+	s.simple("big", "/work/big", fixtureTime, userMsg(0, strings.Repeat("0123456789abcdef", size/16)),
+		assistantMsg(1, "Done."), titleEvent(2, "Big"))
+	ix := s.index()
+	spillDir := filepath.Join(t.TempDir(), "spill")
+	text := "see " + Mention("Big", "big")
+	var first os.FileInfo
+	for call := range 2 {
+		runtime.GC()
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		res, err := PrepareText(context.Background(), ix.Snapshot(), "target", text, ModeReplace, nil, Limits{SpillDir: spillDir})
+		runtime.ReadMemStats(&m1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc >= 2*size {
+			t.Errorf("call %d allocated %.1f MiB for an %d MiB message, want < 2×", call+1, float64(alloc)/(1<<20), size>>20)
+		}
+		files := spillFilesUnder(t, spillDir)
+		if len(files) != 1 {
+			t.Fatalf("call %d: %d spill files, want 1", call+1, len(files))
+		}
+		if !strings.Contains(res.AdditionalContext.Content[0].Text, files[0]) {
+			t.Errorf("call %d: the prompt does not name %s", call+1, files[0])
+		}
+		info, err := os.Stat(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Size() < size {
+			t.Errorf("spill of %d bytes, less than the message", info.Size())
+		}
+		if first == nil {
+			first = info
+		} else if !os.SameFile(first, info) || !info.ModTime().Equal(first.ModTime()) {
+			t.Errorf("the second preparation wrote the spill again")
+		}
+	}
+}
