@@ -51,6 +51,9 @@ H.run('unit', function()
     excludedDirectories = { 'dist', ' ', 'build ' },
     spillDir = '',
     watch = 'poll',
+    candidateOrder = 'created',
+    recallSearch = false,
+    redactSecrets = true,
   }))
   check(vim.deep_equal(so, {
     sessionsRoot = home .. '/.dsh/sessions',
@@ -64,8 +67,15 @@ H.run('unit', function()
     fileMaxResults = 3,
     excludedDirectories = { 'dist', 'build' },
     watch = 'poll',
+    candidateOrder = 'created',
+    recallSearch = false,
+    redactSecrets = true,
   }), 'server_options: %s', vim.inspect(so))
-  check(vim.tbl_count(config.server_option_types) == 12, 'all 12 SPEC §4.1 keys are known')
+  check(vim.tbl_count(config.server_option_types) == 15, 'the 12 SPEC §4.1 keys and candidateOrder, recallSearch, redactSecrets are known')
+  local bad, berr = config.server_options({ candidateOrder = 'newest' })
+  check(bad == nil and berr:find('candidateOrder'), 'a bad candidateOrder is rejected: %s', tostring(berr))
+  bad, berr = config.server_options({ recallSearch = 'yes' })
+  check(bad == nil and berr:find('recallSearch must be a boolean'), 'a non-boolean recallSearch is rejected: %s', tostring(berr))
   check(vim.json.encode(config.as_object({})) == '{}', 'empty options encode as an object')
 
   -- command: PATH lookup and flags.

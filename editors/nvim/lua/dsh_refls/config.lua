@@ -18,6 +18,9 @@ M.server_option_types = {
   excludedDirectories = 'list',
   spillDir = 'string',
   watch = 'string',
+  candidateOrder = 'string',
+  recallSearch = 'boolean',
+  redactSecrets = 'boolean',
 }
 
 --- Server options that name a path: a leading ~ is expanded.
@@ -25,6 +28,9 @@ local path_options = { sessionsRoot = true, cwd = true, spillDir = true }
 
 --- Values the server accepts for `watch`.
 M.watch_modes = { auto = true, fsnotify = true, poll = true, off = true }
+
+--- Values the server accepts for `candidateOrder`.
+M.candidate_orders = { active = true, created = true }
 
 --- Values the server accepts for the mode of dsh/prepare.
 M.prepare_modes = { replace = true, preserve = true }
@@ -116,6 +122,9 @@ function M.server_options(settings)
       local s = vim.trim(value)
       if key == 'watch' and s ~= '' and not M.watch_modes[s] then
         return nil, 'settings.watch must be one of auto, fsnotify, poll, off'
+      end
+      if key == 'candidateOrder' and s ~= '' and not M.candidate_orders[s] then
+        return nil, 'settings.candidateOrder must be "active" or "created"'
       end
       if s ~= '' then
         out[key] = path_options[key] and expand_path(s) or s

@@ -222,6 +222,15 @@ local function client_of(bufnr, any)
   return clients[1]
 end
 
+--- bufnr when client is attached to it, else a buffer it is attached to:
+--- requests about no document (status, search) from a scratch buffer.
+local function attached_buffer(client, bufnr)
+  if not vim.tbl_contains(vim.lsp.get_buffers_by_client_id(client.id), bufnr) then
+    return vim.lsp.get_buffers_by_client_id(client.id)[1] or bufnr
+  end
+  return bufnr
+end
+
 --- Prepares a buffer's message with dsh/prepare and shows the prepared
 --- message and its context in a scratch buffer.
 --- args: { bufnr?, mode? = "replace"|"preserve", on_done? = function(scratch_bufnr|nil, result|err) }
@@ -265,9 +274,7 @@ function M.status(args)
   if not client then
     return done(nil, { message = 'no client' })
   end
-  if not vim.tbl_contains(vim.lsp.get_buffers_by_client_id(client.id), bufnr) then
-    bufnr = vim.lsp.get_buffers_by_client_id(client.id)[1] or bufnr
-  end
+  bufnr = attached_buffer(client, bufnr)
   compat.request(client, 'dsh/status', vim.empty_dict(), function(err, result)
     if err then
       notify('status failed: ' .. present.describe_error(err), vim.log.levels.ERROR)
@@ -277,11 +284,13 @@ function M.status(args)
   end, bufnr)
 end
 
---- Reads the recall preview of a `dsh-refls:` URI with dsh/preview and shows
---- it in a read-only scratch buffer; done(buf|nil, preview|err).
+--- Reads the recall preview of a `dsh-refls:` URI (or of the session of
+--- params = { sessionId = … }) with dsh/preview and shows it in a read-only
+--- scratch buffer; done(buf|nil, preview|err).
 function M.open_preview(client, uri, bufnr, done)
   done = done or function() end
-  compat.request(client, 'dsh/preview', { uri = uri }, function(err, preview)
+  local params = type(uri) == 'table' and uri or { uri = uri }
+  compat.request(client, 'dsh/preview', params, function(err, preview)
     if err then
       notify('no preview: ' .. present.describe_error(err), vim.log.levels.ERROR)
       return done(nil, err)
@@ -290,6 +299,40 @@ function M.open_preview(client, uri, bufnr, done)
     vim.bo[buf].modifiable = false
     done(buf, preview)
   end, bufnr)
+end
+
+--- The dsh-refls: URI in a buffer name. Neovim makes such a name (one
+--- slash after the scheme: no URL to it) relative to the current directory
+--- when it opens it, e.g. from the quickfix list of workspace symbols.
+function M.preview_uri_of(name)
+  return name:match('(dsh%-refls:/session/.*)$')
+end
+
+--- Fills buffer buf, named after a `dsh-refls:` preview URI, with that
+--- recall preview (dsh/preview) as a read-only scratch buffer. Runs from
+--- BufReadCmd, so :edit, quickfix jumps (vim.lsp.buf.workspace_symbol) and
+--- any location list entry with such a URI show the preview.
+function M.read_preview(buf, name)
+  local uri = M.preview_uri_of(name)
+  local lines
+  local client = uri and client_of(buf, true)
+  if client then
+    local resp, err = compat.request_sync(client, 'dsh/preview', { uri = uri }, 5000, attached_buffer(client, buf))
+    if resp and not resp.err and type(resp.result) == 'table' then
+      lines = vim.split(resp.result.markdown or '', '\n', { plain = true })
+    else
+      lines = { 'No preview: ' .. present.describe_error((resp and resp.err) or err or 'no answer') }
+    end
+  else
+    lines = { 'No preview: no dsh-refls server is running' }
+  end
+  vim.bo[buf].buftype = 'nofile'
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].modifiable = true
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].modified = false
+  vim.bo[buf].filetype = 'markdown'
 end
 
 --- Opens the recall preview of the session mention under the cursor (the
@@ -318,6 +361,46 @@ function M.recall(args)
       return done(nil, { message = 'not a session mention' })
     end
     M.open_preview(client, uri, bufnr, done)
+  end, bufnr)
+end
+
+--- Finds sessions by what was said in them (dsh/search; the server needs
+--- `recallSearch = true`) and lists them in a read-only scratch buffer
+--- (dsh://search/N): title, working directory, creation time and the
+--- matching excerpts. <CR> on a result opens its recall preview.
+--- args: { query, bufnr?, limit?, on_done? = function(search_bufnr|nil, results|err) }
+function M.search(args)
+  args = args or {}
+  local done = args.on_done or function() end
+  local query = vim.trim(args.query or '')
+  if query == '' then
+    notify('search for what? :DshSearch {words or "a phrase"}', vim.log.levels.ERROR)
+    return done(nil, { message = 'empty query' })
+  end
+  local bufnr = (args.bufnr == nil or args.bufnr == 0) and vim.api.nvim_get_current_buf() or args.bufnr
+  local client = client_of(bufnr, true)
+  if not client then
+    return done(nil, { message = 'no client' })
+  end
+  bufnr = attached_buffer(client, bufnr)
+  local params = { query = query, limit = args.limit or 50 }
+  compat.request(client, 'dsh/search', params, function(err, results)
+    if err then
+      notify('search failed: ' .. present.describe_error(err), vim.log.levels.ERROR)
+      return done(nil, err)
+    end
+    local lines, targets = present.search_lines(query, results)
+    local buf = open_scratch('search', lines)
+    vim.bo[buf].modifiable = false
+    vim.keymap.set('n', '<CR>', function()
+      local id = targets[vim.api.nvim_win_get_cursor(0)[1]]
+      if not id then
+        notify('the cursor is not on a search result', vim.log.levels.WARN)
+        return
+      end
+      M.open_preview(client, { sessionId = id }, bufnr)
+    end, { buffer = buf, desc = 'Open the recall preview of this session' })
+    done(buf, results)
   end, bufnr)
 end
 
@@ -368,6 +451,13 @@ function M.setup(user)
       vim.bo[a.buf].syntax = 'markdown'
     end,
   })
+  vim.api.nvim_create_autocmd('BufReadCmd', {
+    group = group,
+    pattern = { 'dsh-refls:/session/*', '*/dsh-refls:/session/*' },
+    callback = function(a)
+      M.read_preview(a.buf, a.match)
+    end,
+  })
   vim.api.nvim_create_autocmd('FileType', {
     group = group,
     pattern = opts.filetypes,
@@ -388,6 +478,9 @@ function M.setup(user)
   vim.api.nvim_create_user_command('DshRecall', function()
     M.recall()
   end, { desc = 'Show the recall preview of the session mention under the cursor' })
+  vim.api.nvim_create_user_command('DshSearch', function(a)
+    M.search({ query = a.args })
+  end, { nargs = '+', desc = 'Find dsh sessions by what was said in them' })
   vim.api.nvim_create_user_command('DshStatus', function()
     M.status()
   end, { desc = 'Show the dsh-refls index status' })

@@ -170,6 +170,47 @@ function M.status_lines(status)
   return out
 end
 
+--- One line of a search result's place and age: its working directory and
+--- creation time (createdAt is in milliseconds since the epoch).
+local function search_place(r)
+  local parts = {}
+  if type(r.cwd) == 'string' and r.cwd ~= '' then
+    table.insert(parts, r.cwd)
+  end
+  if type(r.createdAt) == 'number' and r.createdAt > 0 then
+    table.insert(parts, 'created ' .. os.date('%Y-%m-%d %H:%M', math.floor(r.createdAt / 1000)))
+  end
+  table.insert(parts, 'id ' .. tostring(r.sessionId))
+  return table.concat(parts, ' · ')
+end
+
+--- Lines of the :DshSearch buffer for a dsh/search answer, and the session
+--- id of each line that belongs to a result (by 1-based line number), so
+--- that <CR> anywhere on a result opens that session.
+function M.search_lines(query, results)
+  local out = { '# dsh-refls search: ' .. query, '' }
+  local targets = {}
+  if type(results) ~= 'table' or #results == 0 then
+    table.insert(out, 'No session holds what you searched for.')
+    return out, targets
+  end
+  table.insert(out, string.format('%s. <CR> on a result opens its recall preview.', count(#results, 'session', 'sessions')))
+  for _, r in ipairs(results) do
+    table.insert(out, '')
+    local title = (type(r.displayTitle) == 'string' and r.displayTitle ~= '') and r.displayTitle or tostring(r.label)
+    table.insert(out, '## ' .. title)
+    targets[#out] = r.sessionId
+    table.insert(out, search_place(r))
+    targets[#out] = r.sessionId
+    for _, m in ipairs(type(r.matches) == 'table' and r.matches or {}) do
+      local excerpt = tostring(m.excerpt or ''):gsub('[\r\n]', ' ')
+      table.insert(out, string.format('- %s #%s: %s', tostring(m.role), tostring(m.seq), excerpt))
+      targets[#out] = r.sessionId
+    end
+  end
+  return out, targets
+end
+
 --- One readable line for a failed request (an LSP ResponseError table).
 function M.describe_error(err)
   if type(err) ~= 'table' then
