@@ -125,3 +125,88 @@ func TestNeovimSearchScreen(t *testing.T) {
 	}
 	n.keys(":qa!", "Enter")
 }
+
+// linesFile is a workspace file with numbered-looking lines for line-range
+// mentions (issue 14).
+const linesFile = "src/lines.txt"
+
+// TestNeovimLineRangesFixesSymbols drives the issue-14 features through
+// Neovim 0.7's own LSP client in tmux: completion after `#` of a file
+// mention offers line ranges, hover on `@file#L2-4` shows those lines, a
+// missing file's warning offers a quick fix that vim.lsp.buf.code_action()
+// applies (and the warning goes), and vim.lsp.buf.workspace_symbol() lists
+// a session whose quickfix entry opens its recall preview. -v prints the
+// screens.
+func TestNeovimLineRangesFixesSymbols(t *testing.T) {
+	n := startNvimScreen(t, "", map[string]string{linesFile: "alpha line\nbravo line\ncharlie line\ndelta line\n"})
+
+	// Completion after "#": the typed start line, to the end, as items.
+	n.keys("G", "o")
+	n.text("Lines: @" + linesFile + "#L2")
+	n.keys("C-x", "C-o")
+	menu := n.wait(t, "the line-range menu", func(s string) bool {
+		return strings.Contains(s, "L2-4") && strings.Contains(s, "line 2 of 4")
+	})
+	t.Logf("<C-x><C-o> after @%s#L2:\n%s", linesFile, menu)
+	// noinsert selects the first entry; <C-n> moves to the second.
+	n.keys("C-n")
+	n.wait(t, "the second entry selected", func(s string) bool { return strings.Contains(s, "match 2 of 2") })
+	n.keys("C-y", "Escape")
+	n.wait(t, "the accepted range", func(s string) bool { return strings.Contains(s, "Lines: @"+linesFile+"#L2-4\n") })
+
+	// Hover on the mention: kind, size and the lines themselves.
+	n.text(":lua vim.lsp.buf.hover()")
+	n.keys("Enter")
+	hover := n.wait(t, "the hover with lines", func(s string) bool {
+		return strings.Contains(s, "bravo line") && strings.Contains(s, "delta line")
+	})
+	t.Logf("hover on @%s#L2-4:\n%s", linesFile, hover)
+	if strings.Contains(hover, "alpha line") {
+		t.Errorf("the hover shows line 1, outside L2-4:\n%s", hover)
+	}
+	n.keys("0") // moving closes the hover window
+
+	// A missing file: a warning, and the quick fix that replaces the path.
+	n.keys("o")
+	n.text("See @src/logn.ts now.")
+	n.keys("Escape")
+	warned := n.wait(t, "the missing-file diagnostic", func(s string) bool { return strings.Contains(s, "src/logn.ts") && strings.Contains(s, "■") })
+	t.Logf("the missing file's diagnostic:\n%s", warned)
+	n.keys("0", "f@")
+	n.text(":lua vim.lsp.buf.code_action()")
+	n.keys("Enter")
+	actions := n.wait(t, "the code action menu", func(s string) bool {
+		return strings.Contains(s, "Code actions:") && strings.Contains(s, "Replace with src/login.ts")
+	})
+	t.Logf("vim.lsp.buf.code_action():\n%s", actions)
+	_, first, _ := strings.Cut(actions, "Code actions:")
+	if !strings.Contains(strings.SplitN(strings.TrimLeft(first, "\n"), "\n", 2)[0], "1: Replace with src/login.ts") {
+		t.Errorf("the first (preferred) action is not the closest path:\n%s", actions)
+	}
+	n.keys("1", "Enter")
+	fixed := n.wait(t, "the applied fix", func(s string) bool {
+		return strings.Contains(s, "See @src/login.ts now.") && !strings.Contains(s, "■")
+	})
+	t.Logf("after applying action 1:\n%s", fixed)
+	if got := n.echo(t, "DIAGS", "#vim.diagnostic.get(0)"); got != "0" {
+		t.Errorf("after the fix the buffer has %s diagnostics, want 0", got)
+	}
+
+	// Workspace symbols: the session by a word of its title, in the
+	// quickfix list; <CR> on it opens the recall preview.
+	n.text(":lua vim.lsp.buf.workspace_symbol('rate')")
+	n.keys("Enter")
+	symbols := n.wait(t, "the workspace symbols", func(s string) bool {
+		return strings.Contains(s, "Symbols matching 'rate'") && strings.Contains(s, rateSession)
+	})
+	t.Logf("vim.lsp.buf.workspace_symbol('rate'):\n%s", symbols)
+	n.keys("Enter")
+	preview := n.wait(t, "the preview of the symbol", func(s string) bool {
+		return strings.Contains(s, "**"+rateSession+"**") && strings.Contains(s, "messages kept")
+	})
+	t.Logf("<CR> on the symbol:\n%s", preview)
+	if got := n.echo(t, "SYMBUF", "vim.bo.buftype .. ',' .. tostring(vim.bo.modifiable) .. ',' .. #vim.diagnostic.get(0) .. ',' .. #require('dsh_refls').clients(0)"); got != "nofile,false,0,0" {
+		t.Errorf("the symbol's preview is not a read-only, unattached, undiagnosed buffer: %s", got)
+	}
+	n.keys(":qa!", "Enter")
+}
