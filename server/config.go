@@ -56,6 +56,10 @@ type Config struct {
 	// "active" (last event first, the default) or "created" (SPEC §2.2,
 	// dsh's order).
 	CandidateOrder string `json:"candidateOrder"`
+	// RedactSecrets replaces recognised credentials in recalled text by
+	// "[redacted: <kind>]" before retention (sessionref/redact.go). Off by
+	// default, so that dsh/prepare's output stays dsh's byte for byte.
+	RedactSecrets bool `json:"redactSecrets"`
 }
 
 // DefaultConfig is the configuration before the client says anything.
@@ -85,6 +89,7 @@ func (c Config) Limits() sessionref.Limits {
 		ContextWindow:            c.ContextWindow,
 		ReferenceContextFraction: c.ReferenceContextFraction,
 		SpillDir:                 c.SpillDir,
+		RedactSecrets:            c.RedactSecrets,
 	}
 }
 
@@ -154,6 +159,10 @@ func applyConfig(base Config, raw json.RawMessage) (Config, []string, error) {
 			c.ExcludedDirectories = dirs
 		case "recallSearch":
 			if err = json.Unmarshal(v, &c.RecallSearch); err != nil {
+				err = fmt.Errorf("must be true or false")
+			}
+		case "redactSecrets":
+			if err = json.Unmarshal(v, &c.RedactSecrets); err != nil {
 				err = fmt.Errorf("must be true or false")
 			}
 		case "watch":

@@ -157,6 +157,9 @@ func recallLine(p *sessionref.Preview) string {
 	if p.CapturedThroughSeq != nil {
 		parts = append(parts, fmt.Sprintf("up to event %d", *p.CapturedThroughSeq))
 	}
+	if p.Redactions != nil && *p.Redactions > 0 {
+		parts = append(parts, plural(*p.Redactions, "secret", "secrets")+" redacted")
+	}
 	parts = append(parts, "budget "+humanBytes(int64(p.Budget)))
 	return strings.Join(parts, " · ")
 }

@@ -133,6 +133,9 @@ type Preview struct {
 	Excerpt []Turn
 	// RetainedTextBytes is the size of the text of the retained messages.
 	RetainedTextBytes int64
+	// Redactions counts the secrets replaced before retention; nil when
+	// Limits.RedactSecrets is off.
+	Redactions *int
 	// Err says why the session cannot be recalled now (a *Error), if it cannot.
 	Err error
 }
@@ -166,6 +169,7 @@ func PreviewSession(ctx context.Context, loc Locator, id string, lim Limits) (*P
 		p.CapturedFormatVersion = &version
 	}
 	p.CapturedThroughSeq = data.CapturedThroughSeq
+	p.Redactions = redactProjected(msgs, lim.RedactSecrets)
 	bounded, err := retain(data, msgs, p.Budget)
 	if err != nil {
 		p.Err = err

@@ -82,6 +82,7 @@ type source struct {
 	ref           Reference
 	inputIndex    int
 	formatVersion int
+	redactions    *int         // nil when redaction is off
 	full          snapshotData // the whole projection, for spilling
 	bounded       retentionResult
 }
@@ -158,8 +159,9 @@ func cancelled(ctx context.Context) *Error {
 // readSources reads every source once, in parallel, then bounds each in
 // reference order. As in dsh, every read finishes before any retention, so
 // a source that cannot be read is READ_FAILED even when another one would
-// not fit its budget.
-func readSources(ctx context.Context, loc Locator, refs []Reference, budget int) ([]source, error) {
+// not fit its budget. With redact, secrets are replaced before retention
+// and spilling, so budgets count the redacted text.
+func readSources(ctx context.Context, loc Locator, refs []Reference, budget int, redact bool) ([]source, error) {
 	frames := &frameDecoder{concurrency: len(refs)}
 	type read struct {
 		data    snapshotData
@@ -188,6 +190,7 @@ func readSources(ctx context.Context, loc Locator, refs []Reference, budget int)
 	}
 	sources := make([]source, len(refs))
 	for i, r := range reads {
+		redactions := redactProjected(r.msgs, redact)
 		full := r.data
 		full.Conversation = make([]Turn, len(r.msgs))
 		for k, m := range r.msgs {
@@ -197,7 +200,7 @@ func readSources(ctx context.Context, loc Locator, refs []Reference, budget int)
 		if err != nil {
 			return nil, err
 		}
-		sources[i] = source{ref: refs[i], inputIndex: i, formatVersion: r.version, full: full, bounded: bounded}
+		sources[i] = source{ref: refs[i], inputIndex: i, formatVersion: r.version, full: full, bounded: bounded, redactions: redactions}
 	}
 	return sources, nil
 }
@@ -218,7 +221,7 @@ func Prepare(ctx context.Context, loc Locator, targetID string, refs []Reference
 	if ctx.Err() != nil {
 		return nil, cancelled(ctx)
 	}
-	sources, err := readSources(ctx, loc, norm, Budget(lim))
+	sources, err := readSources(ctx, loc, norm, Budget(lim), lim.RedactSecrets)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +238,8 @@ func Prepare(ctx context.Context, loc Locator, targetID string, refs []Reference
 	facts := make([]ReferenceFacts, len(sources))
 	for i, s := range sources {
 		facts[i] = ReferenceFacts{SessionID: s.ref.SessionID, Label: s.ref.Label,
-			CapturedThroughSeq: s.bounded.data.CapturedThroughSeq, Stats: s.bounded.stats, InputIndex: s.inputIndex}
+			CapturedThroughSeq: s.bounded.data.CapturedThroughSeq, Stats: s.bounded.stats, InputIndex: s.inputIndex,
+			Redactions: s.redactions}
 		if s.formatVersion != 0 {
 			v := s.formatVersion
 			facts[i].CapturedFormatVersion = &v

@@ -137,6 +137,10 @@ type Limits struct {
 	ReferenceContextFraction float64
 	// SpillDir is where full snapshots of truncated sources go; "" disables spilling.
 	SpillDir string
+	// RedactSecrets replaces recognised credentials in projected text by
+	// "[redacted: <kind>]" before retention (redact.go). Off, the output is
+	// dsh's byte for byte.
+	RedactSecrets bool
 }
 
 // Mode says how mentions in the text are treated by PrepareText.
@@ -185,6 +189,9 @@ type ReferenceFacts struct {
 	CapturedThroughSeq    *int64 `json:"capturedThroughSeq"`
 	Stats
 	InputIndex int `json:"inputIndex"`
+	// Redactions counts the secrets replaced in this source's projected
+	// text; absent when redaction is off, 0 when it is on and found none.
+	Redactions *int `json:"redactions,omitempty"`
 }
 
 // ContentBlock is one block of message content. Only text blocks are

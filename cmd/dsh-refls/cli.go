@@ -117,7 +117,7 @@ func runCandidates(args []string, stdout, stderr io.Writer) int {
 // runPrepare implements `dsh-refls prepare`: the §4.3 result
 // {content, references, additionalContext?}.
 func runPrepare(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("prepare", stderr, "usage: dsh-refls prepare --session TARGET (--text T | --file F) [--mode replace|preserve]\n         [--max-reference-bytes N] [--context-window TOKENS] [--sessions-root R] [--spill-dir D]\n\nPrepares a message that mentions sessions: prints {content, references, additionalContext?} as JSON.")
+	fs := newFlagSet("prepare", stderr, "usage: dsh-refls prepare --session TARGET (--text T | --file F) [--mode replace|preserve]\n         [--max-reference-bytes N] [--context-window TOKENS] [--sessions-root R] [--spill-dir D] [--redact-secrets]\n\nPrepares a message that mentions sessions: prints {content, references, additionalContext?} as JSON.")
 	target := fs.String("session", "", "the session the message is written in (required)")
 	text := fs.String("text", "", "the message text")
 	file := fs.String("file", "", "read the message text from this file (- for stdin)")
@@ -126,6 +126,7 @@ func runPrepare(args []string, stdout, stderr io.Writer) int {
 	window := fs.Int("context-window", 0, "the model's context window in tokens; a source may take 20% of it")
 	rootFlag := fs.String("sessions-root", "", "dsh sessions root (default $DSH_HOME/sessions, else ~/.dsh/sessions)")
 	spillDir := fs.String("spill-dir", defaultSpillDir(), "where full snapshots of shortened sessions are saved (empty: not saved)")
+	redact := fs.Bool("redact-secrets", false, "replace recognised credentials in recalled text by [redacted: <kind>] (the redactSecrets setting)")
 	if err := fs.Parse(args); err != nil {
 		return cliExitError
 	}
@@ -161,7 +162,7 @@ func runPrepare(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failCLI(stderr, err)
 	}
-	lim := sessionref.Limits{MaxReferenceBytes: *maxBytes, ContextWindow: *window, SpillDir: *spillDir}
+	lim := sessionref.Limits{MaxReferenceBytes: *maxBytes, ContextWindow: *window, SpillDir: *spillDir, RedactSecrets: *redact}
 	res, err := sessionref.PrepareText(ctx, ix.Snapshot(), *target, message, sessionref.Mode(*mode), nil, lim)
 	if err != nil {
 		return failCLI(stderr, err)
