@@ -1,205 +1,16 @@
 package server
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
-	"go.uber.org/zap/zaptest/observer"
 )
-
-// wireClient drives Serve over two io.Pipes with hand-written bytes. One
-// goroutine reads every frame the server writes, so a test can look at
-// all of them, in order, including batch arrays.
-type wireClient struct {
-	t      *testing.T
-	in     *io.PipeWriter
-	frames chan json.RawMessage // closed when the server closes its output
-	done   chan serveResult
-	logs   *observer.ObservedLogs
-	readEr error // set before frames is closed
-}
-
-// newWireClient starts Serve with opts; its log is observed at Info and
-// above (debug lines of thousands of requests would only cost memory).
-func newWireClient(t *testing.T, opts Options) *wireClient {
-	t.Helper()
-	core, logs := observer.New(zapcore.InfoLevel)
-	opts.Logger = zap.New(core)
-	opts.Watch = watchModeOff
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	c := &wireClient{t: t, in: inW, frames: make(chan json.RawMessage, 1024), done: make(chan serveResult, 1), logs: logs}
-	go func() {
-		code, err := Serve(t.Context(), pipeRWC{Reader: inR, Writer: outW, closeIn: inR.Close}, opts)
-		_ = outW.Close()
-		c.done <- serveResult{code, err}
-	}()
-	go func() {
-		defer close(c.frames)
-		r := bufio.NewReader(outR)
-		for {
-			if _, err := r.Peek(1); err == io.EOF {
-				return
-			}
-			body, err := readFrame(r)
-			if err != nil {
-				c.readEr = err
-				_, _ = io.Copy(io.Discard, outR)
-				return
-			}
-			c.frames <- body
-		}
-	}()
-	t.Cleanup(func() {
-		_ = inW.Close()
-		go func() {
-			for range c.frames {
-			}
-		}()
-		select {
-		case r := <-c.done:
-			c.done <- r
-		case <-time.After(testTimeout):
-			t.Error("server did not stop")
-		}
-	})
-	return c
-}
-
-// write sends raw bytes.
-func (c *wireClient) write(b []byte) {
-	c.t.Helper()
-	if _, err := c.in.Write(b); err != nil {
-		c.t.Fatalf("writing to the server: %v", err)
-	}
-}
-
-// frameBytes frames one message.
-func frameBytes(t testing.TB, msg map[string]any) []byte {
-	t.Helper()
-	msg["jsonrpc"] = "2.0"
-	body, err := json.Marshal(msg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Appendf(nil, "Content-Length: %d\r\n\r\n%s", len(body), body)
-}
-
-// rawFrame frames body as it is.
-func rawFrame(body string) []byte {
-	return fmt.Appendf(nil, "Content-Length: %d\r\n\r\n%s", len(body), body)
-}
-
-func (c *wireClient) send(msg map[string]any) { c.t.Helper(); c.write(frameBytes(c.t, msg)) }
-
-// next returns the next frame the server wrote, failing on timeout or end.
-func (c *wireClient) next() json.RawMessage {
-	c.t.Helper()
-	select {
-	case f, ok := <-c.frames:
-		if !ok {
-			c.t.Fatalf("the server closed its output (read error: %v)", c.readEr)
-		}
-		return f
-	case <-time.After(testTimeout):
-		c.t.Fatal("no frame from the server")
-		return nil
-	}
-}
-
-// response returns the next response (not a server notification or
-// request), failing if it is not an object.
-func (c *wireClient) response() rawMessage {
-	c.t.Helper()
-	for {
-		f := c.next()
-		var m rawMessage
-		if err := json.Unmarshal(f, &m); err != nil {
-			c.t.Fatalf("frame %s is not a response object: %v", f, err)
-		}
-		if m.Method == "" {
-			return m
-		}
-	}
-}
-
-// rest closes the input and returns every frame the server writes until
-// it closes its output, and how Serve ended.
-func (c *wireClient) rest() ([]json.RawMessage, serveResult) {
-	c.t.Helper()
-	_ = c.in.Close()
-	var out []json.RawMessage
-	deadline := time.After(testTimeout)
-	for {
-		select {
-		case f, ok := <-c.frames:
-			if !ok {
-				if c.readEr != nil {
-					c.t.Fatalf("the server wrote something other than frames: %v", c.readEr)
-				}
-				select {
-				case r := <-c.done:
-					c.done <- r
-					return out, r
-				case <-deadline:
-					c.t.Fatal("Serve did not return")
-				}
-			}
-			out = append(out, f)
-		case <-deadline:
-			c.t.Fatal("the server did not close its output")
-		}
-	}
-}
-
-func (c *wireClient) initialize(ws string) {
-	c.t.Helper()
-	c.send(map[string]any{"id": "init", "method": "initialize", "params": initParams(initOptions{root: ws, settings: map[string]any{"sessionId": "s-target", "cwd": ws}})})
-	if m := c.response(); m.Error != nil || string(m.ID) != `"init"` {
-		c.t.Fatalf("initialize answered %s %+v", m.ID, m.Error)
-	}
-	c.send(map[string]any{"method": "initialized", "params": map[string]any{}})
-}
-
-// statusProbe sends dsh/status with id and expects its answer next: the
-// connection still serves, and nothing else was answered in between.
-func (c *wireClient) statusProbe(id string) {
-	c.t.Helper()
-	c.send(map[string]any{"id": id, "method": MethodStatus, "params": map[string]any{}})
-	m := c.response()
-	if string(m.ID) != strconv.Quote(id) || m.Error != nil || len(m.Result) == 0 {
-		c.t.Fatalf("status probe %q answered with id %s, error %+v", id, m.ID, m.Error)
-	}
-}
-
-// hasLog reports whether a log entry at Warn or above holds substr in its
-// message or fields.
-func (c *wireClient) hasLog(substr string) bool {
-	for _, e := range c.logs.All() {
-		if e.Level < zapcore.WarnLevel {
-			continue
-		}
-		text := e.Message
-		for k, v := range e.ContextMap() {
-			text += fmt.Sprintf(" %s=%v", k, v)
-		}
-		if strings.Contains(text, substr) {
-			return true
-		}
-	}
-	return false
-}
 
 // oversizedRequest is a request whose body is just over maxMessageBytes,
 // with its id after the huge member so the id has to be found by scanning.
@@ -384,7 +195,7 @@ func TestAbuseLostFramingEndsCleanly(t *testing.T) {
 			c.send(map[string]any{"id": "inflight", "method": MethodCandidates, "params": map[string]any{"query": ""}})
 			// The server may stop reading before it has taken all of the
 			// input; a write error then is expected.
-			_, _ = c.in.Write(tt.input)
+			_ = c.editor.WriteRaw(tt.input)
 			frames, res := c.rest()
 			answered := false
 			for _, f := range frames {
@@ -435,7 +246,7 @@ func (c *wireClient) storm(n, from int, counts map[int]int) stormResult {
 				buf.Write(rawFrame(fmt.Sprintf(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":%d}}`, i)))
 			}
 			if buf.Len() > 64<<10 || i == from+n-1 {
-				if _, err := c.in.Write(buf.Bytes()); err != nil {
+				if err := c.editor.WriteRaw(buf.Bytes()); err != nil {
 					c.t.Errorf("writing: %v", err)
 					return
 				}
@@ -489,8 +300,8 @@ func TestAbuseCancellationStorm(t *testing.T) {
 	c.send(map[string]any{"method": "textDocument/didOpen", "params": map[string]any{"textDocument": map[string]any{
 		"uri": "file:///storm.md", "languageId": "markdown", "version": 1, "text": "see @src/ and @"}}})
 	c.statusProbe("warm")
-	// Let the workspace index settle before measuring the idle state.
-	time.Sleep(200 * time.Millisecond)
+	// The session index is built before the idle state is measured.
+	c.waitBuilt()
 	idleGoroutines := runtime.NumGoroutine()
 	idleHeap := heapInuse()
 

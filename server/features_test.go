@@ -348,8 +348,8 @@ func TestCompletionLeavesOutDocumentAndTemporaryFiles(t *testing.T) {
 
 func TestCompletionUsesVersionAtArrival(t *testing.T) {
 	opts, fake, ws := testOptions(t)
-	c := newRawClient(t, opts)
-	c.initialize(map[string]any{"cwd": ws})
+	c := newWireClient(t, opts)
+	c.initializeWith(map[string]any{"cwd": ws})
 	fake.waitBuilt(t)
 	text, pos := splitMarked(t, "@par‸", EncodingUTF16)
 	c.send(map[string]any{"method": "textDocument/didOpen", "params": map[string]any{"textDocument": map[string]any{

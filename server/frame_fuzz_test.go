@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
+
+	"github.com/dsh-refls/dsh-refls/internal/lsptest"
 )
 
 // frameFuzzTimeout bounds one fuzz input: the reader must never wait on
@@ -80,10 +82,10 @@ func decodeOutput(t *testing.T, out []byte) []rawMessage {
 	r := bufio.NewReader(bytes.NewReader(out))
 	var msgs []rawMessage
 	for {
-		if _, err := r.Peek(1); err == io.EOF {
+		body, err := lsptest.ReadFrame(r)
+		if errors.Is(err, lsptest.ErrNoFrame) {
 			return msgs
 		}
-		body, err := readFrame(r)
 		if err != nil {
 			t.Fatalf("the stream wrote something other than frames: %v\n%q", err, out)
 		}

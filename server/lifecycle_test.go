@@ -291,8 +291,8 @@ func TestRPCTrace(t *testing.T) {
 
 func TestBadInputKeepsServing(t *testing.T) {
 	opts, _, _ := testOptions(t)
-	c := newRawClient(t, opts)
-	c.initialize(nil)
+	c := newWireClient(t, opts)
+	c.initializeWith(nil)
 	steps := []struct {
 		msg  map[string]any
 		code int // expected error code of the response, 0 for none sent

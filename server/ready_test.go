@@ -99,8 +99,8 @@ func TestRequestsWaitForFirstBuild(t *testing.T) {
 func TestPrepareWaitIsCancellable(t *testing.T) {
 	opts, fake, _ := testOptions(t)
 	fake.holdBuild = make(chan struct{})
-	c := newRawClient(t, opts)
-	c.initialize(map[string]any{"sessionId": "s-target"})
+	c := newWireClient(t, opts)
+	c.initializeWith(map[string]any{"sessionId": "s-target"})
 	text := "see " + sessionref.Mention("Fix the parser", "s-alpha")
 	c.send(map[string]any{"id": "waiting", "method": MethodPrepare, "params": map[string]any{"text": text}})
 	// The wire is read in order: once a later dsh/status is answered, the

@@ -22,7 +22,28 @@ func (e *Editor) Await(ctx context.Context, pred Predicate) (Message, error) {
 func (e *Editor) Mark() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return len(e.log)
+	return e.base + len(e.log)
+}
+
+// Forget drops the messages before index upTo, so a long run (a storm of
+// thousands of requests) does not hold every answer; Await and the other
+// lookups no longer see them, and indices stay as Mark counts them.
+func (e *Editor) Forget(upTo int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := min(upTo-e.base, len(e.log))
+	if n <= 0 {
+		return
+	}
+	clear(e.log[:n])
+	e.log = e.log[n:]
+	e.base += n
+}
+
+// Next returns the message at index i (waiting for it as AwaitFrom does):
+// reading the server's output in order, one message after another.
+func (e *Editor) Next(ctx context.Context, i int) (Message, error) {
+	return e.AwaitFrom(ctx, i, func(Message) bool { return true })
 }
 
 // AwaitFrom is Await looking only at messages from index from on.
@@ -31,14 +52,15 @@ func (e *Editor) AwaitFrom(ctx context.Context, from int, pred Predicate) (Messa
 	defer cancel()
 	for {
 		e.mu.Lock()
-		for i := from; i < len(e.log); i++ {
+		from = max(from, e.base)
+		for i := from - e.base; i < len(e.log); i++ {
 			if pred(e.log[i]) {
 				m := e.log[i]
 				e.mu.Unlock()
 				return m, nil
 			}
 		}
-		from = max(from, len(e.log))
+		from = e.base + len(e.log)
 		changed := e.changed
 		done := isClosed(e.readDone)
 		readErr := e.readErr

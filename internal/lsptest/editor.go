@@ -54,7 +54,8 @@ type Editor struct {
 
 	// mu guards the fields below it.
 	mu       sync.Mutex
-	log      []Message               // every frame the server wrote, in order
+	log      []Message               // the frames the server wrote from index base on, in order
+	base     int                     // index of log[0]: frames before it were forgotten
 	changed  chan struct{}           // closed and replaced when log grows or reading ends
 	pending  map[string]chan Message // response waiters by compacted id
 	nextID   int64                   // last id used by Call, from callIDBase

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -486,5 +487,29 @@ func TestMarked(t *testing.T) {
 		if off, err := positionOffset(text, pos, tc.enc); err != nil || OffsetPosition(text, off, tc.enc) != pos {
 			t.Errorf("%q: offset of %+v is %d (%v)", tc.marked, pos, off, err)
 		}
+	}
+}
+
+// TestNextAndForget reads the output in order and drops what was read.
+func TestNextAndForget(t *testing.T) {
+	e, _ := startPeer(t, Config{})
+	ctx := ctxT(t)
+	for i := range 3 {
+		if err := e.Send(map[string]any{"id": i, "method": "echo", "params": []int{i}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		m, err := e.Next(ctx, i)
+		if err != nil || !m.IDIs(strconv.Itoa(i)) {
+			t.Fatalf("frame %d: %s %v", i, m.Raw, err)
+		}
+		e.Forget(i + 1)
+	}
+	if n := len(e.Messages()); n != 0 || e.Mark() != 3 {
+		t.Fatalf("after forgetting all: %d kept, mark %d, want 0 and 3", n, e.Mark())
+	}
+	if e.Count(Response("0")) != 0 {
+		t.Fatal("a forgotten frame is still found")
 	}
 }
