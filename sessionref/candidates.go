@@ -124,11 +124,10 @@ func (s *Snapshot) Candidates(q CandidateQuery) ([]Candidate, bool, error) {
 // queryScratch holds the buffers one candidate query works in; they are
 // lent from the index's pool so typing does not allocate them per query.
 type queryScratch struct {
-	matches []int32
-	base    []int32
-	parts   [][]int32 // one per extra worker of a parallel match
-	groups  [groupOther + 1][]int32
-	tiers   [tierSubstring + 1][]int32
+	res, base matchSet
+	parts     []matchSet // one per extra worker of a parallel match
+	groups    [groupOther + 1][]int32
+	tiers     [tierSubstring + 1][]int32
 }
 
 // maxScratchKeep is the largest buffer (in indices) returned to the pool;
@@ -155,9 +154,16 @@ func (s *Snapshot) returnScratch(sc *queryScratch) {
 		}
 		return b[:0]
 	}
-	sc.matches, sc.base = keep(sc.matches), keep(sc.base)
+	keepSet := func(m *matchSet) {
+		m.ids, m.ent = keep(m.ids), keep(m.ent)
+		if cap(m.off) > maxScratchKeep {
+			m.off = nil
+		}
+	}
+	keepSet(&sc.res)
+	keepSet(&sc.base)
 	for w := range sc.parts {
-		sc.parts[w] = keep(sc.parts[w])
+		keepSet(&sc.parts[w])
 	}
 	for g := range sc.groups {
 		sc.groups[g] = keep(sc.groups[g])
@@ -184,53 +190,61 @@ type queryCache struct {
 }
 
 type cachedQuery struct {
-	query   string
-	matches []int32
-	valid   bool
+	query string
+	set   matchSet
+	valid bool
 }
 
 // matching returns the indices of the sessions whose search text contains
-// the lowercased, non-empty query, in snapshot order, in sc.matches. It
-// narrows the matches of the longest remembered query that the new one
-// contains (the previous keystroke's, while typing) instead of scanning
-// every session. Remembered matches are copied in and out of the scratch
-// buffers under the lock, so the cache reuses its own buffers and typing
-// allocates nothing per keystroke.
+// the lowercased, non-empty query, in snapshot order; the slice is
+// sc's. It starts from the longest remembered query that the new one
+// contains (the previous keystroke's, while typing): when that is a prefix
+// of the new one, only the added bytes are compared at each of its
+// occurrences; otherwise its matches are searched again. Remembered
+// results are copied in and out of the scratch buffers under the lock, so
+// the cache reuses its own buffers and typing allocates nothing per
+// keystroke.
 func (s *Snapshot) matching(query string, sc *queryScratch) []int32 {
-	hasBase := false
+	hasBase, prefixLen := false, -1
 	s.queries.mu.Lock()
 	best := -1
 	for k := range s.queries.entries {
 		c := &s.queries.entries[k]
 		if c.valid && (best < 0 || len(c.query) > len(s.queries.entries[best].query)) && strings.Contains(query, c.query) {
 			if c.query == query {
-				sc.matches = append(sc.matches[:0], c.matches...)
+				sc.res.copyFrom(&c.set)
 				s.queries.mu.Unlock()
-				return sc.matches
+				return sc.res.ids
 			}
 			best = k
 		}
 	}
 	if best >= 0 {
-		sc.base, hasBase = append(sc.base[:0], s.queries.entries[best].matches...), true
+		c := &s.queries.entries[best]
+		sc.base.copyFrom(&c.set)
+		hasBase = true
+		if c.set.hasOcc && strings.HasPrefix(query, c.query) && s.search.occurrences(query) {
+			prefixLen = len(c.query)
+		}
 	}
 	s.queries.mu.Unlock()
-	if hasBase && len(sc.base) == 0 {
-		sc.matches = sc.matches[:0]
-		return sc.matches
+	switch {
+	case hasBase && len(sc.base.ids) == 0:
+		sc.res.reset()
+	case prefixLen >= 0:
+		s.search.extend(query, prefixLen, &sc.base, &sc.res)
+	case hasBase:
+		s.search.match(query, sc.base.ids, &sc.res, sc)
+	default:
+		s.search.match(query, nil, &sc.res, sc)
 	}
-	var base []int32
-	if hasBase {
-		base = sc.base
-	}
-	sc.matches = s.search.match(query, base, sc.matches[:0], sc)
 	s.queries.mu.Lock()
 	slot := &s.queries.entries[s.queries.next]
 	slot.query, slot.valid = query, true
-	slot.matches = append(slot.matches[:0], sc.matches...)
+	slot.set.copyFrom(&sc.res)
 	s.queries.next = (s.queries.next + 1) % recentQueries
 	s.queries.mu.Unlock()
-	return sc.matches
+	return sc.res.ids
 }
 
 // candidateOf builds the §2.2 candidate of an entry.

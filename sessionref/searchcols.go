@@ -1,6 +1,7 @@
 package sessionref
 
 import (
+	"math"
 	"runtime"
 	"strings"
 	"sync"
@@ -65,24 +66,67 @@ func (b *columnsBuilder) done() searchColumns {
 // len is the number of sessions.
 func (c *searchColumns) len() int { return len(c.spans) }
 
-// scanAll appends to out the sessions in [lo, hi) whose search text
-// contains query, in order. query is at least two bytes and holds no NUL,
-// so no match spans two sessions' texts: the whole range is searched as
-// one string, and after each match the search resumes at the next session.
-func (c *searchColumns) scanAll(query string, lo, hi int, out []int32) []int32 {
+// matchSet is the result of matching one query: the matching sessions in
+// order and, when hasOcc, every occurrence of the query in the search
+// text (its offset and session, ascending). A query that extends this one
+// at its end then only compares the added bytes at each occurrence.
+type matchSet struct {
+	ids    []int32
+	off    []uint32
+	ent    []int32
+	hasOcc bool
+}
+
+func (m *matchSet) reset() {
+	m.ids, m.off, m.ent, m.hasOcc = m.ids[:0], m.off[:0], m.ent[:0], false
+}
+
+// copyFrom makes m a copy of o, reusing m's buffers.
+func (m *matchSet) copyFrom(o *matchSet) {
+	m.ids = append(m.ids[:0], o.ids...)
+	m.off = append(m.off[:0], o.off...)
+	m.ent = append(m.ent[:0], o.ent...)
+	m.hasOcc = o.hasOcc
+}
+
+// addOcc records an occurrence at off in session i.
+func (m *matchSet) addOcc(off int, i int32) {
+	if n := len(m.ids); n == 0 || m.ids[n-1] != i {
+		m.ids = append(m.ids, i)
+	}
+	m.off = append(m.off, uint32(off))
+	m.ent = append(m.ent, i)
+}
+
+// maxOccPerSession bounds the occurrences a match set keeps, as a multiple
+// of the sessions: a query occurring more often than that (a common
+// letter pair) is narrowed session by session instead.
+const maxOccPerSession = 4
+
+// occurrences reports whether occurrences of query can be kept: it holds
+// no NUL (so none spans two sessions), is longer than one byte (one-byte
+// queries are answered by byte sets) and the text fits the offsets.
+func (c *searchColumns) occurrences(query string) bool {
+	return len(query) > 1 && strings.IndexByte(query, 0) < 0 && len(c.text) <= math.MaxUint32
+}
+
+// scanAll adds to out every occurrence of query in the sessions [lo, hi),
+// searching the whole range as one string: query holds no NUL, so no
+// occurrence spans two sessions' texts.
+func (c *searchColumns) scanAll(query string, lo, hi int, out *matchSet) {
 	if lo >= hi {
-		return out
+		return
 	}
 	text := c.text[:c.spans[hi-1].end]
 	off, i := c.spans[lo].start, lo
 	for {
 		j := strings.Index(text[off:], query)
 		if j < 0 {
-			return out
+			return
 		}
 		pos := off + j
 		// The first session at or after i whose text ends after pos holds
-		// the match.
+		// the occurrence.
 		k, top := i, hi
 		for k < top {
 			mid := int(uint(k+top) >> 1)
@@ -92,12 +136,21 @@ func (c *searchColumns) scanAll(query string, lo, hi int, out []int32) []int32 {
 				top = mid
 			}
 		}
-		out = append(out, int32(k))
-		i = k + 1
-		if i >= hi {
-			return out
+		out.addOcc(pos, int32(k))
+		i, off = k, pos+1
+	}
+}
+
+// occurrencesIn adds to out every occurrence of query in session i.
+func (c *searchColumns) occurrencesIn(i int32, query string, out *matchSet) {
+	sp := &c.spans[i]
+	for off := sp.start; ; {
+		j := strings.Index(c.text[off:sp.end], query)
+		if j < 0 {
+			return
 		}
-		off = c.spans[i].start
+		out.addOcc(off+j, i)
+		off += j + 1
 	}
 }
 
@@ -117,6 +170,21 @@ func (c *searchColumns) contains(i int32, query string, need *byteSet, needPairs
 	return strings.Contains(c.text[sp.start:sp.end], query)
 }
 
+// extend sets out to the occurrences of query among those of prev, a
+// prefix of query whose occurrences base holds: only the bytes query adds
+// are compared.
+func (c *searchColumns) extend(query string, prevLen int, base, out *matchSet) {
+	out.reset()
+	out.hasOcc = true
+	added := query[prevLen:]
+	for k, off := range base.off {
+		at := int(off) + prevLen
+		if at+len(added) <= len(c.text) && c.text[at:at+len(added)] == added {
+			out.addOcc(int(off), base.ent[k])
+		}
+	}
+}
+
 // parallelFilterMin is the number of sessions above which a query is
 // matched on every core: below it, starting goroutines costs more than it
 // saves.
@@ -126,13 +194,14 @@ const parallelFilterMin = 4096
 // previous matches are not narrowed one by one but the whole text searched.
 const denseBase = 4
 
-// match appends to out the sessions whose search text contains the
-// lowercased, non-empty query, in order: among base when base is not nil,
-// else among all sessions. Large inputs are split across GOMAXPROCS
-// goroutines.
-func (c *searchColumns) match(query string, base []int32, out []int32, sc *queryScratch) []int32 {
+// match sets out to the sessions whose search text contains the
+// lowercased, non-empty query, in order (with the occurrences when they
+// can be kept): among base when base is not nil, else among all sessions.
+// Large inputs are split across GOMAXPROCS goroutines.
+func (c *searchColumns) match(query string, base []int32, out *matchSet, sc *queryScratch) {
 	need, needPairs := byteSetOf(query), pairSetOf(query)
-	if base != nil && len(base) > c.len()/denseBase && len(query) > 1 && strings.IndexByte(query, 0) < 0 {
+	occ := c.occurrences(query)
+	if base != nil && len(base) > c.len()/denseBase && occ {
 		// Most sessions still match: one search over the whole text skips
 		// the non-matching ones faster than testing each member.
 		base = nil
@@ -141,49 +210,61 @@ func (c *searchColumns) match(query string, base []int32, out []int32, sc *query
 	if base != nil {
 		n = len(base)
 	}
-	part := func(lo, hi int, out []int32) []int32 {
+	part := func(lo, hi int, out *matchSet) {
+		out.reset()
+		out.hasOcc = occ
 		switch {
 		case base != nil:
 			for _, i := range base[lo:hi] {
-				if c.contains(i, query, &need, &needPairs) {
-					out = append(out, i)
+				if !c.contains(i, query, &need, &needPairs) {
+					continue
+				}
+				if occ {
+					c.occurrencesIn(i, query, out)
+				} else {
+					out.ids = append(out.ids, i)
 				}
 			}
-		case len(query) == 1 || strings.IndexByte(query, 0) >= 0:
+		case !occ:
 			// One byte: the byte sets answer alone. A NUL (which no real
-			// query holds) is searched per session as before.
+			// query holds) is searched per session.
 			for i := lo; i < hi; i++ {
 				if c.contains(int32(i), query, &need, &needPairs) {
-					out = append(out, int32(i))
+					out.ids = append(out.ids, int32(i))
 				}
 			}
 		default:
-			out = c.scanAll(query, lo, hi, out)
+			c.scanAll(query, lo, hi, out)
 		}
-		return out
 	}
 	workers := runtime.GOMAXPROCS(0)
 	if n < parallelFilterMin || workers < 2 {
-		return part(0, n, out)
+		part(0, n, out)
+	} else {
+		for len(sc.parts) < workers-1 {
+			sc.parts = append(sc.parts, matchSet{})
+		}
+		parts := sc.parts
+		chunk := (n + workers - 1) / workers
+		var wg sync.WaitGroup
+		for w := 1; w < workers; w++ {
+			lo, hi := min(w*chunk, n), min((w+1)*chunk, n)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				part(lo, hi, &parts[w-1])
+			}()
+		}
+		part(0, min(chunk, n), out)
+		wg.Wait()
+		for w := range parts[:workers-1] {
+			p := &parts[w]
+			out.ids = append(out.ids, p.ids...)
+			out.off = append(out.off, p.off...)
+			out.ent = append(out.ent, p.ent...)
+		}
 	}
-	for len(sc.parts) < workers {
-		sc.parts = append(sc.parts, nil)
+	if out.hasOcc && len(out.off) > maxOccPerSession*c.len() {
+		out.off, out.ent, out.hasOcc = out.off[:0], out.ent[:0], false
 	}
-	parts := sc.parts
-	chunk := (n + workers - 1) / workers
-	var wg sync.WaitGroup
-	for w := 1; w < workers; w++ {
-		lo, hi := min(w*chunk, n), min((w+1)*chunk, n)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			parts[w] = part(lo, hi, parts[w][:0])
-		}()
-	}
-	out = part(0, min(chunk, n), out)
-	wg.Wait()
-	for _, p := range parts[1:] {
-		out = append(out, p...)
-	}
-	return out
 }
