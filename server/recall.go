@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
+	"time"
 	"unicode/utf16"
 
 	"go.uber.org/zap"
@@ -29,6 +32,8 @@ type recallHolder struct {
 	// synced is closed after the first sync.
 	synced chan struct{}
 	cancel context.CancelFunc
+	// path is where the index is stored, "" when it is not.
+	path string
 }
 
 // openRecall starts or stops the recall index of h as on says. With on
@@ -57,12 +62,21 @@ func (s *Server) openRecall(h *sessionsHolder, on bool) {
 			old.cancel()
 		}
 	}
+	root := h.s.Status().Root
 	if !on {
+		s.forgetRecall(root)
 		return
 	}
 	ctx, cancel := context.WithCancel(h.ctx)
 	rh := &recallHolder{sessions: h, ix: recall.New(recall.Options{Logger: s.logger.Named("recall")}),
 		kick: make(chan struct{}, 1), synced: make(chan struct{}), cancel: cancel}
+	if s.opts.RecallPath != nil {
+		if p, err := s.opts.RecallPath(root); err == nil {
+			rh.path = p
+		} else {
+			s.logger.Warn("recall index kept in memory only", zap.Error(err))
+		}
+	}
 	if !s.recall.CompareAndSwap(nil, rh) {
 		cancel() // another caller opened one for the same sessions meanwhile
 		return
@@ -70,25 +84,92 @@ func (s *Server) openRecall(h *sessionsHolder, on bool) {
 	s.bgWG.Add(1)
 	go func() {
 		defer s.bgWG.Done()
+		s.runRecall(ctx, rh, h, root)
+	}()
+}
+
+// recallSaveEvery is the least time between two saves of the stored
+// recall index while sessions change.
+const recallSaveEvery = 30 * time.Second
+
+// runRecall loads the stored recall index, if any (searches are answered
+// from it at once), then syncs it with the session index after its build
+// and after every update, saving what changed at most every
+// recallSaveEvery.
+func (s *Server) runRecall(ctx context.Context, rh *recallHolder, h *sessionsHolder, root string) {
+	first := true
+	var saved uint64
+	if rh.path != "" {
+		t0 := time.Now()
+		err := rh.ix.Load(rh.path, root)
+		switch {
+		case err == nil:
+			s.logger.Info("recall index loaded", zap.String("path", rh.path), zap.Int("sessions", rh.ix.Stats().Sessions),
+				zap.Duration("took", time.Since(t0)))
+			close(rh.synced)
+			first = false
+		case errors.Is(err, fs.ErrNotExist):
+		default:
+			s.logger.Warn("stored recall index not used; rebuilding it", zap.Error(err))
+		}
+		saved = rh.ix.Changes()
+	}
+	select {
+	case <-h.s.Ready():
+	case <-ctx.Done():
+		return
+	}
+	var lastSave time.Time
+	var saveAt <-chan time.Time
+	save := func() {
+		if rh.path == "" || rh.ix.Changes() == saved || ctx.Err() != nil {
+			return
+		}
+		n := rh.ix.Changes()
+		if err := rh.ix.Save(rh.path, root); err != nil {
+			s.logger.Warn("saving the recall index failed", zap.Error(err))
+		} else {
+			saved = n
+		}
+		lastSave = time.Now()
+	}
+	for {
+		s.syncRecall(ctx, rh, h)
+		if first {
+			close(rh.synced)
+			first = false
+		}
+		if since := time.Since(lastSave); lastSave.IsZero() || since >= recallSaveEvery {
+			save()
+		} else if saveAt == nil && rh.ix.Changes() != saved {
+			saveAt = time.After(recallSaveEvery - since)
+		}
 		select {
-		case <-h.s.Ready():
+		case <-rh.kick:
+		case <-saveAt:
+			saveAt = nil
+			save()
 		case <-ctx.Done():
 			return
 		}
-		first := true
-		for {
-			s.syncRecall(ctx, rh, h)
-			if first {
-				close(rh.synced)
-				first = false
-			}
-			select {
-			case <-rh.kick:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
+	}
+}
+
+// forgetRecall removes the stored recall index of root: with
+// recallSearch off nothing that was said in sessions is kept on disk.
+func (s *Server) forgetRecall(root string) {
+	if s.opts.RecallPath == nil {
+		return
+	}
+	p, err := s.opts.RecallPath(root)
+	if err != nil {
+		return
+	}
+	if err := os.Remove(p); err == nil {
+		s.logger.Info("stored recall index removed (recallSearch is off)", zap.String("path", p))
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		s.logger.Warn("removing the stored recall index failed", zap.Error(err))
+	}
 }
 
 // kickRecall asks the recall index for a sync after a session index update.

@@ -2,6 +2,11 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -129,9 +134,12 @@ func TestCandidatesAndCompletionGainBodyMatches(t *testing.T) {
 }
 
 // TestRecallSearchOffBuildsNothing: off by default, on when asked, off again
-// when set to false.
+// when set to false. Off, nothing is stored: the stored index appears
+// (0600) only once it is on, and switching off removes it.
 func TestRecallSearchOffBuildsNothing(t *testing.T) {
 	opts, ws := searchOpts(t)
+	stored := filepath.Join(t.TempDir(), "cache", "recall-test.zst")
+	opts.RecallPath = func(string) (string, error) { return stored, nil }
 	h := newHarness(t, opts)
 	h.initialize(initOptions{root: ws, settings: map[string]any{"sessionId": "s-target"}})
 	var st statusResult
@@ -148,6 +156,9 @@ func TestRecallSearchOffBuildsNothing(t *testing.T) {
 	if len(cands) != 0 {
 		t.Errorf("candidates while off = %+v", cands)
 	}
+	if _, err := os.Lstat(filepath.Dir(stored)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("recallSearch off, yet the store directory exists (%v)", err)
+	}
 	// Switched on, the index is built and searched; off again, it is gone.
 	h.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"dsh": map[string]any{"sessionId": "s-target", "recallSearch": true}}})
 	var res []searchResult
@@ -162,10 +173,24 @@ func TestRecallSearchOffBuildsNothing(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	for {
+		info, err := os.Stat(stored)
+		if err == nil {
+			if runtime.GOOS != "windows" && info.Mode().Perm() != 0o600 {
+				t.Errorf("stored recall index mode %v, want 0600", info.Mode().Perm())
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("recall index not stored after switching on: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	h.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"dsh": map[string]any{"recallSearch": false}}})
 	for {
 		h.mustCall(MethodStatus, nil, &st)
-		if st.Recall == nil {
+		_, err := os.Lstat(stored)
+		if st.Recall == nil && errors.Is(err, fs.ErrNotExist) {
 			break
 		}
 		if time.Now().After(deadline) {

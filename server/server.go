@@ -66,6 +66,9 @@ type Options struct {
 	// Now is the clock of relative ages (completion labelDetails, hover);
 	// nil means time.Now.
 	Now func() time.Time
+	// RecallPath is where the recall index of a sessions root is stored
+	// (recall.DefaultPath); nil keeps it in memory only.
+	RecallPath func(root string) (string, error)
 }
 
 // lifecycle states of a connection.

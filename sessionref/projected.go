@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 )
 
@@ -81,3 +82,9 @@ func (s *Snapshot) CandidateOf(id, targetID, targetCwd string) (Candidate, bool)
 	}
 	return candidateOf(&e, hasTargetCwd, targetCwd), true
 }
+
+// OpenRegular opens path for reading only when it is a regular file, never
+// through a symbolic link (O_NOFOLLOW, or its Windows equivalent): what
+// the recall index reads its stored file with, as the title-index cache
+// is read. what names the file in errors.
+func OpenRegular(path, what string) (*os.File, error) { return openRegularAs(path, what) }

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/dsh-refls/dsh-refls/server"
+	"github.com/dsh-refls/dsh-refls/sessionref/recall"
 )
 
 // version is set at link time (-ldflags "-X main.version=…"); otherwise the
@@ -173,6 +174,9 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		Watch:        f.watch,
 		OpenSessions: server.NewLiveSessionsFactory(!f.noIndexCache),
 		OpenFiles:    server.NewFilerefFactory(logger.Named("files")),
+	}
+	if !f.noIndexCache {
+		opts.RecallPath = recall.DefaultPath
 	}
 	if f.rpcTrace != "" {
 		trace, err := os.OpenFile(f.rpcTrace, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)

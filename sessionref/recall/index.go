@@ -54,7 +54,10 @@ type Index struct {
 	failed map[string]entryKey // sessions whose projection failed, until they change
 	// unindexed counts the sessions the text budget left out.
 	unindexed int
+	projected int
 	base      *postings
+	// changes counts the syncs and loads that changed docs (Changes).
+	changes atomic.Uint64
 
 	cur atomic.Pointer[view]
 }
@@ -137,6 +140,9 @@ type Stats struct {
 	// Unindexed is how many listed sessions, the oldest, were left out
 	// because the text budget was spent.
 	Unindexed int `json:"unindexed"`
+	// Projected is how many sessions the last sync read from their logs
+	// (new or changed since the index or its stored copy saw them).
+	Projected int `json:"projected"`
 	// Synced is when the view was published.
 	Synced time.Time `json:"synced"`
 }
@@ -197,9 +203,12 @@ func (ix *Index) Sync(ctx context.Context, snap *sessionref.Snapshot) error {
 		}
 		todo = append(todo, *e)
 	}
+	changed := len(todo) > 0
+	ix.projected = len(todo)
 	for id := range ix.docs {
 		if !listed[id] {
 			delete(ix.docs, id)
+			changed = true
 		}
 	}
 	for id := range ix.failed {
@@ -218,6 +227,9 @@ func (ix *Index) Sync(ctx context.Context, snap *sessionref.Snapshot) error {
 			ix.failed[e.ID] = keyOf(&todo[i])
 			ix.log.Debug("session not searchable", zap.String("session", e.ID), zap.Error(errs[i]))
 		}
+	}
+	if changed {
+		ix.changes.Add(1)
 	}
 	ix.publish()
 	if err != nil {
@@ -330,7 +342,7 @@ func (ix *Index) publish() {
 			v.stats.TextBytes += int64(len(m.text))
 		}
 	}
-	v.stats.Sessions, v.stats.Failed, v.stats.Unindexed = len(all), len(ix.failed), ix.unindexed
+	v.stats.Sessions, v.stats.Failed, v.stats.Unindexed, v.stats.Projected = len(all), len(ix.failed), ix.unindexed, ix.projected
 	v.stats.PostingBytes, v.stats.Grams = ix.base.bytes, len(ix.base.lists)+len(ix.base.bits)
 	v.stats.Synced = time.Now()
 	ix.cur.Store(v)
