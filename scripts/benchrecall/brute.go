@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"math/rand"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -97,17 +96,6 @@ func project(ctx context.Context, snap *sessionref.Snapshot, checks []string) *b
 		}
 	}
 	return b
-}
-
-// newestFirst orders entries as dsh/search answers: createdAt descending,
-// then id.
-func newestFirst(s []sessionref.Entry) {
-	sort.SliceStable(s, func(i, j int) bool {
-		if s[i].CreatedAt != s[j].CreatedAt {
-			return s[i].CreatedAt > s[j].CreatedAt
-		}
-		return s[i].ID < s[j].ID
-	})
 }
 
 func allIn(ts, texts []string) bool {
