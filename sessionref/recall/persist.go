@@ -102,7 +102,9 @@ func (ix *Index) Save(path, root string) error {
 	return nil
 }
 
-func writeStore(f *os.File, root string, docs []*doc) error { return writeStoreAs(f, root, docs, storeFormat) }
+func writeStore(f *os.File, root string, docs []*doc) error {
+	return writeStoreAs(f, root, docs, storeFormat)
+}
 
 func writeStoreAs(f *os.File, root string, docs []*doc, format int) error {
 	w := bufio.NewWriterSize(f, 1<<20)
