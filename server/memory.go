@@ -35,7 +35,13 @@ var retainedMetrics = []string{
 type memoryReleaser struct {
 	quiet     time.Duration
 	threshold uint64
-	// mu guards timer, stopped, base and releases.
+	// retained and free are the runtime's (retained, debug.FreeOSMemory);
+	// tests replace them to drive the floor.
+	retained func() uint64
+	free     func()
+	// retryBase is the first retry's delay; each next one doubles it.
+	retryBase time.Duration
+	// mu guards timer, stopped, floor, retries, busy and releases.
 	mu      sync.Mutex
 	timer   *time.Timer
 	stopped bool
@@ -50,7 +56,7 @@ type memoryReleaser struct {
 }
 
 func newMemoryReleaser(quiet time.Duration, threshold uint64) *memoryReleaser {
-	return &memoryReleaser{quiet: quiet, threshold: threshold}
+	return &memoryReleaser{quiet: quiet, threshold: threshold, retained: retained, free: debug.FreeOSMemory, retryBase: time.Second}
 }
 
 // begin records that a message is being handled; end that it was.
@@ -98,25 +104,39 @@ func retained() uint64 {
 }
 
 // check releases memory when the process holds more than its floor.
+//
+// The floor is the idle level: it only falls with what a release leaves,
+// and rises only when memory stays up through every retry with nothing
+// happening (the indexes grew). Memory still live at a release (an answer
+// being written, a document being diagnosed) is retried, never taken as
+// the floor: the first release after start used to do that, so one large
+// request seen first left the process at 9× idle for good.
 func (m *memoryReleaser) check() {
 	m.mu.Lock()
 	floor, busy := m.floor, m.busy
 	m.mu.Unlock()
-	if busy > 0 || retained() < floor+m.threshold {
+	if busy > 0 || m.retained() < floor+m.threshold {
 		return
 	}
-	debug.FreeOSMemory()
-	after := retained()
+	m.free()
+	after := m.retained()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.releases++
 	switch {
-	case m.floor == 0 || after < m.floor:
-		m.floor = after
-	case after >= m.floor+m.threshold && (m.retries < releaseRetries || m.busy > 0) && !m.stopped:
-		m.timer.Reset(time.Second << min(m.retries, releaseRetries))
+	case after < m.floor+m.threshold:
+		if m.floor == 0 || after < m.floor {
+			m.floor = after
+		}
+	case (m.retries < releaseRetries || m.busy > 0) && !m.stopped:
+		d := m.retryBase << min(m.retries, releaseRetries)
+		if m.timer == nil {
+			m.timer = time.AfterFunc(d, m.check)
+		} else {
+			m.timer.Reset(d)
+		}
 		m.retries++
-	case after >= m.floor+m.threshold:
+	default:
 		m.floor = after // the indexes grew: this is the new idle level
 	}
 }

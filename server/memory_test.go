@@ -1,0 +1,94 @@
+package server
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakeHeap stands for the runtime in memoryReleaser: retained is live plus
+// garbage, and a release returns the garbage.
+type fakeHeap struct {
+	live, garbage atomic.Uint64
+	frees         atomic.Int32
+}
+
+func (h *fakeHeap) releaser() *memoryReleaser {
+	m := newMemoryReleaser(time.Hour, 16<<20)
+	m.retryBase = time.Hour // the test runs every check itself
+	m.retained = func() uint64 { return h.live.Load() + h.garbage.Load() }
+	m.free = func() { h.frees.Add(1); h.garbage.Store(0) }
+	return m
+}
+
+// TestReleaserDoesNotTakeLiveMemoryAsItsFloor: the first release after
+// start happens while a large answer is still live. That level is not the
+// idle floor: once the answer is garbage the next check releases it. (The
+// releaser used to take the first release's level as its floor, and the
+// process stayed at 9× idle after one large request.)
+func TestReleaserDoesNotTakeLiveMemoryAsItsFloor(t *testing.T) {
+	h := &fakeHeap{}
+	m := h.releaser()
+	defer m.stop()
+	h.live.Store(100 << 20) // the answer being written
+	h.garbage.Store(40 << 20)
+	m.check()
+	if got := h.frees.Load(); got != 1 {
+		t.Fatalf("%d releases at 140 MiB held, want 1", got)
+	}
+	h.live.Store(12 << 20) // written: the answer is garbage now
+	h.garbage.Store(100 << 20)
+	m.check()
+	if got := h.frees.Load(); got != 2 {
+		t.Fatalf("%d releases, want 2: the 100 MiB still live at the first release were taken as the floor", got)
+	}
+	if m.floor != 12<<20 {
+		t.Errorf("floor %d MiB after the release, want 12", m.floor>>20)
+	}
+}
+
+// TestReleaserTakesGrownIndexesAsItsFloor: memory that stays live through
+// every retry is the new idle level, and is not released over and over.
+func TestReleaserTakesGrownIndexesAsItsFloor(t *testing.T) {
+	h := &fakeHeap{}
+	m := h.releaser()
+	defer m.stop()
+	h.live.Store(10 << 20)
+	h.garbage.Store(20 << 20)
+	m.check()
+	if m.floor != 10<<20 {
+		t.Fatalf("floor %d MiB, want 10", m.floor>>20)
+	}
+	h.live.Store(80 << 20) // the indexes grew
+	h.garbage.Store(20 << 20)
+	for range releaseRetries + 1 {
+		m.check()
+	}
+	if m.floor != 80<<20 {
+		t.Fatalf("floor %d MiB after %d checks with 80 MiB live, want 80", m.floor>>20, releaseRetries+1)
+	}
+	frees := h.frees.Load()
+	h.garbage.Store(4 << 20) // typing: little garbage
+	m.check()
+	if h.frees.Load() != frees {
+		t.Errorf("released again at 84 MiB with an 80 MiB floor")
+	}
+}
+
+// TestReleaserWaitsWhileBusy: no release while a message is handled.
+func TestReleaserWaitsWhileBusy(t *testing.T) {
+	h := &fakeHeap{}
+	m := h.releaser()
+	defer m.stop()
+	h.garbage.Store(200 << 20)
+	m.begin()
+	m.check()
+	if h.frees.Load() != 0 {
+		t.Fatalf("released while a message was being handled")
+	}
+	m.end()
+	m.check()
+	if h.frees.Load() != 1 {
+		t.Fatalf("%d releases once quiet, want 1", h.frees.Load())
+	}
+}
