@@ -44,13 +44,13 @@ func TestBinaryClientNotReadingIsBackpressured(t *testing.T) {
 	for i := range frames {
 		frames[i] = frame(t, map[string]any{"id": i, "method": "dsh/candidates", "params": map[string]any{"query": ""}})
 	}
-	// The test's stdout reader keeps at most 256 frames: past them, the
-	// client reads nothing.
+	// From here the client reads nothing until the writer stalled.
+	p.editor.PauseReading()
 	var written atomic.Int64
 	writeErr := make(chan error, 1)
 	go func() {
 		for _, f := range frames {
-			if _, err := p.in.Write(f); err != nil {
+			if err := p.editor.WriteRaw(f); err != nil {
 				writeErr <- err
 				return
 			}
@@ -80,6 +80,7 @@ func TestBinaryClientNotReadingIsBackpressured(t *testing.T) {
 	if peak > backpressurePeakLimit {
 		t.Errorf("resident peak %d MiB while the client was not reading, want under %d MiB", peak>>20, backpressurePeakLimit>>20)
 	}
+	p.editor.ResumeReading()
 	for i := 0; i < backpressureRequests; i++ {
 		if a := p.response(); a.Error != nil {
 			t.Fatalf("request %s: %+v", a.ID, a.Error)

@@ -12,33 +12,6 @@ import (
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
-// notification waits for the next notification of method, skipping other
-// frames (there are no outstanding requests while it waits).
-func (p *wireProc) notification(method string) json.RawMessage {
-	p.t.Helper()
-	deadline := time.After(abuseTimeout)
-	for {
-		select {
-		case f, ok := <-p.frames:
-			if !ok {
-				p.t.Fatalf("stdout ended (%v)\nstderr:\n%s", p.readErr, p.stderr.String())
-			}
-			var n struct {
-				Method string          `json:"method"`
-				Params json.RawMessage `json:"params"`
-			}
-			if err := json.Unmarshal(f, &n); err != nil {
-				p.t.Fatalf("frame %s: %v", f, err)
-			}
-			if n.Method == method {
-				return n.Params
-			}
-		case <-deadline:
-			p.t.Fatalf("no %s\nstderr:\n%s", method, p.stderr.String())
-		}
-	}
-}
-
 // startLSPWire starts the binary on a demo store with a workspace holding
 // src/lines.txt (12 lines), initialized with caps.
 func startLSPWire(t *testing.T, caps map[string]any) (*wireProc, string, []dshgen.Expected) {

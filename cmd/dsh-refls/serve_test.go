@@ -4,17 +4,18 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/dsh-refls/dsh-refls/internal/lsptest"
 	"go.uber.org/goleak"
 )
 
@@ -60,12 +61,11 @@ func fixturesRoot(t *testing.T) string {
 // frame encodes one JSON-RPC message with its header.
 func frame(t *testing.T, msg map[string]any) []byte {
 	t.Helper()
-	msg["jsonrpc"] = "2.0"
-	body, err := json.Marshal(msg)
+	b, err := lsptest.FrameMessage(msg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return []byte(fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body))
+	return b
 }
 
 // readFrames parses r strictly as a sequence of Content-Length frames until
@@ -74,43 +74,12 @@ func readFrames(r io.Reader) ([]json.RawMessage, error) {
 	br := bufio.NewReader(r)
 	var out []json.RawMessage
 	for {
-		if _, err := br.Peek(1); err == io.EOF {
+		body, err := lsptest.ReadFrame(br)
+		if errors.Is(err, lsptest.ErrNoFrame) {
 			return out, nil
 		}
-		length := -1
-		for {
-			line, err := br.ReadString('\n')
-			if err != nil {
-				return out, fmt.Errorf("header: %w (read %q)", err, line)
-			}
-			if !strings.HasSuffix(line, "\r\n") {
-				return out, fmt.Errorf("header line %q does not end in CRLF", line)
-			}
-			line = strings.TrimSuffix(line, "\r\n")
-			if line == "" {
-				break
-			}
-			name, value, ok := strings.Cut(line, ":")
-			if !ok {
-				return out, fmt.Errorf("not a header: %q", line)
-			}
-			if strings.EqualFold(name, "Content-Length") {
-				n, err := strconv.Atoi(strings.TrimSpace(value))
-				if err != nil {
-					return out, fmt.Errorf("bad length %q", value)
-				}
-				length = n
-			}
-		}
-		if length < 0 {
-			return out, fmt.Errorf("frame without Content-Length")
-		}
-		body := make([]byte, length)
-		if _, err := io.ReadFull(br, body); err != nil {
-			return out, fmt.Errorf("body: %w", err)
-		}
-		if !json.Valid(body) {
-			return out, fmt.Errorf("body is not JSON: %q", body)
+		if err != nil {
+			return out, err
 		}
 		out = append(out, body)
 	}

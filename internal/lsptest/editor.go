@@ -65,6 +65,10 @@ type Editor struct {
 	handlers map[string]Handler      // from Config.Handlers and SetHandler
 	settings map[string]any          // from Config.Settings and SetSettings
 
+	// paused, when not nil, holds the reader before its next frame until
+	// it is closed (PauseReading, ResumeReading).
+	paused chan struct{}
+
 	readDone chan struct{} // closed when the reader stops
 	readErr  error         // why it stopped; set before readDone is closed
 }
@@ -103,6 +107,12 @@ func (e *Editor) read(r io.Reader) {
 	br := bufio.NewReader(r)
 	var err error
 	for {
+		e.mu.Lock()
+		gate := e.paused
+		e.mu.Unlock()
+		if gate != nil {
+			<-gate
+		}
 		var body json.RawMessage
 		body, err = ReadFrame(br)
 		if err != nil {
@@ -125,7 +135,9 @@ func (e *Editor) read(r io.Reader) {
 
 // received logs m, hands responses to their callers and answers requests.
 func (e *Editor) received(m Message) {
+	m.Received = time.Now()
 	e.mu.Lock()
+	m.Index = e.base + len(e.log)
 	e.log = append(e.log, m)
 	responses := []Message{m}
 	if m.Batch {
@@ -233,6 +245,28 @@ func (e *Editor) WriteRaw(b []byte) error {
 		return fmt.Errorf("writing to the server: %w", err)
 	}
 	return nil
+}
+
+// PauseReading stops reading the server's output before the next frame
+// (a frame already being read is finished), as a client that stops reading
+// stdout does: the server's writes then block once the pipe is full.
+// ResumeReading reads on. cmd/dsh-refls's backpressure test relies on it.
+func (e *Editor) PauseReading() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.paused == nil {
+		e.paused = make(chan struct{})
+	}
+}
+
+// ResumeReading undoes PauseReading.
+func (e *Editor) ResumeReading() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.paused != nil {
+		close(e.paused)
+		e.paused = nil
+	}
 }
 
 // Close closes the editor's end of the connection (the server's input);

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -511,5 +512,33 @@ func TestNextAndForget(t *testing.T) {
 	}
 	if e.Count(Response("0")) != 0 {
 		t.Fatal("a forgotten frame is still found")
+	}
+}
+
+// TestPauseKeepsEveryFrame: frames written while the editor does not read
+// all arrive, in order, with their indices, once it reads again.
+func TestPauseKeepsEveryFrame(t *testing.T) {
+	e, p := startPeer(t, Config{})
+	ctx := ctxT(t)
+	e.PauseReading()
+	sent := make(chan error, 1)
+	go func() {
+		for i := range 5 {
+			if err := p.conn.Notify(ctx, "n", []int{i}); err != nil {
+				sent <- err
+				return
+			}
+		}
+		sent <- nil
+	}()
+	e.ResumeReading()
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		m, err := e.Next(ctx, i)
+		if err != nil || m.Index != i || string(m.Params) != fmt.Sprintf("[%d]", i) || m.Received.IsZero() {
+			t.Fatalf("frame %d: %+v %v", i, m, err)
+		}
 	}
 }

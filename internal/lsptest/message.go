@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // Message is one frame the server wrote. A request or notification has a
@@ -12,6 +13,10 @@ import (
 type Message struct {
 	// Raw is the frame's body exactly as the server wrote it.
 	Raw json.RawMessage `json:"-"`
+	// Index is the frame's place in the server's output (0 first), as
+	// Mark counts; Received is when the editor read it.
+	Index    int       `json:"-"`
+	Received time.Time `json:"-"`
 	// Batch is set when the frame is a JSON array; Members holds its
 	// elements and the other fields are empty.
 	Batch   bool      `json:"-"`
