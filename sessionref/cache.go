@@ -206,7 +206,7 @@ func (ix *Index) LoadCache(path string) error {
 		loaded[t.dir.path] = t
 	}
 	ix.writeMu.Lock()
-	ix.tracked = loaded
+	ix.tracked, ix.dirty = loaded, true
 	ix.publishLocked(true)
 	ix.writeMu.Unlock()
 	return nil

@@ -46,6 +46,9 @@ type Index struct {
 	skipped map[string]Skipped  // by path
 
 	snap atomic.Pointer[Snapshot]
+	// dirty reports that tracked or skipped changed since the last publish;
+	// a build that changed nothing republishes the last snapshot's data.
+	dirty bool
 	// searchBytes is the size of the last snapshot's search text, to size
 	// the next one; scratch lends query buffers to every snapshot.
 	searchBytes int
@@ -93,7 +96,7 @@ func NewIndex(root string, opts IndexOptions) *Index {
 	if lg == nil {
 		lg = zap.NewNop()
 	}
-	ix := &Index{root: root, opts: opts, log: lg, tracked: map[string]*tracked{}, skipped: map[string]Skipped{}}
+	ix := &Index{root: root, opts: opts, log: lg, tracked: map[string]*tracked{}, skipped: map[string]Skipped{}, dirty: true}
 	ix.frames.concurrency = min(opts.Parallelism, runtime.GOMAXPROCS(0)) // decoding is CPU-bound
 	ix.snap.Store(&Snapshot{Root: root, Building: true, byID: map[string]int{}})
 	return ix
@@ -126,6 +129,43 @@ func (ix *Index) buildLocked(ctx context.Context, progress func(done, total int)
 		ix.publishLocked(false)
 		return err
 	}
+	if len(refs) != len(ix.tracked) {
+		seen := make(map[string]bool, len(refs))
+		for _, r := range refs {
+			seen[r.path] = true
+		}
+		for path := range ix.tracked {
+			if !seen[path] {
+				delete(ix.tracked, path)
+				ix.dirty = true
+			}
+		}
+	} else {
+		// As many directories as tracked sessions: they are the same ones
+		// when each is tracked, which the update looks up anyway.
+		for _, r := range refs {
+			if ix.tracked[r.path] == nil {
+				ix.pruneUnseenLocked(refs)
+				break
+			}
+		}
+	}
+	fresh := make(map[string]Skipped, len(skipped))
+	for _, s := range skipped {
+		fresh[s.Path] = s
+	}
+	if !sameSkips(ix.skipped, fresh) {
+		ix.dirty = true
+	}
+	ix.skipped = fresh
+	err = ix.updateLocked(ctx, refs, progress)
+	ix.publishLocked(false)
+	return err
+}
+
+// pruneUnseenLocked drops the tracked sessions whose directories are not
+// among refs.
+func (ix *Index) pruneUnseenLocked(refs []dirRef) {
 	seen := make(map[string]bool, len(refs))
 	for _, r := range refs {
 		seen[r.path] = true
@@ -133,15 +173,22 @@ func (ix *Index) buildLocked(ctx context.Context, progress func(done, total int)
 	for path := range ix.tracked {
 		if !seen[path] {
 			delete(ix.tracked, path)
+			ix.dirty = true
 		}
 	}
-	ix.skipped = map[string]Skipped{}
-	for _, s := range skipped {
-		ix.skipped[s.Path] = s
+}
+
+// sameSkips reports whether two skip sets are equal.
+func sameSkips(a, b map[string]Skipped) bool {
+	if len(a) != len(b) {
+		return false
 	}
-	err = ix.updateLocked(ctx, refs, progress)
-	ix.publishLocked(false)
-	return err
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
 }
 
 // Refresh re-examines the given paths, as a watcher reports them: a path in
@@ -150,6 +197,7 @@ func (ix *Index) buildLocked(ctx context.Context, progress func(done, total int)
 func (ix *Index) Refresh(ctx context.Context, paths []string) error {
 	ix.writeMu.Lock()
 	defer ix.writeMu.Unlock()
+	ix.dirty = true // a refresh follows a reported change
 	sessions := map[dirRef]bool{}
 	projects := map[string]bool{}
 	for _, p := range paths {
@@ -223,6 +271,8 @@ func (ix *Index) forgetProjectLocked(pPath string) {
 type updateResult struct {
 	t    *tracked
 	skip *Skipped
+	// same reports that nothing changed: the same directory, log and file.
+	same bool
 }
 
 // updateLocked brings the given session directories up to date, in
@@ -267,6 +317,10 @@ func (ix *Index) updateLocked(ctx context.Context, refs []dirRef, progress func(
 	wg.Wait()
 	for i := 0; i < sent; i++ {
 		r := results[i]
+		if r.same && r.t == prior[i] {
+			continue // tracked as it is, and not skipped
+		}
+		ix.dirty = true
 		path := refs[i].path
 		delete(ix.skipped, path)
 		if r.t == nil {
@@ -298,24 +352,27 @@ func (ix *Index) updateOne(ref dirRef, prior *tracked) updateResult {
 	if t == nil || t.dir.log.path != d.log.path {
 		t = &tracked{}
 	}
+	sameDir := t == prior && t.dir == d
 	t.dir = d
-	ix.readTracked(t)
-	return updateResult{t: t}
+	skipBefore := t.skip
+	read := ix.readTracked(t)
+	return updateResult{t: t, same: sameDir && !read && t.skip == skipBefore}
 }
 
-// readTracked reads what is new in one log.
-func (ix *Index) readTracked(t *tracked) {
+// readTracked reads what is new in one log. It reports false when the log
+// is unchanged since the last read and nothing was done.
+func (ix *Index) readTracked(t *tracked) bool {
 	id, err := statIdentity(t.dir.log.path)
 	if err != nil {
 		t.skip = fmt.Sprintf("log unreadable: %v", err)
-		return
+		return true
 	}
 	if t.started && (id.Inode != t.file.Inode || id.Device != t.file.Device || id.Size < t.entry.Offset) {
 		// Replaced or truncated: read it again from the start.
 		*t = tracked{dir: t.dir}
 	}
 	if t.file != (fileIdentity{}) && id == t.file {
-		return // unchanged since the last read
+		return false // unchanged since the last read
 	}
 	if !t.started {
 		t.entry = Entry{Path: t.dir.log.path, Encoding: t.dir.log.encoding, Generation: t.dir.log.generation, LastSeq: -1}
@@ -393,6 +450,7 @@ func (ix *Index) readTracked(t *tracked) {
 	if t.skip == "" {
 		t.search = newSearchText(&t.entry)
 	}
+	return true
 }
 
 // headerReason describes why a header line was refused without quoting the

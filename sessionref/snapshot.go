@@ -119,7 +119,17 @@ func newSearchText(e *Entry) searchText {
 }
 
 // publishLocked builds and publishes a snapshot from the writer's state.
+// When nothing changed since the last publish (a restart whose build found
+// every log as the cache left it), the new snapshot shares the last one's
+// sessions, search text and skips: only its time and Building differ.
 func (ix *Index) publishLocked(building bool) {
+	if prev := ix.snap.Load(); !ix.dirty && prev != nil && prev.byID != nil {
+		snap := &Snapshot{Root: prev.Root, Sessions: prev.Sessions, Skipped: prev.Skipped, Updated: time.Now(), Building: building,
+			UnknownEvents: prev.UnknownEvents, byID: prev.byID, search: prev.search, cwdOf: prev.cwdOf, cwds: prev.cwds, scratch: prev.scratch}
+		ix.snap.Store(snap)
+		return
+	}
+	ix.dirty = false
 	snap := &Snapshot{Root: ix.root, Updated: time.Now(), Building: building, scratch: &ix.scratch}
 	listed := make([]*tracked, 0, len(ix.tracked))
 	for _, t := range ix.tracked {

@@ -1,0 +1,73 @@
+package sessionref
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestUnchangedRestartPublishesOnce restarts from the cache over an
+// unchanged root: the build after LoadCache finds nothing new, so its
+// snapshot shares the loaded one's sessions instead of copying them, and
+// only Building changes. A session that changed, appeared or vanished is
+// published in full.
+func TestUnchangedRestartPublishesOnce(t *testing.T) {
+	s := newTestStore(t)
+	raw := s.simple("pub-1", "/work/p", fixtureTime, titleEvent(0, "First"))
+	s.simple("pub-2", "/work/p", fixtureTime+1000, titleEvent(0, "Second"))
+	cache := filepath.Join(t.TempDir(), "index.gob")
+	if err := s.index().SaveCache(cache); err != nil {
+		t.Fatal(err)
+	}
+	restart := func() (loaded, built *Snapshot, ix *Index) {
+		t.Helper()
+		ix = NewIndex(s.root, IndexOptions{})
+		if err := ix.LoadCache(cache); err != nil {
+			t.Fatal(err)
+		}
+		loaded = ix.Snapshot()
+		if err := ix.Build(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+		return loaded, ix.Snapshot(), ix
+	}
+	loaded, built, _ := restart()
+	if !loaded.Building || built.Building {
+		t.Fatalf("Building: loaded %v, built %v", loaded.Building, built.Building)
+	}
+	if len(built.Sessions) != 2 || &built.Sessions[0] != &loaded.Sessions[0] {
+		t.Errorf("the unchanged build copied its %d sessions", len(built.Sessions))
+	}
+	if got, _, _ := built.Candidates(CandidateQuery{Query: "secon"}); len(got) != 1 || got[0].SessionID != "pub-2" {
+		t.Errorf("query on the shared snapshot: %v", candidateIDs(got))
+	}
+
+	appendFile(t, raw, []byte(titleEvent(1, "Renamed")+"\n"))
+	loaded, built, _ = restart()
+	if &built.Sessions[0] == &loaded.Sessions[0] {
+		t.Error("a grown log's build shared the loaded sessions")
+	}
+	if e, _ := built.Locate("pub-1"); e.Title != "Renamed" {
+		t.Errorf("grown title %q", e.Title)
+	}
+
+	s.simple("pub-3", "", fixtureTime+2000, titleEvent(0, "Third"))
+	if _, built, _ = restart(); len(built.Sessions) != 3 {
+		t.Errorf("a new session: %d listed", len(built.Sessions))
+	}
+	if err := os.RemoveAll(filepath.Dir(raw)); err != nil {
+		t.Fatal(err)
+	}
+	_, built, ix := restart()
+	if _, ok := built.Locate("pub-1"); ok || len(built.Sessions) != 2 {
+		t.Errorf("a removed session is still listed (%d listed)", len(built.Sessions))
+	}
+	// A build that finds nothing new keeps serving the same sessions.
+	if err := ix.Build(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if again := ix.Snapshot(); again == built || &again.Sessions[0] != &built.Sessions[0] {
+		t.Error("a second unchanged build did not publish a new snapshot sharing the sessions")
+	}
+}
