@@ -68,7 +68,7 @@ func (n nvimScreen) keys(keys ...string) {
 
 // text types s literally (no key names).
 func (n nvimScreen) text(s string) {
-	n.tmux.run("send-keys", "-t", "dsh", "-l", s)
+	n.tmux.run("send-keys", "-t", "dsh", "-l", "--", s)
 }
 
 // wait captures the screen until ok accepts it.

@@ -6,12 +6,17 @@
 ;;; Commentary:
 
 ;; Registers the dsh-refls language server with eglot for prompt files and
-;; adds two commands:
+;; adds three commands:
 ;;
 ;;   M-x dsh-refls-prepare  the message as it will be sent, and its context
 ;;   M-x dsh-refls-status   the server's index facts
+;;   M-x dsh-refls-search   sessions found by what was said in them
+;;                          (needs :recallSearch t in `dsh-refls-settings')
 ;;
-;; Both open read-only buffers that visit no file (never saved, never asked
+;; M-. on a session mention and xref-find-apropos (sessions by title, id
+;; or directory) open a session's recall preview, read-only.
+;;
+;; All open read-only buffers that visit no file (never saved, never asked
 ;; about on exit, never managed by eglot, so never diagnosed).
 ;;
 ;;   (add-to-list 'load-path "~/src/dsh-refls/editors/emacs")
@@ -44,7 +49,9 @@
 
 (defcustom dsh-refls-settings nil
   "Server options (SPEC 4.1) as a plist, e.g. (:sessionsRoot \"~/.dsh/sessions\").
-Sent as initializationOptions and as the \"dsh\" configuration section."
+Also :candidateOrder (\"active\" or \"created\"), :recallSearch and
+:redactSecrets (t, or :json-false for false).  Sent as
+initializationOptions and as the \"dsh\" configuration section."
   :type 'plist)
 
 (defcustom dsh-refls-modes '(markdown-mode gfm-mode text-mode)
@@ -195,6 +202,177 @@ With a prefix argument PRESERVE, mentions are kept as written."
                                                (dsh-refls--json-text (cadr res))))
                        res (cddr res)))
                out)))))
+
+;;; Recall previews, xref and search
+
+(defun dsh-refls--preview-buffer (server params)
+  "A read-only buffer with the recall preview dsh/preview answers for PARAMS.
+PARAMS is (:uri URI) for a dsh-refls: preview URI or (:sessionId ID)."
+  (let* ((res (jsonrpc-request server :dsh/preview params))
+         (title (or (plist-get res :title) (plist-get res :sessionId) "session"))
+         (buf (get-buffer-create (format "*dsh-refls preview: %s*" title))))
+    (with-current-buffer buf
+      (let ((inhibit-read-only t))
+        (erase-buffer)
+        (insert (or (plist-get res :markdown) ""))
+        (goto-char (point-min)))
+      (special-mode)
+      (setq buffer-read-only t)
+      (set-buffer-modified-p nil))
+    buf))
+
+(defun dsh-refls--preview-uri-p (uri)
+  "Non-nil when URI is a dsh-refls: preview URI."
+  (and (stringp uri) (string-prefix-p "dsh-refls:" uri)))
+
+(cl-defstruct (dsh-refls--preview-location
+               (:constructor dsh-refls--preview-location (uri server)))
+  "Where a dsh-refls: preview URI points: its preview, read when visited."
+  uri server)
+
+(cl-defmethod xref-location-marker ((l dsh-refls--preview-location))
+  "The start of the recall preview of L, read with dsh/preview."
+  (with-current-buffer (dsh-refls--preview-buffer
+                        (dsh-refls--preview-location-server l)
+                        (list :uri (dsh-refls--preview-location-uri l)))
+    (copy-marker (point-min))))
+
+(cl-defmethod xref-location-group ((_l dsh-refls--preview-location))
+  "Recall previews are grouped under one heading."
+  "dsh-refls recall previews")
+
+(defun dsh-refls--xref-item (server summary uri range)
+  "An xref item for SUMMARY at URI and RANGE; previews open read-only."
+  (if (dsh-refls--preview-uri-p uri)
+      (xref-make summary (dsh-refls--preview-location uri server))
+    (let ((start (plist-get range :start)))
+      (xref-make summary (xref-make-file-location
+                          (eglot--uri-to-path uri)
+                          (1+ (or (plist-get start :line) 0))
+                          (or (plist-get start :character) 0))))))
+
+(defun dsh-refls--xref-backend ()
+  "The dsh-refls xref backend in buffers the dsh-refls server manages."
+  (and (eglot-managed-p) (cl-typep (eglot-current-server) 'dsh-refls-server)
+       'dsh-refls))
+
+(cl-defmethod xref-backend-identifier-at-point ((_backend (eql dsh-refls)))
+  "The word at point, remembering where point was."
+  (propertize (or (thing-at-point 'symbol t) "@") 'dsh-refls-point (point)))
+
+(cl-defmethod xref-backend-definitions ((_backend (eql dsh-refls)) identifier)
+  "textDocument/definition where IDENTIFIER was taken: a mention's preview."
+  (let ((server (eglot-current-server))
+        (pos (or (get-text-property 0 'dsh-refls-point identifier) (point))))
+    ;; The mention may just have been typed: send it first.
+    (eglot--signal-textDocument/didChange)
+    (save-excursion
+      (goto-char pos)
+      (let ((locs (jsonrpc-request server :textDocument/definition
+                                   (eglot--TextDocumentPositionParams))))
+        (when (and locs (not (vectorp locs))) (setq locs (vector locs)))
+        (mapcar (lambda (loc)
+                  (dsh-refls--xref-item server "recall preview"
+                                        (or (plist-get loc :uri) (plist-get loc :targetUri))
+                                        (or (plist-get loc :range) (plist-get loc :targetRange))))
+                locs)))))
+
+(cl-defmethod xref-backend-apropos ((_backend (eql dsh-refls)) pattern)
+  "Sessions matching PATTERN (workspace/symbol), each opening its preview."
+  (let ((server (eglot-current-server)))
+    (mapcar (lambda (sym)
+              (let ((loc (plist-get sym :location)))
+                (dsh-refls--xref-item
+                 server
+                 (concat (plist-get sym :name)
+                         (let ((c (plist-get sym :containerName)))
+                           (if (and (stringp c) (not (string-empty-p c))) (concat " · " c) "")))
+                 (plist-get loc :uri) (plist-get loc :range))))
+            (jsonrpc-request server :workspace/symbol (list :query pattern)))))
+
+(cl-defmethod xref-backend-references ((_backend (eql dsh-refls)) identifier)
+  "References as eglot finds them."
+  (xref-backend-references 'eglot identifier))
+
+(defun dsh-refls--use-xref ()
+  "Put the dsh-refls xref backend first in buffers dsh-refls manages."
+  (if (dsh-refls--xref-backend)
+      (add-hook 'xref-backend-functions #'dsh-refls--xref-backend nil t)
+    (remove-hook 'xref-backend-functions #'dsh-refls--xref-backend t)))
+
+(add-hook 'eglot-managed-mode-hook #'dsh-refls--use-xref)
+
+(defvar dsh-refls-search-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "RET") #'dsh-refls-search-open)
+    map)
+  "Keys of `dsh-refls-search-mode'.")
+
+(define-derived-mode dsh-refls-search-mode special-mode "dsh-refls search"
+  "Sessions found by `dsh-refls-search'; RET opens one's recall preview.")
+
+(defvar-local dsh-refls--search-server nil
+  "The server that answered this search buffer.")
+
+(defun dsh-refls--search-text (query results)
+  "The text of the search buffer for QUERY and its RESULTS (a vector)."
+  (if (zerop (length results))
+      (format "# dsh-refls search: %s\n\nNo session holds what you searched for.\n" query)
+    (concat
+     (format "# dsh-refls search: %s\n\n%d session%s. RET on a result opens its recall preview.\n"
+             query (length results) (if (= (length results) 1) "" "s"))
+     (mapconcat
+      (lambda (r)
+        (let* ((id (plist-get r :sessionId))
+               (cwd (plist-get r :cwd))
+               (created (plist-get r :createdAt))
+               (text (concat
+                      "\n## " (or (plist-get r :displayTitle) (plist-get r :label)) "\n"
+                      (mapconcat #'identity
+                                 (delq nil (list (and (stringp cwd) cwd)
+                                                 (and (numberp created) (> created 0)
+                                                      (concat "created "
+                                                              (format-time-string "%Y-%m-%d %H:%M"
+                                                                                  (/ created 1000))))
+                                                 (concat "id " id)))
+                                 " · ")
+                      "\n"
+                      (mapconcat (lambda (m)
+                                   (format "- %s #%s: %s\n" (plist-get m :role) (plist-get m :seq)
+                                           (replace-regexp-in-string "[\r\n]" " " (or (plist-get m :excerpt) ""))))
+                                 (plist-get r :matches) ""))))
+          (propertize text 'dsh-refls-session id)))
+      results ""))))
+
+(defun dsh-refls-search (query)
+  "Find sessions by what was said in them (dsh/search) and list them.
+Every word of QUERY must occur in a session; \"a phrase\" as written.
+The server needs (:recallSearch t) in `dsh-refls-settings'.  RET on a
+result opens its recall preview."
+  (interactive (list (read-string "Search sessions: ")))
+  (when (string-empty-p (string-trim query))
+    (user-error "Search for what? Type words or \"a phrase\""))
+  (let* ((server (dsh-refls--server))
+         (results (jsonrpc-request server :dsh/search (list :query query :limit 50)))
+         (buf (get-buffer-create "*dsh-refls search*")))
+    (with-current-buffer buf
+      (let ((inhibit-read-only t))
+        (erase-buffer)
+        (insert (dsh-refls--search-text query results))
+        (goto-char (point-min)))
+      (dsh-refls-search-mode)
+      (setq-local dsh-refls--search-server server)
+      (set-buffer-modified-p nil))
+    (pop-to-buffer buf)))
+
+(defun dsh-refls-search-open ()
+  "Open the recall preview of the search result at point."
+  (interactive)
+  (let ((id (get-text-property (point) 'dsh-refls-session)))
+    (unless id (user-error "Not on a search result"))
+    (pop-to-buffer (dsh-refls--preview-buffer
+                    (or dsh-refls--search-server (dsh-refls--server))
+                    (list :sessionId id)))))
 
 (provide 'dsh-refls)
 ;;; dsh-refls.el ends here

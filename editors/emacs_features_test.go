@@ -1,0 +1,223 @@
+package editors
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// emacsScreen is Emacs with eglot and dsh-refls.el, in tmux, on a demo store.
+type emacsScreen struct {
+	tmux  tmuxRunner
+	demo  demoSetup
+	evals int // tags each emacsScreen.eval answer apart
+}
+
+// startEmacsScreen writes the demo store and workspace (plus extra files),
+// starts Emacs on the message file with dsh-refls-settings (a plist body
+// after :sessionsRoot) and waits for eglot and the first index build.
+func startEmacsScreen(t *testing.T, settings string, extra map[string]string) *emacsScreen {
+	t.Helper()
+	emacs, eglotDir := lookEglot(t)
+	bin := buildServer(t)
+	dir := t.TempDir()
+	d := newDemoSetup(t, dir)
+	writeFiles(t, d.workspace, extra)
+	logFile := filepath.Join(dir, "server.log")
+	elisp := filepath.Join(repoRoot(t), "editors", "emacs")
+	writeFiles(t, dir, map[string]string{"init.el": fmt.Sprintf(`
+(setq native-comp-deferred-compilation nil
+      native-comp-async-report-warnings-errors 'silent)
+(dolist (d (directory-files %q t "^[a-z]"))
+  (add-to-list 'load-path d))
+(add-to-list 'load-path %q)
+(setq inhibit-startup-screen t
+      make-backup-files nil
+      auto-save-default nil
+      create-lockfiles nil
+      eglot-sync-connect 10
+      eldoc-idle-delay 0.1)
+(require 'dsh-refls)
+(setq dsh-refls-program %q
+      dsh-refls-log-file %q
+      dsh-refls-settings '(:sessionsRoot %q %s))
+(add-to-list 'auto-mode-alist '("\\.md\\'" . text-mode))
+(add-hook 'text-mode-hook #'eglot-ensure)
+`, filepath.Dir(eglotDir), elisp, bin, logFile, d.root, settings)})
+	tmux := tmuxRunner{t: t, socket: filepath.Join(dir, "tmux.sock"), env: isolatedEnv(dir, "TERM=xterm-256color")}
+	tmux.run("new-session", "-d", "-s", "dsh", "-x", fmt.Sprint(screenWidth), "-y", fmt.Sprint(screenHeight),
+		"-c", d.workspace, emacs, "-nw", "-q", "-l", filepath.Join(dir, "init.el"), d.message)
+	t.Cleanup(func() {
+		cmd := exec.Command("tmux", "-S", tmux.socket, "kill-server")
+		cmd.Env = tmux.env
+		_ = cmd.Run()
+	})
+	t.Cleanup(func() {
+		if t.Failed() {
+			data, _ := os.ReadFile(logFile)
+			t.Logf("server log:\n%s", data)
+		}
+	})
+	e := &emacsScreen{tmux: tmux, demo: d}
+	waitFor(t, "eglot to connect and the session index to be built", func() (bool, string) {
+		data, _ := os.ReadFile(logFile)
+		s := e.screen()
+		return strings.Contains(string(data), "session index built") && strings.Contains(s, "eglot:"), s + "\n" + string(data)
+	})
+	return e
+}
+
+func (e *emacsScreen) screen() string { return e.tmux.run("capture-pane", "-p", "-t", "dsh") }
+
+// keys sends tmux key names (Enter, C-x …, M-x) and text.
+func (e *emacsScreen) keys(keys ...string) {
+	e.tmux.run(append([]string{"send-keys", "-t", "dsh"}, keys...)...)
+}
+
+// text types s literally (no key names).
+func (e *emacsScreen) text(s string) { e.tmux.run("send-keys", "-t", "dsh", "-l", "--", s) }
+
+// wait captures the screen until ok accepts it.
+func (e *emacsScreen) wait(t *testing.T, what string, ok func(string) bool) string {
+	t.Helper()
+	return waitMenu(t, e.tmux, what, ok)
+}
+
+// eval evaluates an Emacs Lisp expression in the selected buffer (M-:) and
+// returns what it printed, told apart from earlier answers by a tag.
+func (e *emacsScreen) eval(t *testing.T, expr string) string {
+	t.Helper()
+	e.evals++
+	tag := fmt.Sprintf("DSHEVAL%d=", e.evals)
+	e.keys("M-:")
+	e.text(fmt.Sprintf(`(message "%s%%S" %s)`, tag, expr))
+	e.keys("Enter")
+	s := e.wait(t, "the answer to "+expr, func(s string) bool { return strings.Contains(s, tag) })
+	_, v, _ := strings.Cut(s, tag)
+	v, _, _ = strings.Cut(v, "\n")
+	// M-: echoes the string message returns, in quotes.
+	return strings.TrimSuffix(strings.TrimSpace(v), `"`)
+}
+
+// TestEmacsFeatures drives dsh-refls.el and eglot 1.9 in Emacs 28 (tmux):
+// eldoc's hover on a line-range mention shows those lines; a missing
+// file's diagnostic offers a quick fix that eglot-code-actions applies (no
+// diagnostic is left); M-. on a session mention and xref-find-apropos (the
+// server's workspace symbols) open the read-only recall preview; and
+// M-x dsh-refls-search finds a session by a phrase said in it, RET opening
+// its preview. -v prints the screens.
+func TestEmacsFeatures(t *testing.T) {
+	// dsh/search needs the body index, off by default (docs/search.md).
+	e := startEmacsScreen(t, ":recallSearch t", map[string]string{linesFile: "alpha line\nbravo line\ncharlie line\ndelta line\n"})
+
+	// Hover (eldoc) on a line-range mention: the lines themselves.
+	e.keys("M->", "Enter")
+	e.text("Lines: @" + linesFile + "#L2-4")
+	e.keys("C-b", "C-b")
+	e.wait(t, "eldoc's hover in the echo area", func(s string) bool { return strings.Contains(s, linesFile+": file") })
+	e.keys("M-x")
+	e.text("eldoc-doc-buffer")
+	e.keys("Enter")
+	hover := e.wait(t, "the *eldoc* buffer with the lines", func(s string) bool {
+		return strings.Contains(s, "bravo line") && strings.Contains(s, "delta line") && strings.Contains(s, "*eldoc")
+	})
+	t.Logf("eldoc on @%s#L2-4 (M-x eldoc-doc-buffer):\n%s", linesFile, hover)
+	if strings.Contains(hover, "alpha line") {
+		t.Errorf("the hover shows line 1, outside L2-4:\n%s", hover)
+	}
+	e.keys("C-x", "1")
+
+	// A missing file: its diagnostic, then the preferred quick fix.
+	e.keys("C-e", "Enter")
+	e.text("See @src/logn.ts now.")
+	e.keys("C-a")
+	// The mode line counts Flymake's diagnostics. (Only the screen is read
+	// while waiting: keystrokes would keep Emacs from the idle time after
+	// which eglot sends the change.)
+	warned := e.wait(t, "the missing-file diagnostic", func(s string) bool {
+		return strings.Contains(s, "See @src/logn.ts now.") && strings.Contains(s, "Flymake[0 1]")
+	})
+	t.Logf("the missing file's diagnostic:\n%s", warned)
+	if got := e.eval(t, "(mapcar #'flymake-diagnostic-text (flymake-diagnostics (line-beginning-position) (line-end-position)))"); !strings.Contains(got, "src/logn.ts") {
+		t.Errorf("the line's diagnostics are %s, want the missing src/logn.ts", got)
+	}
+	e.keys("C-s")
+	e.text("logn")
+	e.keys("Enter", "M-x")
+	e.text("eglot-code-actions")
+	e.keys("Enter")
+	prompt := e.wait(t, "the code action prompt", func(s string) bool {
+		return strings.Contains(s, "Pick an action (default Replace with src/login.ts)")
+	})
+	t.Logf("M-x eglot-code-actions:\n%s", prompt)
+	e.keys("Enter")
+	fixed := e.wait(t, "the applied fix", func(s string) bool { return strings.Contains(s, "See @src/login.ts now.") })
+	t.Logf("after the default (preferred) action:\n%s", fixed)
+	e.wait(t, "no diagnostic after the fix", func(s string) bool { return strings.Contains(s, "Flymake[0 0]") })
+	if got := e.eval(t, "(length (flymake-diagnostics))"); got != "0" {
+		t.Errorf("after the fix the buffer has %s diagnostics, want 0", got)
+	}
+
+	// M-. on a session mention: its recall preview, read-only, no file.
+	e.keys("C-e", "Enter")
+	e.text("Read " + e.demo.mention + " first.")
+	e.keys("C-a")
+	e.keys("C-s")
+	e.text("flaky")
+	e.keys("Enter", "M-.")
+	def := e.wait(t, "the preview from M-.", func(s string) bool {
+		return strings.Contains(s, "*dsh-refls preview: "+demoSessionTitle+"*") && strings.Contains(s, "messages kept")
+	})
+	t.Logf("M-. on the mention:\n%s", def)
+	if got := e.eval(t, "(list buffer-read-only buffer-file-name (buffer-modified-p) (eglot-managed-p))"); got != "(t nil nil nil)" {
+		t.Errorf("the preview is not read-only, file-less, unmodified and unmanaged: %s", got)
+	}
+
+	// xref-find-apropos: the server's workspace symbols, one per session.
+	e.keys("C-x", "b")
+	e.text("message.md")
+	e.keys("Enter", "C-M-.")
+	e.wait(t, "the apropos prompt", func(s string) bool { return strings.Contains(s, "Search for pattern") })
+	e.text("rate")
+	e.keys("Enter")
+	list := e.wait(t, "the *xref* list of symbols", func(s string) bool {
+		return strings.Contains(s, "*xref*") && strings.Contains(s, rateSession+" · "+e.demo.workspace)
+	})
+	t.Logf("xref-find-apropos rate:\n%s", list)
+	e.keys("C-n", "Enter") // from the group's heading onto its entry
+	sym := e.wait(t, "the preview of the symbol", func(s string) bool {
+		return strings.Contains(s, "*dsh-refls preview: "+rateSession+"*") && strings.Contains(s, "messages kept")
+	})
+	t.Logf("RET on the symbol:\n%s", sym)
+
+	// M-x dsh-refls-search: the session holding the phrase, RET opens it.
+	e.keys("M-x")
+	e.text("dsh-refls-search")
+	e.keys("Enter")
+	e.wait(t, "the search prompt", func(s string) bool { return strings.Contains(s, "Search sessions:") })
+	e.text(`"twenty times"`)
+	e.keys("Enter")
+	results := e.wait(t, "the search results", func(s string) bool {
+		return strings.Contains(s, "*dsh-refls search*") && strings.Contains(s, "## "+demoSessionTitle)
+	})
+	t.Logf("M-x dsh-refls-search \"twenty times\":\n%s", results)
+	for _, want := range []string{"1 session.", "run the test twenty times", "- user #"} {
+		if !strings.Contains(results, want) {
+			t.Errorf("the results lack %q:\n%s", want, results)
+		}
+	}
+	if got := e.eval(t, "(list major-mode buffer-read-only buffer-file-name)"); got != "(dsh-refls-search-mode t nil)" {
+		t.Errorf("the results are not a read-only buffer visiting no file: %s", got)
+	}
+	e.keys("C-s")
+	e.text("- user")
+	e.keys("Enter", "Enter")
+	opened := e.wait(t, "the preview from the result", func(s string) bool {
+		return strings.Contains(s, "*dsh-refls preview: "+demoSessionTitle+"*") && strings.Contains(s, e.demo.session.ID)
+	})
+	t.Logf("RET on the result:\n%s", opened)
+	e.keys("C-x", "C-c")
+}
