@@ -46,6 +46,8 @@ func startEmacsScreen(t *testing.T, settings string, extra map[string]string) *e
       dsh-refls-settings '(:sessionsRoot %q %s))
 (add-to-list 'auto-mode-alist '("\\.md\\'" . text-mode))
 (add-hook 'text-mode-hook #'eglot-ensure)
+(with-eval-after-load 'text-mode
+  (define-key text-mode-map (kbd "TAB") #'completion-at-point))
 `, filepath.Dir(eglotDir), elisp, bin, logFile, d.root, settings)})
 	tmux := tmuxRunner{t: t, socket: filepath.Join(dir, "tmux.sock"), env: isolatedEnv(dir, "TERM=xterm-256color")}
 	tmux.run("new-session", "-d", "-s", "dsh", "-x", fmt.Sprint(screenWidth), "-y", fmt.Sprint(screenHeight),
@@ -103,7 +105,7 @@ func (e *emacsScreen) eval(t *testing.T, expr string) string {
 }
 
 // TestEmacsFeatures drives dsh-refls.el and eglot 1.9 in Emacs 28 (tmux):
-// eldoc's hover on a line-range mention shows those lines; a missing
+// completion after "#" offers line ranges; eldoc's hover on a line-range mention shows those lines; a missing
 // file's diagnostic offers a quick fix that eglot-code-actions applies (no
 // diagnostic is left); M-. on a session mention and xref-find-apropos (the
 // server's workspace symbols) open the read-only recall preview; and
@@ -113,9 +115,26 @@ func TestEmacsFeatures(t *testing.T) {
 	// dsh/search needs the body index, off by default (docs/search.md).
 	e := startEmacsScreen(t, ":recallSearch t", map[string]string{linesFile: "alpha line\nbravo line\ncharlie line\ndelta line\n"})
 
-	// Hover (eldoc) on a line-range mention: the lines themselves.
+	// Completion after "#": the typed start line and the range to the end.
 	e.keys("M->", "Enter")
-	e.text("Lines: @" + linesFile + "#L2-4")
+	e.text("Lines: @" + linesFile + "#L2")
+	// "L2" is itself a completion: the first TAB says so, the second lists.
+	e.keys("Tab")
+	e.wait(t, "the first TAB's answer", func(s string) bool { return strings.Contains(s, "Complete, but not unique") })
+	e.keys("Tab")
+	ranges := e.wait(t, "the line-range completions", func(s string) bool {
+		return strings.Contains(s, "*Completions*") && strings.Contains(s, "L2-4") && strings.Contains(s, "line 2 of 4")
+	})
+	t.Logf("TAB after @%s#L2:\n%s", linesFile, ranges)
+	if !inOrder(ranges, []string{"L2 ", "L2-4 "}) {
+		t.Errorf("*Completions* does not list L2, then L2-4:\n%s", ranges)
+	}
+	e.keys("C-x", "o", "C-s")
+	e.text("L2-")
+	e.keys("Enter", "Enter")
+	e.wait(t, "the accepted range", func(s string) bool { return strings.Contains(s, "Lines: @"+linesFile+"#L2-4\n") })
+
+	// Hover (eldoc) on a line-range mention: the lines themselves.
 	e.keys("C-b", "C-b")
 	e.wait(t, "eldoc's hover in the echo area", func(s string) bool { return strings.Contains(s, linesFile+": file") })
 	e.keys("M-x")
