@@ -93,9 +93,12 @@ func (e *emacsScreen) wait(t *testing.T, what string, ok func(string) bool) stri
 func (e *emacsScreen) eval(t *testing.T, expr string) string {
 	t.Helper()
 	e.evals++
-	tag := fmt.Sprintf("DSHEVAL%d=", e.evals)
+	name := fmt.Sprintf("DSHEVAL%d", e.evals)
+	tag := name + "="
 	e.keys("M-:")
-	e.text(fmt.Sprintf(`(message "%s%%S" %s)`, tag, expr))
+	// The tag and "=" are joined by format, so the typed expression in
+	// the minibuffer never reads as the answer.
+	e.text(fmt.Sprintf(`(message "%%s=%%S" %q %s)`, name, expr))
 	e.keys("Enter")
 	s := e.wait(t, "the answer to "+expr, func(s string) bool { return strings.Contains(s, tag) })
 	_, v, _ := strings.Cut(s, tag)

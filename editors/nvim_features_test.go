@@ -82,7 +82,9 @@ func (n nvimScreen) wait(t *testing.T, what string, ok func(string) bool) string
 func (n nvimScreen) echo(t *testing.T, tag, expr string) string {
 	t.Helper()
 	n.keys("Escape")
-	n.text(fmt.Sprintf(":lua print('%s=' .. tostring(%s))", tag, expr))
+	// The tag and "=" are joined by Lua, so the typed command line never
+	// reads as the answer.
+	n.text(fmt.Sprintf(":lua print('%s' .. '=' .. tostring(%s))", tag, expr))
 	n.keys("Enter")
 	s := n.wait(t, tag, func(s string) bool { return strings.Contains(s, tag+"=") })
 	_, v, _ := strings.Cut(s, tag+"=")
