@@ -287,12 +287,21 @@ func run(ctx context.Context, c config) error {
 	fmt.Printf("rg -i -c -F QUERY over the root: median %v of %d → search p50 is %.0f× faster  (issue: ≥ 1000×)\n",
 		median(rgQ).Round(time.Millisecond), len(rgQ), ratio(median(rgQ), sp50))
 
-	fresh, err := srv.appendLatencies(snap, c.appends)
+	fmt.Printf("server RSS (title, file and recall indexes): %.1f MB now, %.1f MB peak  (issue: ≤ 150 MB)\n", float64(rssCur)/1e6, float64(rssPeak)/1e6)
+	held := snap.Sessions[:min(len(snap.Sessions), st.Recall.Sessions)]
+	fresh, missed, err := srv.appendLatencies(held, c.appends)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("appended text searchable: %d appends, p50 %v, max %v  (issue: ≤ 250 ms)\n", len(fresh), pct(fresh, 50).Round(time.Millisecond), pct(fresh, 100).Round(time.Millisecond))
-	fmt.Printf("server RSS (title, file and recall indexes): %.1f MB now, %.1f MB peak  (issue: ≤ 150 MB)\n", float64(rssCur)/1e6, float64(rssPeak)/1e6)
+	fmt.Printf("appended text searchable (sessions the index holds): %d appends, p50 %v, max %v, %d not found within 5 s  (issue: ≤ 250 ms)\n",
+		len(fresh), pct(fresh, 50).Round(time.Millisecond), pct(fresh, 100).Round(time.Millisecond), missed)
+	if len(held) < len(snap.Sessions) {
+		got, missedOld, err := srv.appendLatencies(snap.Sessions[len(held):], 2)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("  appended to sessions beyond the text budget: %d found, %d not found within 5 s\n", len(got), missedOld)
+	}
 	srv.stop()
 
 	disk := recallDiskBytes(cache)
