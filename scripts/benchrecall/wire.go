@@ -149,12 +149,18 @@ type recallStatus struct {
 		Sessions  int       `json:"sessions"`
 		Unindexed int       `json:"unindexed"`
 		TextBytes int64     `json:"textBytes"`
+		Projected int       `json:"projected"`
 		Synced    time.Time `json:"synced"`
 	} `json:"recall"`
 }
 
-// waitRecall polls dsh/status until the recall index has synced once.
+// waitRecall polls dsh/status until the recall index has published a
+// view after `after`.
 func (s *server) waitRecall(deadline time.Duration) (recallStatus, error) {
+	return s.waitRecallAfter(time.Time{}, deadline)
+}
+
+func (s *server) waitRecallAfter(after time.Time, deadline time.Duration) (recallStatus, error) {
 	t0 := time.Now()
 	for {
 		raw, _, err := s.call("dsh/status", map[string]any{})
@@ -165,7 +171,7 @@ func (s *server) waitRecall(deadline time.Duration) (recallStatus, error) {
 		if err := json.Unmarshal(raw, &st); err != nil {
 			return recallStatus{}, fmt.Errorf("dsh/status: %w", err)
 		}
-		if st.Recall != nil && !st.Recall.Synced.IsZero() {
+		if st.Recall != nil && st.Recall.Synced.After(after) {
 			return st, nil
 		}
 		if time.Since(t0) > deadline {

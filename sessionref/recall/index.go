@@ -140,8 +140,8 @@ type Stats struct {
 	// Unindexed is how many listed sessions, the oldest, were left out
 	// because the text budget was spent.
 	Unindexed int `json:"unindexed"`
-	// Projected is how many sessions the last sync read from their logs
-	// (new or changed since the index or its stored copy saw them).
+	// Projected is how many sessions were read from their logs since the
+	// index was opened or loaded from its stored copy (new or changed ones).
 	Projected int `json:"projected"`
 	// Synced is when the view was published.
 	Synced time.Time `json:"synced"`
@@ -204,7 +204,7 @@ func (ix *Index) Sync(ctx context.Context, snap *sessionref.Snapshot) error {
 		todo = append(todo, *e)
 	}
 	changed := len(todo) > 0
-	ix.projected = len(todo)
+	ix.projected += len(todo)
 	for id := range ix.docs {
 		if !listed[id] {
 			delete(ix.docs, id)
