@@ -38,6 +38,10 @@ type Options struct {
 	// ones are left out and counted in Stats.Unindexed. A session not yet
 	// projected is estimated at its log's size. 0 means DefaultMaxTextBytes.
 	MaxTextBytes int64
+	// Progress, when set, is told how many of the sessions a Sync
+	// projects are done, out of how many, after each one. It is called
+	// from several goroutines at once, and done may arrive out of order.
+	Progress func(done, total int)
 }
 
 // DefaultMaxTextBytes is the default text budget of an index.
@@ -244,6 +248,7 @@ func (ix *Index) project(ctx context.Context, entries []sessionref.Entry) ([]*do
 	docs := make([]*doc, len(entries))
 	errs := make([]error, len(entries))
 	next := make(chan int)
+	var finished atomic.Int64
 	var wg sync.WaitGroup
 	for w := 0; w < min(ix.opts.Parallelism, max(1, len(entries))); w++ {
 		wg.Add(1)
@@ -252,13 +257,15 @@ func (ix *Index) project(ctx context.Context, entries []sessionref.Entry) ([]*do
 			f := newFolder()
 			for i := range next {
 				p, err := sessionref.ReadProjection(ctx, entries[i])
-				if err != nil {
-					if ctx.Err() == nil {
-						errs[i] = err
-					}
-					continue
+				switch {
+				case err == nil:
+					docs[i] = newDoc(f, &entries[i], p)
+				case ctx.Err() == nil:
+					errs[i] = err
 				}
-				docs[i] = newDoc(f, &entries[i], p)
+				if ix.opts.Progress != nil {
+					ix.opts.Progress(int(finished.Add(1)), len(entries))
+				}
 			}
 		}()
 	}
