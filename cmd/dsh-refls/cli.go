@@ -52,12 +52,18 @@ func printJSON(stdout, stderr io.Writer, v any) int {
 
 // openIndex resolves the sessions root and builds the title index.
 func openIndex(ctx context.Context, rootFlag string) (*sessionref.Index, error) {
+	return openIndexWithProgress(ctx, rootFlag, nil)
+}
+
+// openIndexWithProgress is openIndex telling progress (nil: no one) how
+// the build goes.
+func openIndexWithProgress(ctx context.Context, rootFlag string, progress func(done, total int)) (*sessionref.Index, error) {
 	root, err := sessionref.ResolveRoot(rootFlag)
 	if err != nil {
 		return nil, &sessionref.Error{Code: sessionref.CodeInvalidConfig, Message: "sessions root", Err: err}
 	}
 	ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
-	if err := ix.Build(ctx, nil); err != nil {
+	if err := ix.Build(ctx, progress); err != nil {
 		return nil, &sessionref.Error{Code: sessionref.CodeReadFailed, Message: "indexing " + root, Err: err}
 	}
 	return ix, nil

@@ -89,14 +89,19 @@ func runIndex(args []string, stdout, stderr io.Writer) int {
 	return printJSON(stdout, stderr, rep)
 }
 
-// progressBar draws "[#####     ] done/total" on one terminal line.
+// progressBar draws "label [#####     ] done/total" on one terminal line.
 type progressBar struct {
 	w     io.Writer
 	quiet bool
+	// label names the work; "" is "indexing sessions".
+	label string
+	// erase makes finish blank the line instead of ending it, so that no
+	// bar is left on the terminal.
+	erase bool
 
 	mu    sync.Mutex
 	last  time.Time
-	drawn bool
+	drawn int // the length of the line drawn, 0 before any
 }
 
 func (p *progressBar) update(done, total int) {
@@ -109,15 +114,34 @@ func (p *progressBar) update(done, total int) {
 		return
 	}
 	p.last = time.Now()
-	filled := done * progressBarWidth / total
-	fmt.Fprintf(p.w, "\rindexing sessions [%s%s] %d/%d", strings.Repeat("#", filled), strings.Repeat(" ", progressBarWidth-filled), done, total)
-	p.drawn = true
+	label := p.label
+	if label == "" {
+		label = "indexing sessions"
+	}
+	filled := min(done, total) * progressBarWidth / total
+	line := fmt.Sprintf("%s [%s%s] %d/%d", label, strings.Repeat("#", filled), strings.Repeat(" ", progressBarWidth-filled), done, total)
+	// Spaces cover what a longer line drawn before left.
+	fmt.Fprintf(p.w, "\r%s%s", line, strings.Repeat(" ", max(0, p.drawn-len(line))))
+	p.drawn = max(p.drawn, len(line))
+}
+
+// phase makes the bar show the next piece of work under label.
+func (p *progressBar) phase(label string) func(done, total int) {
+	p.mu.Lock()
+	p.label, p.last = label, time.Time{}
+	p.mu.Unlock()
+	return p.update
 }
 
 func (p *progressBar) finish() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.drawn {
+	switch {
+	case p.drawn == 0:
+	case p.erase:
+		fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", p.drawn))
+	default:
 		fmt.Fprintln(p.w)
 	}
+	p.drawn = 0
 }

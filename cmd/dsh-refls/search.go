@@ -28,10 +28,11 @@ type searchHit struct {
 // runSearch implements `dsh-refls search QUERY`: the sessions whose
 // projected text holds every word and quoted phrase of QUERY.
 func runSearch(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("search", stderr, "usage: dsh-refls search [--limit N] [--session ID] [--sessions-root R] QUERY...\n\nPrints the sessions where every word (and \"quoted phrase\") of QUERY was said, newest first, as a JSON array.")
+	fs := newFlagSet("search", stderr, "usage: dsh-refls search [--limit N] [--session ID] [--sessions-root R] [--quiet] QUERY...\n\nPrints the sessions where every word (and \"quoted phrase\") of QUERY was said, newest first, as a JSON array.\nWhile the indexes build, a progress bar is drawn on stderr when it is a terminal.")
 	limit := fs.Int("limit", recall.DefaultLimit, "the most sessions to print")
 	session := fs.String("session", "", "search this session only")
 	rootFlag := fs.String("sessions-root", "", "dsh sessions root (default $DSH_HOME/sessions, else ~/.dsh/sessions)")
+	quiet := fs.Bool("quiet", false, "no progress bar on stderr (there is none unless stderr is a terminal)")
 	if err := fs.Parse(args); err != nil {
 		return cliExitError
 	}
@@ -46,13 +47,20 @@ func runSearch(args []string, stdout, stderr io.Writer) int {
 	if _, err := probe.Search(ctx, recall.Query{Text: query}); err != nil {
 		return failSearch(stderr, err)
 	}
-	ix, err := openIndex(ctx, *rootFlag)
+	// While the indexes build, a bar on stderr when it is a terminal;
+	// nothing otherwise, so that a script reading stderr gets only the
+	// one JSON error object of a failure. stdout carries only the result.
+	bar := &progressBar{w: stderr, quiet: *quiet || !isTerminal(stderr), erase: true}
+	ix, err := openIndexWithProgress(ctx, *rootFlag, bar.phase("indexing sessions"))
 	if err != nil {
+		bar.finish()
 		return failCLI(stderr, err)
 	}
 	snap := ix.Snapshot()
-	rc := recall.New(recall.Options{})
-	if err := rc.Sync(ctx, snap); err != nil {
+	rc := recall.New(recall.Options{Progress: bar.phase("reading what was said")})
+	err = rc.Sync(ctx, snap)
+	bar.finish()
+	if err != nil {
 		return failCLI(stderr, &sessionref.Error{Code: sessionref.CodeReadFailed, Message: "indexing what was said in " + snap.Root, Err: err})
 	}
 	res, err := rc.Search(ctx, recall.Query{Text: query, Limit: *limit, SessionID: *session})
@@ -89,4 +97,15 @@ func failSearch(stderr io.Writer, err error) int {
 		return failCLI(stderr, sessionref.Errorf(sessionref.CodeInvalidReference, "%s", qe.Reason))
 	}
 	return failCLI(stderr, fmt.Errorf("searching: %w", err))
+}
+
+// isTerminal reports whether w is a terminal (a character device: a tty
+// or console; the null device counts too, which only discards the bar).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
