@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
-	"encoding/gob"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -21,8 +20,12 @@ import (
 // trusted.
 const (
 	cacheMagic  = "dsh-refls title index\n"
-	cacheFormat = 9 // 7: search texts folded with full Unicode case mapping; 8: search text parts as lengths; 9: Entry.LastEventAt
+	cacheFormat = 10 // 7: search texts folded with full Unicode case mapping; 8: search text parts as lengths; 9: Entry.LastEventAt; 10: flat binary body (cachecodec.go) instead of gob
 )
+
+// maxCacheBytes bounds the cache file LoadCache reads (about 40 MB hold
+// 100,000 sessions); a larger file is refused as unusable.
+const maxCacheBytes = 1 << 30
 
 // staleTempAge is how old a leftover temporary cache file (of a save that
 // was killed) must be before a save removes it: younger ones may belong to
@@ -134,7 +137,7 @@ func writeCache(f *os.File, cf *cacheFile) error {
 	if _, err := io.WriteString(w, cacheMagic); err != nil {
 		return err
 	}
-	if err := gob.NewEncoder(w).Encode(cf); err != nil {
+	if err := encodeCache(w, cf); err != nil {
 		return fmt.Errorf("encoding: %w", err)
 	}
 	if err := w.Flush(); err != nil {
@@ -179,24 +182,40 @@ func (ix *Index) LoadCache(path string) error {
 		return err
 	}
 	defer f.Close()
-	r := bufio.NewReader(f)
-	magic := make([]byte, len(cacheMagic))
-	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != cacheMagic {
+	info, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("reading index cache %s: %w", path, err)
+	}
+	if info.Size() > maxCacheBytes {
+		return fmt.Errorf("%w: %s is %d bytes, more than %d", ErrCacheUnusable, path, info.Size(), maxCacheBytes)
+	}
+	raw := make([]byte, info.Size()+1) // one more, to see a file that grew
+	n, err := io.ReadFull(f, raw)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return fmt.Errorf("reading index cache %s: %w", path, err)
+	}
+	raw = raw[:n]
+	if !bytes.HasPrefix(raw, []byte(cacheMagic)) {
 		return fmt.Errorf("%w: %s is not a dsh-refls index cache", ErrCacheUnusable, path)
 	}
-	var cf cacheFile
-	if err := gob.NewDecoder(r).Decode(&cf); err != nil {
-		return fmt.Errorf("%w: decoding %s: %v", ErrCacheUnusable, path, err)
+	r := &cacheReader{b: raw[len(cacheMagic):]}
+	format, root, count := r.header()
+	if r.err != nil {
+		return fmt.Errorf("%w: decoding %s: %v", ErrCacheUnusable, path, r.err)
 	}
-	if cf.Format != cacheFormat {
-		return fmt.Errorf("%w: %s has format %d, want %d", ErrCacheUnusable, path, cf.Format, cacheFormat)
+	if format != cacheFormat {
+		return fmt.Errorf("%w: %s has format %d, want %d", ErrCacheUnusable, path, format, cacheFormat)
 	}
-	if cf.Root != ix.root {
-		return fmt.Errorf("%w: %s indexes %s, not %s", ErrCacheUnusable, path, cf.Root, ix.root)
+	if root != ix.root {
+		return fmt.Errorf("%w: %s indexes %s, not %s", ErrCacheUnusable, path, root, ix.root)
 	}
-	loaded := make(map[string]*tracked, len(cf.Sessions))
-	for i := range cf.Sessions {
-		t, err := ix.restore(&cf.Sessions[i])
+	loaded := make(map[string]*tracked, count)
+	var cs cachedSession
+	for i := 0; i < count; i++ {
+		if r.session(&cs); r.err != nil {
+			return fmt.Errorf("%w: decoding %s: %v", ErrCacheUnusable, path, r.err)
+		}
+		t, err := ix.restore(&cs)
 		if err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrCacheUnusable, path, err)
 		}
@@ -204,6 +223,9 @@ func (ix *Index) LoadCache(path string) error {
 			return fmt.Errorf("%w: %s lists %s twice", ErrCacheUnusable, path, t.dir.path)
 		}
 		loaded[t.dir.path] = t
+	}
+	if len(r.b) != 0 {
+		return fmt.Errorf("%w: %s has %d bytes after its last session", ErrCacheUnusable, path, len(r.b))
 	}
 	ix.writeMu.Lock()
 	ix.tracked, ix.dirty = loaded, true

@@ -1,9 +1,9 @@
 package sessionref
 
 import (
+	"bufio"
 	"bytes"
 	"context"
-	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,11 +24,11 @@ func readCacheFile(t *testing.T, path string) *cacheFile {
 	if !bytes.HasPrefix(raw, []byte(cacheMagic)) {
 		t.Fatalf("%s has no cache magic", path)
 	}
-	var cf cacheFile
-	if err := gob.NewDecoder(bytes.NewReader(raw[len(cacheMagic):])).Decode(&cf); err != nil {
+	cf, err := decodeCache(raw[len(cacheMagic):])
+	if err != nil {
 		t.Fatal(err)
 	}
-	return &cf
+	return cf
 }
 
 // writeCacheFileTo writes cf as a cache file at path.
@@ -36,7 +36,11 @@ func writeCacheFileTo(t *testing.T, path string, cf *cacheFile) {
 	t.Helper()
 	var buf bytes.Buffer
 	buf.WriteString(cacheMagic)
-	if err := gob.NewEncoder(&buf).Encode(cf); err != nil {
+	w := bufio.NewWriter(&buf)
+	if err := encodeCache(w, cf); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {

@@ -1,0 +1,268 @@
+package sessionref
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+)
+
+// The cache body after cacheMagic is a flat binary encoding: the format and
+// root, the number of sessions, then each session's fields in the order of
+// encodeSession. Integers are varints, strings and maps are preceded by
+// their lengths. It replaced gob, whose decoding was an eighth of a
+// 100,000-session restart; any change to the fields bumps cacheFormat.
+
+// errCacheTruncated reports a cache body that ends inside a value or
+// announces more than it holds.
+var errCacheTruncated = errors.New("truncated or inconsistent cache body")
+
+// cacheWriter appends the flat encoding to a buffered writer.
+type cacheWriter struct {
+	w   *bufio.Writer
+	buf [binary.MaxVarintLen64]byte
+	err error
+}
+
+func (c *cacheWriter) int(v int64) {
+	if c.err == nil {
+		_, c.err = c.w.Write(c.buf[:binary.PutVarint(c.buf[:], v)])
+	}
+}
+
+func (c *cacheWriter) bool(v bool) {
+	b := int64(0)
+	if v {
+		b = 1
+	}
+	c.int(b)
+}
+
+func (c *cacheWriter) string(s string) {
+	c.int(int64(len(s)))
+	if c.err == nil {
+		_, c.err = c.w.WriteString(s)
+	}
+}
+
+func (c *cacheWriter) bytes(b []byte) {
+	if c.err == nil {
+		_, c.err = c.w.Write(b)
+	}
+}
+
+// encodeCache writes cf's body.
+func encodeCache(w *bufio.Writer, cf *cacheFile) error {
+	c := &cacheWriter{w: w}
+	c.int(int64(cf.Format))
+	c.string(cf.Root)
+	c.int(int64(len(cf.Sessions)))
+	for i := range cf.Sessions {
+		encodeSession(c, &cf.Sessions[i])
+	}
+	return c.err
+}
+
+func encodeSession(c *cacheWriter, s *cachedSession) {
+	c.string(s.ProjectName)
+	c.string(s.DirName)
+	c.string(s.LogName)
+	c.int(s.DirModTime)
+	e := &s.Entry
+	c.string(e.ID)
+	c.string(e.Cwd)
+	c.bool(e.HasCwd)
+	c.int(e.CreatedAt)
+	c.string(e.ParentSession)
+	c.string(e.Origin)
+	c.int(int64(e.DelegationDepth))
+	c.int(int64(e.FormatVersion))
+	c.string(e.Title)
+	c.bool(e.HasTitle)
+	c.string(e.DescriptorLabel)
+	c.string(e.CatalogLabel)
+	keys := make([]string, 0, len(e.ChildLabels))
+	for k := range e.ChildLabels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	c.int(int64(len(keys)))
+	for _, k := range keys {
+		c.string(k)
+		c.string(e.ChildLabels[k])
+	}
+	c.int(int64(e.UnknownEvents))
+	c.int(e.Offset)
+	c.int(e.LastSeq)
+	c.int(e.LastEventAt)
+	c.string(e.Corrupt)
+	c.int(s.File.Size)
+	c.int(s.File.ModTime)
+	c.int(int64(s.File.Inode))
+	c.int(int64(s.File.Device))
+	c.string(s.Skip)
+	c.string(s.IdentityErr)
+	c.bool(s.Started)
+	c.int(int64(s.TailLen))
+	c.bytes(s.TailSum[:])
+	c.string(s.SearchAll)
+	c.int(int64(s.SearchIDLen))
+	c.int(int64(s.SearchTitleLen))
+	c.int(int64(s.SearchDispLen))
+}
+
+// cacheReader decodes the flat encoding from a buffer; the first error
+// sticks and every later value reads as zero.
+type cacheReader struct {
+	b   []byte
+	err error
+}
+
+func (r *cacheReader) int() int64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.err = errCacheTruncated
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+// count reads a length that must be at most what the rest of the body can
+// hold, at least min bytes per item.
+func (r *cacheReader) count(min int) int {
+	v := r.int()
+	if v < 0 || v > int64(len(r.b)/min) {
+		r.fail()
+		return 0
+	}
+	return int(v)
+}
+
+// small reads an int that must fit an int32 (counts, lengths, versions).
+func (r *cacheReader) small() int {
+	v := r.int()
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		r.fail()
+		return 0
+	}
+	return int(v)
+}
+
+func (r *cacheReader) fail() {
+	if r.err == nil {
+		r.err = errCacheTruncated
+	}
+}
+
+func (r *cacheReader) bool() bool {
+	v := r.int()
+	if v != 0 && v != 1 {
+		r.fail()
+	}
+	return v == 1
+}
+
+func (r *cacheReader) string() string {
+	n := r.count(1)
+	if r.err != nil || n == 0 {
+		return ""
+	}
+	s := string(r.b[:n])
+	r.b = r.b[n:]
+	return s
+}
+
+func (r *cacheReader) sum(dst []byte) {
+	if r.err != nil {
+		return
+	}
+	if len(r.b) < len(dst) {
+		r.fail()
+		return
+	}
+	copy(dst, r.b)
+	r.b = r.b[len(dst):]
+}
+
+// header reads the format, root and session count.
+func (r *cacheReader) header() (format int, root string, sessions int) {
+	format = r.small()
+	root = r.string()
+	sessions = r.count(minSessionBytes)
+	return format, root, sessions
+}
+
+// minSessionBytes is the fewest bytes one encoded session takes: a byte
+// per varint field and empty string, and the 32-byte tail sum.
+const minSessionBytes = 31 + 32
+
+// session decodes one session into s, which it overwrites.
+func (r *cacheReader) session(s *cachedSession) {
+	*s = cachedSession{}
+	s.ProjectName = r.string()
+	s.DirName = r.string()
+	s.LogName = r.string()
+	s.DirModTime = r.int()
+	e := &s.Entry
+	e.ID = r.string()
+	e.Cwd = r.string()
+	e.HasCwd = r.bool()
+	e.CreatedAt = r.int()
+	e.ParentSession = r.string()
+	e.Origin = r.string()
+	e.DelegationDepth = r.small()
+	e.FormatVersion = r.small()
+	e.Title = r.string()
+	e.HasTitle = r.bool()
+	e.DescriptorLabel = r.string()
+	e.CatalogLabel = r.string()
+	if n := r.count(2); n > 0 {
+		e.ChildLabels = make(map[string]string, n)
+		for i := 0; i < n && r.err == nil; i++ {
+			k := r.string()
+			e.ChildLabels[k] = r.string()
+		}
+	}
+	e.UnknownEvents = r.small()
+	e.Offset = r.int()
+	e.LastSeq = r.int()
+	e.LastEventAt = r.int()
+	e.Corrupt = r.string()
+	s.File.Size = r.int()
+	s.File.ModTime = r.int()
+	s.File.Inode = uint64(r.int())
+	s.File.Device = uint64(r.int())
+	s.Skip = r.string()
+	s.IdentityErr = r.string()
+	s.Started = r.bool()
+	s.TailLen = r.small()
+	r.sum(s.TailSum[:])
+	s.SearchAll = r.string()
+	s.SearchIDLen = r.small()
+	s.SearchTitleLen = r.small()
+	s.SearchDispLen = r.small()
+}
+
+// decodeCache decodes a whole cache body (tests and tools; LoadCache
+// restores each session as it is decoded instead).
+func decodeCache(body []byte) (*cacheFile, error) {
+	r := &cacheReader{b: body}
+	var cf cacheFile
+	var n int
+	cf.Format, cf.Root, n = r.header()
+	for i := 0; i < n && r.err == nil; i++ {
+		var s cachedSession
+		r.session(&s)
+		cf.Sessions = append(cf.Sessions, s)
+	}
+	if r.err == nil && len(r.b) != 0 {
+		r.err = fmt.Errorf("%d bytes after the last session", len(r.b))
+	}
+	return &cf, r.err
+}

@@ -1,0 +1,124 @@
+package sessionref
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// fillEvery sets every field of the struct v points to a value that is not
+// its zero value, by reflection, so a field added later is filled too.
+func fillEvery(t *testing.T, v reflect.Value, seed int) {
+	t.Helper()
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		n := seed*100 + i + 1
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString("v" + string(rune('a'+n%26)) + "é" + string(rune('0'+n%10)))
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.Int, reflect.Int64:
+			f.SetInt(int64(-n * 1000003))
+		case reflect.Uint64:
+			f.SetUint(uint64(n) << 40)
+		case reflect.Map:
+			f.Set(reflect.ValueOf(map[string]string{"child-a": "label a", "child-b": ""}))
+		case reflect.Array:
+			for k := 0; k < f.Len(); k++ {
+				f.Index(k).SetUint(uint64(n + k))
+			}
+		case reflect.Struct:
+			fillEvery(t, f, seed+1)
+		default:
+			t.Fatalf("field %s of %s has kind %s, which the cache test does not fill", v.Type().Field(i).Name, v.Type(), f.Kind())
+		}
+	}
+}
+
+// TestCacheCodecKeepsEveryField round-trips a cached session whose every
+// field (found by reflection, so also one added later) is set: a field the
+// flat encoding forgets fails here.
+func TestCacheCodecKeepsEveryField(t *testing.T) {
+	var s cachedSession
+	fillEvery(t, reflect.ValueOf(&s).Elem(), 1)
+	// Never cached: derived from the root and the names on load.
+	s.Entry.Path, s.Entry.Encoding, s.Entry.Generation = "", "", 0
+	cf := &cacheFile{Format: cacheFormat, Root: "/root/sessions", Sessions: []cachedSession{s, {}}}
+	var buf bytes.Buffer
+	w := bufio.NewWriter(&buf)
+	if err := encodeCache(w, cf); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeCache(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, cf) {
+		t.Errorf("round trip changed the cache:\n got %+v\nwant %+v", got, cf)
+	}
+}
+
+// TestTruncatedCacheIsUnusable cuts a real cache file at every length and
+// flips bytes in its body: each is refused as unusable (never a panic, and
+// nothing is listed), or, when a flip leaves it decodable, loaded without
+// listing anything its directories do not encode.
+func TestTruncatedCacheIsUnusable(t *testing.T) {
+	s := newTestStore(t)
+	s.simple("cut-1", "/work/c", fixtureTime, titleEvent(0, "One"))
+	s.simple("cut-2", "", fixtureTime+1000, titleEvent(0, "Two"))
+	dir := t.TempDir()
+	good := filepath.Join(dir, "index.gob")
+	if err := s.index().SaveCache(good); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.gob")
+	for n := 0; n < len(raw); n++ {
+		if err := os.WriteFile(bad, raw[:n], 0o600); err != nil {
+			t.Fatal(err)
+		}
+		ix := NewIndex(s.root, IndexOptions{})
+		if err := ix.LoadCache(bad); !errors.Is(err, ErrCacheUnusable) {
+			t.Fatalf("cache cut at %d of %d bytes: %v, want ErrCacheUnusable", n, len(raw), err)
+		}
+		if got := len(ix.Snapshot().Sessions); got != 0 {
+			t.Fatalf("cache cut at %d bytes listed %d sessions", n, got)
+		}
+	}
+	if err := os.WriteFile(bad, append(append([]byte{}, raw...), 0), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := NewIndex(s.root, IndexOptions{}).LoadCache(bad); !errors.Is(err, ErrCacheUnusable) {
+		t.Errorf("cache with a trailing byte: %v, want ErrCacheUnusable", err)
+	}
+	for i := len(cacheMagic); i < len(raw); i++ {
+		flipped := append([]byte{}, raw...)
+		flipped[i] ^= 0xff
+		if err := os.WriteFile(bad, flipped, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		ix := NewIndex(s.root, IndexOptions{})
+		if err := ix.LoadCache(bad); err != nil {
+			if !errors.Is(err, ErrCacheUnusable) {
+				t.Fatalf("byte %d flipped: %v", i, err)
+			}
+			continue
+		}
+		for _, e := range ix.Snapshot().Sessions {
+			if e.ID != "cut-1" && e.ID != "cut-2" {
+				t.Fatalf("byte %d flipped: listed %q", i, e.ID)
+			}
+		}
+	}
+}
