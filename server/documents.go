@@ -17,29 +17,66 @@ type document struct {
 	Typing int
 }
 
+// Bounds on what a client can make the server hold as open documents
+// (issue 15 item 2): one document is at most the largest frame, and all
+// of them together at most maxOpenDocumentBytes. A document that would
+// pass either is not kept (its open or change fails, which is logged):
+// requests about it answer as for a document that is not open.
+const (
+	maxDocumentBytes     = maxMessageBytes
+	maxOpenDocumentBytes = 128 << 20
+)
+
 // documents holds the open documents. Notifications that change them are
 // handled in wire order on the connection's read loop; requests take a
 // snapshot when they arrive, so each answers from the version it refers to.
 type documents struct {
-	// mu guards byURI.
+	// mu guards byURI and total.
 	mu    sync.Mutex
 	byURI map[string]document
+	// total is the bytes of text of all open documents.
+	total int
 }
 
 func newDocuments() *documents {
 	return &documents{byURI: map[string]document{}}
 }
 
-func (d *documents) open(doc document) {
+// open starts tracking doc, unless that would pass a bound: then the
+// document (any earlier version too) is not tracked.
+func (d *documents) open(doc document) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	return d.store(doc)
+}
+
+// store replaces the document at doc.URI, within the bounds. d.mu is held.
+func (d *documents) store(doc document) error {
+	old := len(d.byURI[doc.URI].Text)
+	total := d.total - old + len(doc.Text)
+	switch {
+	case len(doc.Text) > maxDocumentBytes:
+		d.forget(doc.URI)
+		return fmt.Errorf("document %s of %d bytes is larger than the %d-byte bound and is not tracked", doc.URI, len(doc.Text), maxDocumentBytes)
+	case total > maxOpenDocumentBytes:
+		d.forget(doc.URI)
+		return fmt.Errorf("document %s of %d bytes would bring open documents to %d bytes, more than the %d-byte bound; it is not tracked", doc.URI, len(doc.Text), total, maxOpenDocumentBytes)
+	}
 	d.byURI[doc.URI] = doc
+	d.total = total
+	return nil
+}
+
+// forget stops tracking uri. d.mu is held.
+func (d *documents) forget(uri string) {
+	d.total -= len(d.byURI[uri].Text)
+	delete(d.byURI, uri)
 }
 
 func (d *documents) close(uri string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	delete(d.byURI, uri)
+	d.forget(uri)
 }
 
 func (d *documents) get(uri string) (document, bool) {
@@ -78,7 +115,9 @@ func (d *documents) change(uri string, version int32, changes []contentChange, e
 		text = string(b.buf)
 	}
 	doc = document{URI: uri, Version: version, Text: text, Typing: editEnd(doc.Text, text)}
-	d.byURI[uri] = doc
+	if err := d.store(doc); err != nil {
+		return document{}, err
+	}
 	return doc, nil
 }
 

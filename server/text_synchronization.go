@@ -12,7 +12,10 @@ func (s *Server) didOpen(params json.RawMessage) error {
 		return fmt.Errorf("decoding didOpen: %w", err)
 	}
 	doc := document{URI: p.TextDocument.URI, Version: p.TextDocument.Version, Text: p.TextDocument.Text, Typing: -1}
-	s.docs.open(doc)
+	if err := s.docs.open(doc); err != nil {
+		s.diags.forget(doc.URI)
+		return err
+	}
 	s.diags.schedule(doc.URI)
 	return nil
 }
@@ -25,6 +28,9 @@ func (s *Server) didChange(params json.RawMessage) error {
 		return fmt.Errorf("decoding didChange: %w", err)
 	}
 	if _, err := s.docs.change(p.TextDocument.URI, p.TextDocument.Version, p.ContentChanges, s.clientCaps().encoding); err != nil {
+		if _, open := s.docs.get(p.TextDocument.URI); !open {
+			s.diags.forget(p.TextDocument.URI) // dropped for a bound
+		}
 		return err
 	}
 	s.diags.schedule(p.TextDocument.URI)
