@@ -118,8 +118,22 @@ func TestEmacsFeatures(t *testing.T) {
 	// dsh/search needs the body index, off by default (docs/search.md).
 	e := startEmacsScreen(t, ":recallSearch t", map[string]string{linesFile: "alpha line\nbravo line\ncharlie line\ndelta line\n"})
 
-	// Completion after "#": the typed start line and the range to the end.
+	// Typing a word said in a session after "@" lists it, with the
+	// excerpt beside it (issue 13): "twenty" is in no title.
 	e.keys("M->", "Enter")
+	e.text("Body: @twenty")
+	e.keys("Tab")
+	body := e.wait(t, "the body match in *Completions*", func(s string) bool {
+		return strings.Contains(s, "*Completions*") && strings.Contains(s, demoSessionTitle) && strings.Contains(s, "twenty times")
+	})
+	t.Logf("TAB after @twenty:\n%s", body)
+	// C-g discards typeahead: the next keys go after its "Quit".
+	e.keys("C-g")
+	e.wait(t, "the quit", func(s string) bool { return strings.Contains(s, "Quit") })
+	e.keys("C-a", "C-k")
+	e.wait(t, "the line cleared", func(s string) bool { return !strings.Contains(s, "Body: @twenty") })
+
+	// Completion after "#": the typed start line and the range to the end.
 	e.text("Lines: @" + linesFile + "#L2")
 	// "L2" is itself a completion: the first TAB says so, the second lists.
 	e.keys("Tab")

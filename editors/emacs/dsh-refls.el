@@ -103,13 +103,15 @@ completion category to the style `dsh-refls-server'."
     (when all (nconc all 0))))
 
 (defun dsh-refls--style-try (string table pred point)
-  "STRING unchanged at POINT while TABLE offers several completions.
-nil when it offers none; the completion itself when it offers one."
+  "STRING unchanged at POINT while TABLE offers completions; nil for none.
+t when STRING is the only one.  A sole completion is not inserted here:
+it is listed like several, since eglot replaces the typed text with the
+item's edit only when the completion is chosen (a label inserted here
+would stay as it is)."
   (let ((all (all-completions string table pred)))
     (cond ((null all) nil)
-          ((cdr all) (cons string point))
-          ((string= (car all) string) t)
-          (t (cons (car all) (length (car all)))))))
+          ((and (null (cdr all)) (string= (car all) string)) t)
+          (t (cons string point)))))
 
 (add-to-list 'completion-styles-alist
              '(dsh-refls-server dsh-refls--style-try dsh-refls--style-all
