@@ -99,6 +99,17 @@ func (n nvimScreen) echo(t *testing.T, tag, expr string) string {
 func TestNeovimSearchScreen(t *testing.T) {
 	// dsh/search needs the body index, off by default (docs/search.md).
 	n := startNvimScreen(t, "recallSearch = true", nil)
+
+	// Typing a word said in a session after "@" lists it, with the
+	// excerpt beside it (issue 13): "twenty" is in no title.
+	n.keys("G", "o")
+	n.text("Body: @twenty")
+	n.keys("C-x", "C-o")
+	body := n.wait(t, "the body match in the menu", func(s string) bool {
+		return strings.Contains(s, demoSessionTitle) && strings.Contains(s, "twenty times")
+	})
+	t.Logf("<C-x><C-o> after @twenty:\n%s", body)
+	n.keys("C-e", "Escape")
 	n.keys(":DshSearch \"twenty times\"", "Enter")
 	results := n.wait(t, "the search results", func(s string) bool {
 		return strings.Contains(s, "# dsh-refls search: \"twenty times\"") && strings.Contains(s, "## "+demoSessionTitle)
@@ -134,7 +145,8 @@ const linesFile = "src/lines.txt"
 
 // TestNeovimLineRangesFixesSymbols drives the issue-14 features through
 // Neovim 0.7's own LSP client in tmux: completion after `#` of a file
-// mention offers line ranges, hover on `@file#L2-4` shows those lines, a
+// mention offers line ranges, hover on `@file#L2-4` shows those lines and
+// :DshFollow opens its document link (the file at line 2), a
 // missing file's warning offers a quick fix that vim.lsp.buf.code_action()
 // applies (and the warning goes), and vim.lsp.buf.workspace_symbol() lists
 // a session whose quickfix entry opens its recall preview. -v prints the
@@ -167,6 +179,15 @@ func TestNeovimLineRangesFixesSymbols(t *testing.T) {
 		t.Errorf("the hover shows line 1, outside L2-4:\n%s", hover)
 	}
 	n.keys("0") // moving closes the hover window
+
+	// Its document link: :DshFollow opens the file at the range's first line.
+	n.keys("f@", ":DshFollow", "Enter")
+	followed := n.wait(t, "the linked file at line 2", func(s string) bool {
+		return strings.Contains(s, "bravo line") && strings.Contains(s, linesFile) && strings.Contains(s, "2,1")
+	})
+	t.Logf(":DshFollow on @%s#L2-4:\n%s", linesFile, followed)
+	n.keys(":b message.md", "Enter")
+	n.wait(t, "back in the message", func(s string) bool { return strings.Contains(s, "Lines: @"+linesFile+"#L2-4") })
 
 	// A missing file: a warning, and the quick fix that replaces the path.
 	n.keys("o")

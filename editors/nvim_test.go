@@ -264,7 +264,7 @@ func TestNeovimHelpTags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"dsh_refls\t", ":DshPrepare\t", ":DshStatus\t", ":DshSearch\t", "dsh_refls.search()\t", "dsh_refls.setup()\t", "dsh_refls-settings\t"} {
+	for _, want := range []string{"dsh_refls\t", ":DshPrepare\t", ":DshStatus\t", ":DshSearch\t", "dsh_refls.search()\t", ":DshFollow\t", "dsh_refls.setup()\t", "dsh_refls-settings\t"} {
 		if !strings.Contains(string(tags), want) {
 			t.Errorf("help tags lack %q:\n%s", strings.TrimSpace(want), tags)
 		}

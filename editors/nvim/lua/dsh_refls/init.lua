@@ -364,6 +364,67 @@ function M.recall(args)
   end, bufnr)
 end
 
+--- Whether 0-based (line, character) lies in an LSP range (end exclusive).
+local function in_range(range, line, character)
+  local s, e = range.start, range['end']
+  if line < s.line or line > e.line then
+    return false
+  end
+  if line == s.line and character < s.character then
+    return false
+  end
+  if line == e.line and character >= e.character then
+    return false
+  end
+  return true
+end
+
+--- Follows the document link under the cursor (textDocument/documentLink):
+--- a file mention opens the file, at the first line of its range (`#L10`);
+--- a session mention opens its read-only recall preview. Neovim has no
+--- document-link UI of its own, so this is the mentions' "click".
+--- args: { bufnr?, on_done? = function(bufnr|nil, target|err) }
+function M.follow(args)
+  args = args or {}
+  local bufnr = (args.bufnr == nil or args.bufnr == 0) and vim.api.nvim_get_current_buf() or args.bufnr
+  local done = args.on_done or function() end
+  local client = client_of(bufnr)
+  if not client then
+    return done(nil, { message = 'no client' })
+  end
+  local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+  local line = vim.api.nvim_buf_get_lines(bufnr, row - 1, row, false)[1] or ''
+  local character = compat.to_encoding_index(line, col, client.offset_encoding or 'utf-16')
+  local params = { textDocument = { uri = vim.uri_from_bufnr(bufnr) } }
+  compat.request(client, 'textDocument/documentLink', params, function(err, links)
+    if err then
+      notify('no links: ' .. present.describe_error(err), vim.log.levels.ERROR)
+      return done(nil, err)
+    end
+    local target
+    for _, link in ipairs(type(links) == 'table' and links or {}) do
+      if link.target and in_range(link.range, row - 1, character) then
+        target = link.target
+      end
+    end
+    if not target then
+      notify('the cursor is not on a mention with a link', vim.log.levels.WARN)
+      return done(nil, { message = 'no link' })
+    end
+    if vim.startswith(target, 'dsh-refls:') then
+      return M.open_preview(client, target, bufnr, done)
+    end
+    local uri, fragment = target:match('^([^#]*)#?(.*)$')
+    vim.cmd('edit ' .. vim.fn.fnameescape(vim.uri_to_fname(uri)))
+    local first = tonumber(fragment:match('^L(%d+)'))
+    if first then
+      local last = vim.api.nvim_buf_line_count(0)
+      vim.api.nvim_win_set_cursor(0, { math.min(first, last), 0 })
+    end
+    done(vim.api.nvim_get_current_buf(), target)
+  end, bufnr)
+end
+
 --- Finds sessions by what was said in them (dsh/search; the server needs
 --- `recallSearch = true`) and lists them in a read-only scratch buffer
 --- (dsh://search/N): title, working directory, creation time and the
@@ -478,6 +539,9 @@ function M.setup(user)
   vim.api.nvim_create_user_command('DshRecall', function()
     M.recall()
   end, { desc = 'Show the recall preview of the session mention under the cursor' })
+  vim.api.nvim_create_user_command('DshFollow', function()
+    M.follow()
+  end, { desc = 'Open the file or session preview the mention under the cursor links to' })
   vim.api.nvim_create_user_command('DshSearch', function(a)
     M.search({ query = a.args })
   end, { nargs = '+', desc = 'Find dsh sessions by what was said in them' })
