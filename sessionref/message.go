@@ -209,7 +209,8 @@ type BoundedSnapshot struct {
 }
 
 // SnapshotOf reads one session and bounds it to budget bytes, exactly as
-// preparation does for that reference. Its data is the JS serialisation.
+// preparation does for that reference without Limits.RedactSecrets (it
+// never redacts). Its data is the JS serialisation.
 func SnapshotOf(ctx context.Context, loc Locator, ref Reference, budget int) (*BoundedSnapshot, error) {
 	if ref.Label == "" && !ref.EmptyLabel {
 		ref.Label = ref.SessionID
