@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
+	"github.com/dsh-refls/dsh-refls/internal/lsptest"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
@@ -193,34 +194,28 @@ func TestPrepareRightAfterInitializeRealStore(t *testing.T) {
 	}
 	h := newHarness(t, Options{Logger: zap.NewNop(), SessionsRoot: store, OpenSessions: open})
 	h.initialize(initOptions{settings: map[string]any{"sessionId": "prepare-target", "spillDir": t.TempDir()}})
-	type answer struct {
-		prep PrepareResult
-		err  error
+	// The prepare goes out first, then dsh/status, from one goroutine: the
+	// wire is read in order, so the status answer (while the build is
+	// held) says the prepare came during the first build.
+	if err := h.editor.Send(map[string]any{"id": "prep", "method": MethodPrepare,
+		"params": map[string]any{"text": "continue " + sessionref.Mention(ref.Title, ref.ID)}}); err != nil {
+		t.Fatal(err)
 	}
-	answered := make(chan answer, 1)
-	go func() {
-		var a answer
-		a.err = h.call(MethodPrepare, map[string]any{"text": "continue " + sessionref.Mention(ref.Title, ref.ID)}, &a.prep)
-		answered <- a
-	}()
-	// dsh/status is read after the prepare (the wire is read in order) and
-	// answered while the build is held: the prepare came during the build.
 	var st statusResult
 	h.mustCall(MethodStatus, nil, &st)
 	if !st.Building {
 		t.Fatalf("status %+v: the first build is not held", st)
 	}
-	select {
-	case a := <-answered:
-		t.Fatalf("prepare answered during the first build: %+v %v", a.prep, a.err)
-	default:
+	if n := h.editor.Count(lsptest.Response(`"prep"`)); n != 0 {
+		t.Fatalf("prepare answered during the first build (%d answers)", n)
 	}
 	close(release)
-	a := <-answered
-	if a.err != nil {
-		t.Fatalf("prepare: %v", a.err)
+	m := h.await(lsptest.Response(`"prep"`))
+	var prep PrepareResult
+	if err := m.DecodeResult(&prep); err != nil {
+		t.Fatalf("prepare: %v", err)
 	}
-	if len(a.prep.References) != 1 || a.prep.References[0].SessionID != ref.ID || a.prep.AdditionalContext == nil {
-		t.Fatalf("prepare = %+v, want the one reference %s with its snapshot", a.prep, ref.ID)
+	if len(prep.References) != 1 || prep.References[0].SessionID != ref.ID || prep.AdditionalContext == nil {
+		t.Fatalf("prepare = %+v, want the one reference %s with its snapshot", prep, ref.ID)
 	}
 }
