@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dsh-refls/dsh-refls/internal/longtest"
 )
 
 // oversizedRequest is a request whose body is just over maxMessageBytes,
@@ -53,11 +55,21 @@ func TestAbuseFramesKeepTheConnection(t *testing.T) {
 		{"unknown notification", frameBytes(t, map[string]any{"method": "dsh/nonesuch"}), 0, "", ""},
 		{"malformed $/cancelRequest", frameBytes(t, map[string]any{"method": "$/cancelRequest", "params": "x"}), 0, "", ""},
 		{"request before it is complete, then the rest", append(rawFrame(`{"jsonrpc":"2.0","id":"late","method":"dsh/nonesuch"}`)[:10:10], rawFrame(`{"jsonrpc":"2.0","id":"late","method":"dsh/nonesuch"}`)[10:]...), -32601, `"late"`, ""},
-		{"oversized request, id after the body", oversizedRequest("big", false), -32600, `"big"`, "exceeds the maximum"},
-		{"oversized notification", oversizedRequest("", true), 0, "", "exceeds the maximum"},
+		{"oversized request, id after the body", nil, -32600, `"big"`, "exceeds the maximum"},
+		{"oversized notification", nil, 0, "", "exceeds the maximum"},
+	}
+	// The two 64 MiB frames are built in their subtests, which run in the
+	// long step only (building them alone takes seconds under -race).
+	oversized := map[string]func() []byte{
+		"oversized request, id after the body": func() []byte { return oversizedRequest("big", false) },
+		"oversized notification":               func() []byte { return oversizedRequest("", true) },
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if build, ok := oversized[tt.name]; ok {
+				longtest.Require(t)
+				tt.input = build()
+			}
 			c.t = t
 			c.write(tt.input)
 			if tt.code != 0 {
@@ -285,8 +297,10 @@ func (c *wireClient) storm(n, from int, counts map[int]int) stormResult {
 // capacity sized by the peak of requests in flight (the runtime's cache of
 // goroutine descriptors, maps of in-flight ids), not memory per request.
 func TestAbuseCancellationStorm(t *testing.T) {
+	// The main test run storms with a tenth; the long step (longtest)
+	// with the full load.
 	n := completionLoad
-	if testing.Short() {
+	if testing.Short() || !longtest.Enabled() {
 		n = completionLoad / 10
 	}
 	opts, fake, ws := testOptions(t)

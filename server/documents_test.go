@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dsh-refls/dsh-refls/internal/longtest"
 )
 
 func TestIncrementalChanges(t *testing.T) {
@@ -70,6 +72,7 @@ const (
 // every line; on 1 MB the edits are spliced into one buffer instead of
 // copying the document per edit.
 func TestManyEditsInOnePass(t *testing.T) {
+	longtest.Require(t)
 	for _, enc := range []PositionEncoding{EncodingUTF16, EncodingUTF8} {
 		text, changes := manyEditsCase(manyEditsCheckedBytes)
 		want := text

@@ -21,6 +21,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
+	"github.com/dsh-refls/dsh-refls/internal/longtest"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
@@ -702,6 +703,7 @@ const (
 // the title after it is found, the index keeps no copy of it, the snapshot
 // stays within its budget and the heap stays bounded.
 func TestHugeLine(t *testing.T) {
+	longtest.Require(t)
 	if testing.Short() {
 		t.Skip("writes and reads a 64 MB line; run without -short")
 	}

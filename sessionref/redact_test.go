@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/dsh-refls/dsh-refls/internal/longtest"
 )
 
 // The credentials of these tests are assembled at run time (prefix +
@@ -183,6 +185,7 @@ func TestRedactKeepsMultiByteText(t *testing.T) {
 // one pass (a quadratic pass over 8 MB would take hours). The times are
 // logged; the bound is generous for a loaded machine.
 func TestRedactEightMegabyteLine(t *testing.T) {
+	longtest.Require(t)
 	const size = 8 << 20
 	fill := func(unit string) string { return strings.Repeat(unit, size/len(unit)+1)[:size] }
 	lines := map[string]string{

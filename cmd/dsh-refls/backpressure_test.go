@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
+	"github.com/dsh-refls/dsh-refls/internal/longtest"
 )
 
 // Bounds of TestBinaryClientNotReadingIsBackpressured.
@@ -28,6 +29,7 @@ const (
 // reading new requests while its answers wait), and memory stays bounded.
 // Once the client reads again, every request is answered.
 func TestBinaryClientNotReadingIsBackpressured(t *testing.T) {
+	longtest.Require(t)
 	store, ws := t.TempDir(), t.TempDir()
 	if _, err := dshgen.DemoStoreFor(store, ws, time.Now()); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
+	"github.com/dsh-refls/dsh-refls/internal/longtest"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
@@ -22,6 +23,7 @@ import (
 // 1 GB and 3.7 GB); reads are now bounded and shared, and the process must
 // stay below filesPeakLimit.
 func TestBinaryDiagnosticsOfManyDocumentsAreBounded(t *testing.T) {
+	longtest.Require(t)
 	if testing.Short() {
 		t.Skip("writes 48 and 192 MiB of session logs")
 	}

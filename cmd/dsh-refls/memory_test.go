@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dsh-refls/dsh-refls/internal/longtest"
 )
 
 // rssKB reads the resident set size of pid.
@@ -61,6 +63,7 @@ func steadyRSS(t *testing.T, pid int) int64 {
 // RSS peaks far above idle, and must be back within 1.5× idle within 10 s
 // (issue 15: the process used to stay near 250 MB).
 func TestBinaryReturnsMemoryAfterALargeRequest(t *testing.T) {
+	longtest.Require(t)
 	if testing.Short() {
 		t.Skip("sends 48 MiB over the pipes")
 	}

@@ -125,14 +125,22 @@ func (p *wireProc) response() answer {
 	p.t.Helper()
 	for {
 		m := p.next()
-		var a answer
-		if err := json.Unmarshal(m.Raw, &a); err != nil {
-			p.t.Fatalf("frame %s: %v", m.Raw, err)
+		if m.Batch {
+			p.t.Fatalf("frame %s is a batch, not one response", m.Raw)
 		}
-		if a.Method == "" {
-			a.received = m.Received
-			return a
+		if m.Method != "" {
+			continue
 		}
+		// Taken from the editor's decoding: answers of tens of MiB are
+		// not parsed twice.
+		a := answer{ID: m.ID, Result: m.Result, received: m.Received}
+		if m.Error != nil {
+			a.Error = &struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			}{int(m.Error.Code), m.Error.Message}
+		}
+		return a
 	}
 }
 

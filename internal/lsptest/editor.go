@@ -114,11 +114,16 @@ func (e *Editor) read(r io.Reader) {
 			<-gate
 		}
 		var body json.RawMessage
-		body, err = ReadFrame(br)
+		body, err = readFrameBody(br)
 		if err != nil {
 			break
 		}
-		e.received(parseMessage(body))
+		m, ok := parseMessage(body)
+		if !ok {
+			err = notJSON(body)
+			break
+		}
+		e.received(m)
 	}
 	if errors.Is(err, ErrNoFrame) {
 		err = nil

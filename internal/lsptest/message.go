@@ -85,24 +85,34 @@ const (
 	CodeRequestCancelled = -32800
 )
 
-// parseMessage decodes one frame body. A body that is valid JSON but not a
-// message object (a number, a string) is kept with only Raw set.
-func parseMessage(body json.RawMessage) Message {
+// parseMessage decodes one frame body, in one pass over it when it is a
+// message object; ok is false when the body is not JSON at all. A body
+// that is JSON but not a message object (a number, a string) is kept with
+// only Raw set.
+func parseMessage(body json.RawMessage) (Message, bool) {
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		m := Message{Raw: body, Batch: true}
 		var elems []json.RawMessage
-		if json.Unmarshal(body, &elems) == nil {
-			for _, e := range elems {
-				m.Members = append(m.Members, parseMessage(e))
-			}
+		if json.Unmarshal(body, &elems) != nil {
+			return m, json.Valid(body)
 		}
-		return m
+		for _, e := range elems {
+			member, _ := parseMessage(e)
+			m.Members = append(m.Members, member)
+		}
+		return m, true
 	}
 	var m Message
-	_ = json.Unmarshal(body, &m)
+	if err := json.Unmarshal(body, &m); err != nil {
+		// A JSON value of another shape, or no JSON.
+		m = Message{}
+		if !json.Valid(body) {
+			return Message{Raw: body}, false
+		}
+	}
 	m.Raw = body
-	return m
+	return m, true
 }
 
 func compact(b []byte) string {

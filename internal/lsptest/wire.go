@@ -49,6 +49,21 @@ var ErrNoFrame = io.EOF
 // must be valid JSON. At a clean end of input it returns io.EOF; any other
 // violation is an error saying what was wrong.
 func ReadFrame(r *bufio.Reader) (json.RawMessage, error) {
+	body, err := readFrameBody(r)
+	if err != nil {
+		return nil, err
+	}
+	if !json.Valid(body) {
+		return nil, notJSON(body)
+	}
+	return body, nil
+}
+
+func notJSON(body []byte) error { return fmt.Errorf("body is not JSON: %.200q", body) }
+
+// readFrameBody is ReadFrame without the check that the body is JSON, for
+// a caller that decodes it anyway (and so checks it in the same pass).
+func readFrameBody(r *bufio.Reader) (json.RawMessage, error) {
 	if _, err := r.Peek(1); err == io.EOF {
 		return nil, ErrNoFrame
 	}
@@ -95,9 +110,6 @@ func ReadFrame(r *bufio.Reader) (json.RawMessage, error) {
 			err = io.ErrUnexpectedEOF
 		}
 		return nil, fmt.Errorf("body of %d bytes: %w", length, err)
-	}
-	if !json.Valid(body) {
-		return nil, fmt.Errorf("body is not JSON: %.200q", body)
 	}
 	return body, nil
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dsh-refls/dsh-refls/internal/longtest"
 )
 
 // shortDuration is the short form of the soak that CI runs.
@@ -13,9 +15,10 @@ const shortDuration = 20 * time.Second
 
 // TestSoakShort runs the short form of the soak (20 s of load on the real
 // binary) and fails on any bound it breaks. The full 3-minute run is
-// scripts/soak.sh; this test runs the short form with and without -short,
-// so that `go test ./...` stays well under a minute for this package.
+// scripts/soak.sh; this test runs the short form, in CI's step for long
+// tests (internal/longtest), so that `go test ./...` stays short.
 func TestSoakShort(t *testing.T) {
+	longtest.Require(t)
 	if runtime.GOOS != "linux" {
 		t.Skip("the soak samples /proc, which only Linux has")
 	}
