@@ -108,12 +108,14 @@ func (e *emacsScreen) eval(t *testing.T, expr string) string {
 }
 
 // TestEmacsFeatures drives dsh-refls.el and eglot 1.9 in Emacs 28 (tmux):
-// completion after "#" offers line ranges; eldoc's hover on a line-range mention shows those lines; a missing
-// file's diagnostic offers a quick fix that eglot-code-actions applies (no
-// diagnostic is left); M-. on a session mention and xref-find-apropos (the
-// server's workspace symbols) open the read-only recall preview; and
-// M-x dsh-refls-search finds a session by a phrase said in it, RET opening
-// its preview. -v prints the screens.
+// a word said in a session, typed after "@", lists that session with the
+// excerpt; completion after "#" offers line ranges; eldoc's hover on a
+// line-range mention shows those lines and dsh-refls-follow visits its
+// document link; a missing file's diagnostic offers a quick fix that
+// eglot-code-actions applies (no diagnostic is left); M-. on a session
+// mention and xref-find-apropos (the server's workspace symbols) open the
+// read-only recall preview; and M-x dsh-refls-search finds a session by a
+// phrase said in it, RET opening its preview. -v prints the screens.
 func TestEmacsFeatures(t *testing.T) {
 	// dsh/search needs the body index, off by default (docs/search.md).
 	e := startEmacsScreen(t, ":recallSearch t", map[string]string{linesFile: "alpha line\nbravo line\ncharlie line\ndelta line\n"})
@@ -165,6 +167,19 @@ func TestEmacsFeatures(t *testing.T) {
 		t.Errorf("the hover shows line 1, outside L2-4:\n%s", hover)
 	}
 	e.keys("C-x", "1")
+
+	// Its document link: dsh-refls-follow visits the file on line 2.
+	e.keys("M-x")
+	e.text("dsh-refls-follow")
+	e.keys("Enter")
+	followed := e.wait(t, "the linked file on line 2", func(s string) bool {
+		return strings.Contains(s, "lines.txt") && strings.Contains(s, "bravo line") && strings.Contains(s, " L2 ")
+	})
+	t.Logf("M-x dsh-refls-follow on @%s#L2-4:\n%s", linesFile, followed)
+	e.keys("C-x", "b")
+	e.text("message.md")
+	e.keys("Enter")
+	e.wait(t, "back in the message", func(s string) bool { return strings.Contains(s, "message.md") && strings.Contains(s, "Lines: @") })
 
 	// A missing file: its diagnostic, then the preferred quick fix.
 	e.keys("C-e", "Enter")

@@ -14,7 +14,9 @@
 ;;                          (needs :recallSearch t in `dsh-refls-settings')
 ;;
 ;; M-. on a session mention and xref-find-apropos (sessions by title, id
-;; or directory) open a session's recall preview, read-only.
+;; or directory) open a session's recall preview, read-only, and
+;; M-x dsh-refls-follow follows a mention's document link (a file on the
+;; first line of its #L range, or a session's preview).
 ;;
 ;; All open read-only buffers that visit no file (never saved, never asked
 ;; about on exit, never managed by eglot, so never diagnosed).
@@ -303,6 +305,33 @@ PARAMS is (:uri URI) for a dsh-refls: preview URI or (:sessionId ID)."
     (remove-hook 'xref-backend-functions #'dsh-refls--xref-backend t)))
 
 (add-hook 'eglot-managed-mode-hook #'dsh-refls--use-xref)
+
+(defun dsh-refls-follow ()
+  "Follow the document link of the mention at point (textDocument/documentLink).
+A file mention visits the file, on the first line of its range for
+@path#L10-20; a session mention shows its recall preview.  eglot 1.9
+has no document links of its own."
+  (interactive)
+  (let* ((server (eglot--current-server-or-lose))
+         (links (progn (eglot--signal-textDocument/didChange)
+                       (jsonrpc-request server :textDocument/documentLink
+                                        (list :textDocument (eglot--TextDocumentIdentifier)))))
+         (target (cl-loop for link across links
+                          for (beg . end) = (eglot--range-region (plist-get link :range))
+                          when (and (<= beg (point)) (< (point) end))
+                          return (plist-get link :target))))
+    (cond ((null target) (user-error "No mention with a link at point"))
+          ((dsh-refls--preview-uri-p target)
+           (pop-to-buffer (dsh-refls--preview-buffer server (list :uri target))))
+          (t (let* ((hash (string-match "#" target))
+                    (uri (if hash (substring target 0 hash) target))
+                    (fragment (if hash (substring target (1+ hash)) ""))
+                    (line (and (string-match "\\`L\\([0-9]+\\)" fragment)
+                               (string-to-number (match-string 1 fragment)))))
+               (find-file (eglot--uri-to-path uri))
+               (when line
+                 (goto-char (point-min))
+                 (forward-line (1- line))))))))
 
 (defvar dsh-refls-search-mode-map
   (let ((map (make-sparse-keymap)))
