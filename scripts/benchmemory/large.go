@@ -57,7 +57,13 @@ func settle(pid int, idle int64, ratio float64, limit time.Duration) (int64, tim
 // message appears and is prepared; then one requestMB request arrives
 // (a document opened and closed, a dsh/prepare of plain text). For each it
 // prints the peak RSS and whether RSS came back within 1.5× idle in 10 s.
-func runLarge(bin string, messageMB, requestMB int) error {
+//
+// With check it fails when a bound does not hold: RSS back within 1.5×
+// idle in 10 s after every step; preparing the message peaks below 2× its
+// size over idle, and writes one spill file for both calls; the large
+// request peaks below 300 MB (issue 12).
+func runLarge(bin string, messageMB, requestMB int, check bool) error {
+	var failed []string
 	dir, err := os.MkdirTemp("", "benchmemory-large-")
 	if err != nil {
 		return err
@@ -113,6 +119,13 @@ func runLarge(bin string, messageMB, requestMB int) error {
 		verdict := "within 1.5× idle"
 		if !ok {
 			verdict = "NOT within 1.5× idle"
+			failed = append(failed, what+": RSS not back within 1.5× idle in 10 s")
+		}
+		if strings.HasPrefix(what, "dsh/prepare of it") && (peak-idle)<<10 >= int64(2*size) {
+			failed = append(failed, fmt.Sprintf("%s: peak %.1f MiB over idle, not below 2× the %d MiB message", what, float64(peak-idle)/1024, size>>20))
+		}
+		if strings.HasPrefix(what, "a document") && peak<<10 >= 300e6 {
+			failed = append(failed, fmt.Sprintf("%s: peak RSS %.1f MiB, not below 300 MB", what, float64(peak)/1024))
 		}
 		fmt.Printf("%s (%d MiB) in %v: peak RSS %.1f MiB = %.2f× the input; RSS %.1f MiB = %.2f× idle after %v, %s (bound: 10 s)\n",
 			what, size>>20, took.Round(time.Millisecond), float64(peak)/1024, float64(peak<<10)/float64(size),
@@ -174,6 +187,9 @@ func runLarge(bin string, messageMB, requestMB int) error {
 			}
 		}
 		fmt.Printf("spill files after 2 calls: %d, %.1f MiB in total\n", len(spills), float64(spillBytes)/(1<<20))
+		if len(spills) != 1 {
+			failed = append(failed, fmt.Sprintf("%d spill files after preparing the same snapshot twice, want 1", len(spills)))
+		}
 	}
 	if requestMB > 0 {
 		size := requestMB << 20
@@ -200,5 +216,11 @@ func runLarge(bin string, messageMB, requestMB int) error {
 	}
 	_, _ = c.call(1<<20, "shutdown", nil)
 	_ = c.send(map[string]any{"jsonrpc": "2.0", "method": "exit"})
-	return cmd.Wait()
+	if err := cmd.Wait(); err != nil {
+		return err
+	}
+	if check && len(failed) > 0 {
+		return fmt.Errorf("bounds failed:\n  %s", strings.Join(failed, "\n  "))
+	}
+	return nil
 }

@@ -28,10 +28,11 @@ func main() {
 	ws := flag.String("workspace", "", "workspace to index")
 	messageMB := flag.Int("large-message-mb", 0, "instead: the release scenario with a session of one message this large (MiB)")
 	requestMB := flag.Int("large-request-mb", 0, "instead: the release scenario with a request this large (MiB)")
+	check := flag.Bool("check", false, "with --large-*: exit 1 when a bound fails (CI's short form)")
 	flag.Parse()
 	var err error
 	if *messageMB > 0 || *requestMB > 0 {
-		err = runLarge(*bin, *messageMB, *requestMB)
+		err = runLarge(*bin, *messageMB, *requestMB, *check)
 	} else {
 		err = run(*bin, *root, *ws)
 	}

@@ -30,8 +30,9 @@ func main() {
 	calls := flag.Int("calls", 3, "preparations to run")
 	zstd := flag.Bool("zstd", false, "write the log as zstd frames")
 	memprofile := flag.String("memprofile", "", "write an allocation profile of the calls here")
+	check := flag.Bool("check", false, "exit 1 when a call peaks at 2× the message or more, or more than one spill file is written (CI's short form)")
 	flag.Parse()
-	if err := run(*mb, *calls, *zstd, *memprofile); err != nil {
+	if err := run(*mb, *calls, *zstd, *memprofile, *check); err != nil {
 		fmt.Fprintln(os.Stderr, "benchprepare:", err)
 		os.Exit(1)
 	}
@@ -72,7 +73,7 @@ func (h *heapSampler) finish() uint64 {
 	return h.peak.Load()
 }
 
-func run(mb, calls int, useZstd bool, memprofile string) error {
+func run(mb, calls int, useZstd bool, memprofile string, check bool) error {
 	dir, err := os.MkdirTemp("", "benchprepare-")
 	if err != nil {
 		return err
@@ -105,6 +106,7 @@ func run(mb, calls int, useZstd bool, memprofile string) error {
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
 	fmt.Printf("message %d MiB (%s), live heap before %.1f MiB\n", mb, enc, float64(before.HeapAlloc)/(1<<20))
+	var failed error // with check, the first bound that failed
 	for i := range calls {
 		runtime.GC()
 		var m0, m1 runtime.MemStats
@@ -127,6 +129,10 @@ func run(mb, calls int, useZstd bool, memprofile string) error {
 			}
 		}
 		_ = res
+		if check && (peak >= uint64(2*size) || len(spills) != 1) && failed == nil {
+			failed = fmt.Errorf("call %d: peak %.2f× the message (bound < 2×), %d spill files (want 1)",
+				i+1, float64(peak)/float64(size), len(spills))
+		}
 		fmt.Printf("call %d: %v, peak heap %.1f MiB = %.2f× the message (bound < 2×), allocated %.1f MiB, %d spill files %.1f MiB in total\n",
 			i+1, took.Round(time.Millisecond), float64(peak)/(1<<20), float64(peak)/float64(size),
 			float64(m1.TotalAlloc-m0.TotalAlloc)/(1<<20), len(spills), float64(spillBytes)/(1<<20))
@@ -137,7 +143,9 @@ func run(mb, calls int, useZstd bool, memprofile string) error {
 			return err
 		}
 		defer f.Close()
-		return pprof.Lookup("allocs").WriteTo(f, 0)
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			return err
+		}
 	}
-	return nil
+	return failed
 }
