@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -71,6 +72,7 @@ func run(root string, sessions int, size string, seed int64, runs int, v4 bool) 
 		}
 		fmt.Printf("generated %d sessions in %d projects, %.2f GB on disk, in %v\n", rep.Sessions, rep.Projects, float64(rep.DiskBytes)/1e9, time.Since(t0).Round(time.Second))
 	}
+	fmt.Printf("machine: %s\n", machine())
 	rg, err := exec.LookPath("rg")
 	if err != nil {
 		return errors.New("ripgrep (rg) is not installed; scripts/bench-sessions.sh installs it")
@@ -79,7 +81,7 @@ func run(root string, sessions int, size string, seed int64, runs int, v4 bool) 
 	if _, err := timeRG(rg, root); err != nil {
 		return err
 	}
-	var rgTimes, coldTimes, warmTimes []time.Duration
+	var rgTimes, coldTimes, warmTimes, loadTimes []time.Duration
 	var ix *sessionref.Index
 	cache := filepath.Join(os.TempDir(), "dsh-refls-bench-index.gob")
 	for i := 0; i < runs; i++ {
@@ -102,6 +104,7 @@ func run(root string, sessions int, size string, seed int64, runs int, v4 bool) 
 		if err := warm.LoadCache(cache); err != nil {
 			return fmt.Errorf("loading the cache: %w", err)
 		}
+		loadTimes = append(loadTimes, time.Since(t0))
 		if err := warm.Build(ctx, nil); err != nil {
 			return err
 		}
@@ -113,13 +116,20 @@ func run(root string, sessions int, size string, seed int64, runs int, v4 bool) 
 	snap := ix.Snapshot()
 	rgMed, coldMed, warmMed := median(rgTimes), median(coldTimes), median(warmTimes)
 	fmt.Printf("sessions indexed: %d (skipped %d), log bytes read by a cold build: %.2f GB\n", len(snap.Sessions), len(snap.Skipped), float64(ix.BytesRead())/1e9)
-	fmt.Printf("rg -c '\"session/title\"' scan:  median %v over %d runs\n", rgMed.Round(time.Millisecond), runs)
-	fmt.Printf("cold index build:           median %v  = %.2f× rg   (SPEC §5: ≤ 2×)\n", coldMed.Round(time.Millisecond), ratio(coldMed, rgMed))
-	fmt.Printf("warm restart (cache):       median %v   (SPEC §5: ≤ 100 ms)\n", warmMed.Round(time.Millisecond))
+	// Issue 15's bounds hold at 100,000 sessions; SPEC §5's at 10,000.
+	warmBound, at := 100*time.Millisecond, "SPEC §5 at 10,000"
+	if len(snap.Sessions) > 10000 {
+		warmBound, at = 300*time.Millisecond, "issue 15 at 100,000"
+	}
+	fmt.Printf("rg -c '\"session/title\"' scan:  median %v over %d runs (the baseline)\n", rgMed.Round(time.Millisecond), runs)
+	fmt.Printf("cold index build:           median %v  = %.2f× rg   (bound ≤ 2× rg: %.2f× the bound)\n", coldMed.Round(time.Millisecond), ratio(coldMed, rgMed), ratio(coldMed, rgMed)/2)
+	fmt.Printf("warm restart (cache):       median %v  = %.3f× rg, %.2f× the bound %v (%s); snapshot served from the cache after %v\n",
+		warmMed.Round(time.Millisecond), ratio(warmMed, rgMed), ratio(warmMed, warmBound), warmBound, at, median(loadTimes).Round(time.Millisecond))
 
 	lat := typingLatencies(snap)
 	p50, p99 := percentile(lat, 50), percentile(lat, 99)
-	fmt.Printf("candidate query while typing: %d queries, p50 %v, p99 %v  (SPEC §5: ≤ 250 µs, ≤ 1 ms)\n", len(lat), p50, p99)
+	fmt.Printf("candidate query while typing: %d queries, p50 %v (%.2f× the bound 250 µs), p99 %v (%.2f× the bound 1 ms)\n",
+		len(lat), p50, ratio(p50, 250*time.Microsecond), p99, ratio(p99, time.Millisecond))
 	fmt.Printf("query p50 vs one rg scan:   %.0f× faster   (SPEC §5: ≥ 500×)\n", ratio(rgMed, p50))
 
 	fresh, err := freshness(ctx, root, snap)
@@ -128,6 +138,7 @@ func run(root string, sessions int, size string, seed int64, runs int, v4 bool) 
 	}
 	fmt.Printf("freshness append→visible:   %d appends, p50 %v, max %v  (SPEC §5: ≤ 250 ms)\n", len(fresh), percentile(fresh, 50).Round(time.Millisecond), percentile(fresh, 100).Round(time.Millisecond))
 	fmt.Printf("peak RSS:                   %s   (SPEC §5: ≤ 150 MB with both indexes)\n", peakRSS())
+	fmt.Printf("machine at the end: %s\n", machine())
 	return nil
 }
 
@@ -234,4 +245,23 @@ func peakRSS() string {
 		}
 	}
 	return "unknown"
+}
+
+// machine describes where the figures were taken: cores, CPU model and the
+// load average, which on a shared machine decides the absolute times.
+func machine() string {
+	model := "unknown CPU"
+	if raw, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(raw), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	load := "unknown"
+	if raw, err := os.ReadFile("/proc/loadavg"); err == nil {
+		load = strings.Join(strings.Fields(string(raw))[:3], " ")
+	}
+	return fmt.Sprintf("%d cores (%s), load average %s", runtime.NumCPU(), model, load)
 }
