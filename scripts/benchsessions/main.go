@@ -81,7 +81,7 @@ func run(root string, sessions int, size string, seed int64, runs int, v4 bool) 
 	if _, err := timeRG(rg, root); err != nil {
 		return err
 	}
-	var rgTimes, coldTimes, warmTimes, loadTimes []time.Duration
+	var rgTimes, coldTimes, warmTimes, loadTimes, warmCPU []time.Duration
 	var ix *sessionref.Index
 	cache := filepath.Join(os.TempDir(), "dsh-refls-bench-index.gob")
 	for i := 0; i < runs; i++ {
@@ -100,6 +100,8 @@ func run(root string, sessions int, size string, seed int64, runs int, v4 bool) 
 			return err
 		}
 		warm := sessionref.NewIndex(root, sessionref.IndexOptions{})
+		runtime.GC() // the cold index's garbage is not the restart's
+		c0 := processCPU()
 		t0 = time.Now()
 		if err := warm.LoadCache(cache); err != nil {
 			return fmt.Errorf("loading the cache: %w", err)
@@ -109,6 +111,7 @@ func run(root string, sessions int, size string, seed int64, runs int, v4 bool) 
 			return err
 		}
 		warmTimes = append(warmTimes, time.Since(t0))
+		warmCPU = append(warmCPU, processCPU()-c0)
 		if warm.BytesRead() != 0 {
 			return fmt.Errorf("warm restart read %d log bytes", warm.BytesRead())
 		}
@@ -123,8 +126,8 @@ func run(root string, sessions int, size string, seed int64, runs int, v4 bool) 
 	}
 	fmt.Printf("rg -c '\"session/title\"' scan:  median %v over %d runs (the baseline)\n", rgMed.Round(time.Millisecond), runs)
 	fmt.Printf("cold index build:           median %v  = %.2f× rg   (bound ≤ 2× rg: %.2f× the bound)\n", coldMed.Round(time.Millisecond), ratio(coldMed, rgMed), ratio(coldMed, rgMed)/2)
-	fmt.Printf("warm restart (cache):       median %v  = %.3f× rg, %.2f× the bound %v (%s); snapshot served from the cache after %v\n",
-		warmMed.Round(time.Millisecond), ratio(warmMed, rgMed), ratio(warmMed, warmBound), warmBound, at, median(loadTimes).Round(time.Millisecond))
+	fmt.Printf("warm restart (cache):       median %v  = %.3f× rg, %.2f× the bound %v (%s); snapshot served from the cache after %v; CPU %v\n",
+		warmMed.Round(time.Millisecond), ratio(warmMed, rgMed), ratio(warmMed, warmBound), warmBound, at, median(loadTimes).Round(time.Millisecond), median(warmCPU).Round(time.Millisecond))
 
 	lat := typingLatencies(snap)
 	p50, p99 := percentile(lat, 50), percentile(lat, 99)

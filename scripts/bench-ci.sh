@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# bench-ci.sh — the small form of every performance benchmark (issue 15), a
+# few seconds each, so CI logs show a regression as a changed ratio:
+#   * sessions: 400 sessions / 8 MB vs `rg -c '"session/title"'` (cold
+#     build, warm restart, typing queries, freshness),
+#   * files: 20,000 files (5,000 ignored) vs `fdfind --type f`,
+#   * end to end: the real binary over pipes, session-only and mixed
+#     completion while typing, against the in-process query,
+#   * memory: RSS of the binary with both indexes, idle and after a 4 MiB
+#     message and request.
+# It prints; it does not fail on a ratio (a shared 2-core machine is too
+# noisy for a gate). The full sizes: scripts/bench-sessions.sh,
+# scripts/bench-files.sh, and the commands of the README's performance
+# section. DSH_SRC=<dsh checkout> also runs scripts/bench-dsh.sh at 200
+# sessions.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tmp="${TMPDIR:-/tmp}/dsh-refls-bench-ci"
+mkdir -p "$tmp"
+echo "== bench-ci: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+echo "== bench-ci: sessions (400 sessions, 8 MB)"
+BENCH_DIR="$tmp" SESSIONS=400 BYTES=8M RUNS=1 scripts/bench-sessions.sh
+
+echo "== bench-ci: files (20,000 files, 5,000 ignored)"
+TMPDIR="$tmp" BENCH_FILES=20000 BENCH_IGNORED=5000 scripts/bench-files.sh 1
+
+go build -o "$tmp/dsh-refls" ./cmd/dsh-refls
+echo "== bench-ci: end to end over pipes (400 sessions + 20,000-file tree)"
+go run ./scripts/benche2e --bin "$tmp/dsh-refls" --sessions-root "$tmp/sessions-400-8M" \
+  --workspace "$tmp/dsh-refls-bench-files-20000" --titles 5
+echo "== bench-ci: memory (RSS idle and after a 4 MiB message and request)"
+go run ./scripts/benchmemory --bin "$tmp/dsh-refls" --sessions-root "$tmp/sessions-400-8M" \
+  --workspace "$tmp/dsh-refls-bench-files-20000"
+go run ./scripts/benchmemory --bin "$tmp/dsh-refls" --large-message-mb 4 --large-request-mb 4
+
+if [ -n "${DSH_SRC:-}" ]; then
+  echo "== bench-ci: against dsh's own service (200 sessions)"
+  SIZES=200 scripts/bench-dsh.sh --bench-rounds 1
+fi
