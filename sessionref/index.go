@@ -49,12 +49,10 @@ type Index struct {
 	// dirty reports that tracked or skipped changed since the last publish;
 	// a build that changed nothing republishes the last snapshot's data.
 	dirty bool
-	// searchBytes is the size of the last snapshot's search text, to size
-	// the next one; scratch lends query buffers to every snapshot.
-	searchBytes int
-	scratch     sync.Pool
-	bytesRead   atomic.Int64
-	logsRead    atomic.Int64
+	// scratch lends query buffers to every snapshot.
+	scratch   sync.Pool
+	bytesRead atomic.Int64
+	logsRead  atomic.Int64
 }
 
 // tracked is the writer's state for one session directory.

@@ -158,7 +158,11 @@ func (ix *Index) publishLocked(building bool) {
 	}
 	snap.Sessions = make([]Entry, 0, len(listed))
 	snap.byID = make(map[string]int, len(listed))
-	cols := newColumnsBuilder(len(listed), ix.searchBytes)
+	textBytes := 0
+	for _, t := range listed {
+		textBytes += len(t.search.all) + 1
+	}
+	cols := newColumnsBuilder(len(listed), textBytes)
 	own := make([]*tracked, 0, len(listed)) // whose search text is the snapshot's
 	snap.cwdOf = make([]int32, 0, len(listed))
 	snap.cwds = map[string]int32{}
@@ -203,7 +207,6 @@ func (ix *Index) publishLocked(building bool) {
 		}
 	}
 	snap.search = cols.done()
-	ix.searchBytes = len(snap.search.text)
 	// The writer's search texts become substrings of the snapshot's one
 	// string, so the per-session strings they were built in can be freed.
 	for i, t := range own {
