@@ -88,3 +88,98 @@ func (s *Snapshot) CandidateOf(id, targetID, targetCwd string) (Candidate, bool)
 // the recall index reads its stored file with, as the title-index cache
 // is read. what names the file in errors.
 func OpenRegular(path, what string) (*os.File, error) { return openRegularAs(path, what) }
+
+// ProjectionCursor is where a projection read of a raw log ended, with
+// the state of the read, so that a log that only grew is read from there:
+// its appended lines only, as dsh would read them after the earlier ones.
+// A cursor is used by one read at a time and is spent by it.
+type ProjectionCursor struct {
+	path   string
+	ino    fileIdentity
+	sc     *logScan
+	offset int64
+	tail   []byte
+}
+
+// ReadProjectionFrom is ReadProjection that goes on from prev, the cursor
+// of an earlier read of the same session, when the session's newest log
+// is still the one prev read, is a raw log whose file is the same, and
+// the bytes just before prev's end are unchanged (the check of the title
+// index's resume: dsh only appends, it never rewrites a log in place):
+// then only the appended bytes are read. Otherwise (a new generation, zstd, a rewritten or truncated
+// log, no cursor) the log is read in full. resumed says which. The cursor
+// returned is for the next read; prev must not be used again.
+func ReadProjectionFrom(ctx context.Context, entry Entry, prev *ProjectionCursor) (p *Projection, next *ProjectionCursor, resumed bool, err error) {
+	dir := filepath.Dir(entry.Path)
+	names, err := readDirNames(dir)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("projecting session %s: %w", entry.ID, err)
+	}
+	lf, ok := chooseLog(dir, names)
+	if !ok {
+		return nil, nil, false, fmt.Errorf("projecting session %s: its session log has vanished", entry.ID)
+	}
+	id, idErr := statIdentity(lf.path)
+	if prev != nil && prev.path == lf.path && lf.encoding == EncodingRaw && idErr == nil &&
+		prev.ino.Inode == id.Inode && prev.ino.Device == id.Device && id.Size >= prev.offset {
+		sc := prev.sc
+		sc.ctx = ctx
+		res, err := sc.reader().read(prev.offset, prev.tail, sc.line)
+		if err == nil {
+			if p, err := sc.projection(entry); err == nil {
+				return p, &ProjectionCursor{path: lf.path, ino: id, sc: sc, offset: res.Offset, tail: res.Tail}, true, nil
+			}
+		}
+		// The read may have stopped half way: start again from scratch.
+	}
+	sc := &logScan{ctx: ctx, path: lf.path, enc: lf.encoding, log: &sessionLog{lastSeq: -1}}
+	res, err := sc.reader().read(0, nil, sc.line)
+	if err == nil && sc.lineNo > 0 && sc.frameDamage == nil && lf.generation > 0 && sc.log.header.Version != lf.generation {
+		return nil, nil, false, fmt.Errorf("projecting session %s: generation %d log has header version %d", entry.ID, lf.generation, sc.log.header.Version)
+	}
+	if err == nil {
+		p, err = sc.projection(entry)
+	}
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("projecting session %s: %w", entry.ID, err)
+	}
+	if lf.encoding != EncodingRaw || idErr != nil {
+		return p, nil, false, nil
+	}
+	return p, &ProjectionCursor{path: lf.path, ino: id, sc: sc, offset: res.Offset, tail: res.Tail}, false, nil
+}
+
+// reader is the line reader of readSessionLog for the scan's log.
+func (sc *logScan) reader() lineReader {
+	return lineReader{path: sc.path, encoding: sc.enc, frames: &frameDecoder{concurrency: 1},
+		onTorn:      func() { sc.torn = true },
+		onOverlong:  sc.overlong,
+		onOwnedLine: sc.ownedLine,
+	}
+}
+
+// projection is what readSessionLog and ReadProjection make of the scan
+// so far; it leaves the scan as it is, so that it may go on.
+func (sc *logScan) projection(entry Entry) (*Projection, error) {
+	if sc.lineNo == 0 {
+		return nil, &CorruptError{Path: sc.path, Reason: "log has no complete header line"}
+	}
+	if sc.frameDamage != nil {
+		return nil, sc.frameDamage
+	}
+	if sc.log.header.ID != entry.ID {
+		return nil, errors.New("log header names another session")
+	}
+	_, closers := sc.turns.closers()
+	lastSeq := sc.log.lastSeq
+	p := &Projection{SessionID: entry.ID, Path: sc.path, FormatVersion: sc.log.header.Version, CapturedThroughSeq: -1}
+	if lastSeq >= 0 || closers > 0 {
+		p.CapturedThroughSeq = lastSeq + int64(closers)
+	}
+	for _, it := range sc.log.surface.items {
+		if it.keep && it.text != "" {
+			p.Messages = append(p.Messages, ProjectedMessage{Role: it.role, Seq: it.seq, Text: it.text, Checkpoint: it.checkpoint})
+		}
+	}
+	return p, nil
+}

@@ -62,6 +62,8 @@ type Index struct {
 	base      *postings
 	// changes counts the syncs and loads that changed docs (Changes).
 	changes atomic.Uint64
+	// resumed counts the reads that went on from where the last one ended.
+	resumed atomic.Int64
 
 	cur atomic.Pointer[view]
 }
@@ -86,6 +88,9 @@ type doc struct {
 	id        string
 	createdAt int64
 	key       entryKey
+	// cur is where the read of the log ended, for the next sync to go on
+	// from when the log only grew; only Sync touches it.
+	cur *sessionref.ProjectionCursor
 	// folded holds the folding of every message, each followed by NUL.
 	folded string
 	msgs   []message
@@ -147,6 +152,9 @@ type Stats struct {
 	// Projected is how many sessions were read from their logs since the
 	// index was opened or loaded from its stored copy (new or changed ones).
 	Projected int `json:"projected"`
+	// Resumed is how many of those reads went on from where the previous
+	// read of the same log ended, reading only the appended bytes.
+	Resumed int64 `json:"resumed"`
 	// Synced is when the view was published.
 	Synced time.Time `json:"synced"`
 }
@@ -220,7 +228,13 @@ func (ix *Index) Sync(ctx context.Context, snap *sessionref.Snapshot) error {
 			delete(ix.failed, id)
 		}
 	}
-	docs, errs, err := ix.project(ctx, todo)
+	prev := make([]*sessionref.ProjectionCursor, len(todo))
+	for i := range todo {
+		if d := ix.docs[todo[i].ID]; d != nil {
+			prev[i], d.cur = d.cur, nil // spent by the read
+		}
+	}
+	docs, errs, err := ix.project(ctx, todo, prev)
 	for i, e := range todo {
 		switch {
 		case docs[i] != nil:
@@ -244,7 +258,7 @@ func (ix *Index) Sync(ctx context.Context, snap *sessionref.Snapshot) error {
 
 // project reads the projections of entries in parallel. A nil doc with a
 // nil error means the read was cut short by ctx.
-func (ix *Index) project(ctx context.Context, entries []sessionref.Entry) ([]*doc, []error, error) {
+func (ix *Index) project(ctx context.Context, entries []sessionref.Entry, prev []*sessionref.ProjectionCursor) ([]*doc, []error, error) {
 	docs := make([]*doc, len(entries))
 	errs := make([]error, len(entries))
 	next := make(chan int)
@@ -256,10 +270,14 @@ func (ix *Index) project(ctx context.Context, entries []sessionref.Entry) ([]*do
 			defer wg.Done()
 			f := newFolder()
 			for i := range next {
-				p, err := sessionref.ReadProjection(ctx, entries[i])
+				p, cur, resumed, err := sessionref.ReadProjectionFrom(ctx, entries[i], prev[i])
 				switch {
 				case err == nil:
+					if resumed {
+						ix.resumed.Add(1)
+					}
 					docs[i] = newDoc(f, &entries[i], p)
+					docs[i].cur = cur
 				case ctx.Err() == nil:
 					errs[i] = err
 				}
@@ -351,6 +369,7 @@ func (ix *Index) publish() {
 	}
 	v.stats.Sessions, v.stats.Failed, v.stats.Unindexed, v.stats.Projected = len(all), len(ix.failed), ix.unindexed, ix.projected
 	v.stats.PostingBytes, v.stats.Grams = ix.base.bytes, len(ix.base.lists)+len(ix.base.bits)
+	v.stats.Resumed = ix.resumed.Load()
 	v.stats.Synced = time.Now()
 	ix.cur.Store(v)
 }

@@ -212,8 +212,20 @@ func TestAppendReplaceAndDeleteKeepTheIndexFresh(t *testing.T) {
 	}
 	st.sync()
 	wantIDs(t, "kumquat", st.search("kumquat"), "s-grow")
-	if st.rc.Stats().Unposted != 1 {
-		t.Errorf("stats after one append: %+v", st.rc.Stats())
+	if st.rc.Stats().Unposted != 1 || st.rc.Stats().Resumed != 1 {
+		t.Errorf("stats after one append (read from where the last read ended): %+v", st.rc.Stats())
+	}
+	// An appended compaction replaces the kumquat message: only the
+	// appended lines are read, and the replaced text no longer matches.
+	s.Checkpoint("summary: fruit was discussed", 0, 1)
+	if err := s.Append(s.Path(st.root, dshgen.Raw)); err != nil {
+		t.Fatal(err)
+	}
+	st.sync()
+	wantIDs(t, "kumquat", st.search("kumquat"))
+	wantIDs(t, "fruit was", st.search("fruit was"), "s-grow")
+	if st.rc.Stats().Resumed != 2 {
+		t.Errorf("stats after an appended compaction: %+v", st.rc.Stats())
 	}
 	if err := removeAll(other.Dir(st.root)); err != nil {
 		t.Fatal(err)
