@@ -101,7 +101,12 @@ func TestNeovimSearchScreen(t *testing.T) {
 	n := startNvimScreen(t, "recallSearch = true", nil)
 
 	// Typing a word said in a session after "@" lists it, with the
-	// excerpt beside it (issue 13): "twenty" is in no title.
+	// excerpt beside it (issue 13): "twenty" is in no title. The body index
+	// is built in the background after the title index and completion has
+	// no body matches before it; dsh/search answers once it is in.
+	if got := n.echo(t, "INDEXED", "select(2, next(vim.lsp.buf_request_sync(0, 'dsh/search', { query = 'twenty' }, 10000))).result[1].displayTitle"); got != demoSessionTitle {
+		t.Fatalf("dsh/search twenty found %q, want %q", got, demoSessionTitle)
+	}
 	n.keys("G", "o")
 	n.text("Body: @twenty")
 	n.keys("C-x", "C-o")
@@ -188,6 +193,17 @@ func TestNeovimLineRangesFixesSymbols(t *testing.T) {
 	t.Logf(":DshFollow on @%s#L2-4:\n%s", linesFile, followed)
 	n.keys(":b message.md", "Enter")
 	n.wait(t, "back in the message", func(s string) bool { return strings.Contains(s, "Lines: @"+linesFile+"#L2-4") })
+
+	// A session mention's link: its recall preview.
+	n.keys("o")
+	n.text("Read " + n.demo.mention + " first.")
+	n.keys("Escape", "0", "f@", ":DshFollow", "Enter")
+	linked := n.wait(t, "the linked session's preview", func(s string) bool {
+		return strings.Contains(s, "dsh://recall/") && strings.Contains(s, "**"+demoSessionTitle+"**")
+	})
+	t.Logf(":DshFollow on a session mention:\n%s", linked)
+	n.keys(":close", "Enter", "d", "d")
+	n.wait(t, "the mention line removed", func(s string) bool { return !strings.Contains(s, "Read @[") })
 
 	// A missing file: a warning, and the quick fix that replaces the path.
 	n.keys("o")
