@@ -18,6 +18,12 @@ import (
 // abuseTimeout bounds every wait on the binary.
 const abuseTimeout = 20 * time.Second
 
+// frameTimeout bounds the wait for one frame on stdout. It is longer than
+// abuseTimeout because a frame can be tens of MiB: the 24 MiB answer of
+// TestBinaryReturnsMemoryAfterALargeRequest, decoded under -race on two
+// loaded cores, once took over 20 s. Only a failing run waits it out.
+const frameTimeout = 60 * time.Second
+
 // maxMessageBytes mirrors the server's frame limit (server/stream.go).
 const maxMessageBytes = 64 << 20
 
@@ -108,7 +114,7 @@ func (p *wireProc) send(msg map[string]any) { p.t.Helper(); p.write(frame(p.t, m
 // forgotten, so long runs hold no history.
 func (p *wireProc) next() lsptest.Message {
 	p.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), abuseTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), frameTimeout)
 	defer cancel()
 	m, err := p.editor.Next(ctx, p.pos)
 	if err != nil {
