@@ -36,7 +36,7 @@ type Options struct {
 	// MaxTextBytes bounds the memory of the index: sessions are indexed
 	// newest first while their text (as read plus folded) fits, older
 	// ones are left out and counted in Stats.Unindexed. A session not yet
-	// projected is estimated at its log's size. 0 means DefaultMaxTextBytes.
+	// projected is estimated at twice its log's size. 0 means DefaultMaxTextBytes.
 	MaxTextBytes int64
 	// Progress, when set, is told how many of the sessions a Sync
 	// projects are done, out of how many, after each one. It is called
@@ -197,7 +197,9 @@ func (ix *Index) Sync(ctx context.Context, snap *sessionref.Snapshot) error {
 		e := &snap.Sessions[i]
 		k := keyOf(e)
 		d := ix.docs[e.ID]
-		cost := max(e.Offset, 0)
+		// A log not yet projected is estimated at twice its size: its
+		// projected text is at most the log, held as read plus folded.
+		cost := 2 * max(e.Offset, 0)
 		if d != nil && d.key == k {
 			cost = d.size()
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"unicode/utf16"
@@ -329,4 +330,46 @@ func TestTornZstdAppendBecomesSearchableWhenFinished(t *testing.T) {
 	st.sync()
 	wantIDs(t, "persimmon", st.search("persimmon"), "s-zstd")
 	wantIDs(t, "first frame after", st.search("first frame"), "s-zstd")
+}
+
+// TestTextBudgetKeepsTheNewestSessions: with a budget that holds two of
+// three equal sessions, the newest two are indexed, the oldest is counted
+// as unindexed and not found, and the text held stays within the budget
+// from the first sync on (a log not yet read is estimated at twice its
+// size).
+func TestTextBudgetKeepsTheNewestSessions(t *testing.T) {
+	root := t.TempDir()
+	var sizes []int64
+	for i, id := range []string{"s-new", "s-mid", "s-old"} {
+		s := dshgen.NewSession(id).CreatedAt(int64(3000 - 1000*i)).UserText(id + " " + manyWords(2000))
+		path, err := s.Save(root, dshgen.Raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, info.Size())
+	}
+	title := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	if err := title.Build(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	budget := 2*(sizes[0]+sizes[1]) + 100
+	rc := New(Options{MaxTextBytes: budget})
+	if err := rc.Sync(context.Background(), title.Snapshot()); err != nil {
+		t.Fatal(err)
+	}
+	st := rc.Stats()
+	if st.Sessions != 2 || st.Unindexed != 1 || st.TextBytes+st.FoldedBytes > budget {
+		t.Errorf("stats %+v with a budget of %d bytes", st, budget)
+	}
+	for q, want := range map[string][]string{"s-new": {"s-new"}, "s-mid": {"s-mid"}, "s-old": nil} {
+		res, err := rc.Search(context.Background(), Query{Text: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantIDs(t, q, res, want...)
+	}
 }
