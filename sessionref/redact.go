@@ -111,6 +111,10 @@ type secretScanner struct {
 	nextEnd int
 	ahead   [3]nextByte // '"', '\'', '`'
 	lf, cr  nextByte
+	// valueEnd is the end of the last unquoted value read and not
+	// redacted: no assignment is looked for before it, so no byte is read
+	// as a value twice (tokens inside it still are).
+	valueEnd int
 }
 
 // nextByte caches where a byte occurs next: at, the first occurrence at or
@@ -143,10 +147,15 @@ func (sc *secretScanner) at(i int) (r Redaction, ok bool, next int) {
 	case '-':
 		r, ok = sc.privateKey(i)
 	case '=', ':':
+		if i < sc.valueEnd {
+			return Redaction{}, false, i + 1
+		}
 		return sc.assignment(i)
 	default:
-		if i > 0 && isWordByte(s[i-1]) {
-			return Redaction{}, false, i + 1 // tokens start a word
+		// Tokens start a word; a "-" may precede those that hold none
+		// (GitHub, AWS), as in a shell default "${TOKEN:-ghp_…}".
+		if i > 0 && isWordByte(s[i-1]) && !(s[i-1] == '-' && (s[i] == 'g' || s[i] == 'A')) {
+			return Redaction{}, false, i + 1
 		}
 		if kind, end := tokenAt(s, i); end > i {
 			r, ok = Redaction{Start: i, End: end, Kind: kind}, true
@@ -255,9 +264,9 @@ func (sc *secretScanner) privateKey(i int) (Redaction, bool) {
 }
 
 // assignment recognises the value of "<key>=<value>" or "<key>: <value>"
-// whose separator is s[i], for a key that names a secret. An unquoted value
-// that is not redacted is passed over whole, so that no byte is read as a
-// value twice; an assignment inside it is not looked for.
+// whose separator is s[i], for a key that names a secret. Inside an
+// unquoted value that is not redacted no assignment is looked for
+// (valueEnd); tokens are.
 func (sc *secretScanner) assignment(i int) (Redaction, bool, int) {
 	s := sc.s
 	fail := func() (Redaction, bool, int) { return Redaction{}, false, i + 1 }
@@ -297,7 +306,8 @@ func (sc *secretScanner) assignment(i int) (Redaction, bool, int) {
 		if quoted {
 			return fail()
 		}
-		return Redaction{}, false, max(i+1, end)
+		sc.valueEnd = end
+		return fail()
 	}
 	if k, e := tokenAt(s, start); e == end {
 		kind = k // the value is itself a known token

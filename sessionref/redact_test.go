@@ -79,6 +79,8 @@ func TestRedactSecretsKinds(t *testing.T) {
 		{"go short assignment", `token := "tok-12345"`, `token := "` + red(SecretGenericToken) + `"`},
 		{"assigned known token keeps its kind", "GITHUB_TOKEN=" + fakeGitHub, "GITHUB_TOKEN=" + red(SecretGitHubToken)},
 		{"assigned openai key keeps its kind", `api_key: "` + fakeOpenAI + `"`, `api_key: "` + red(SecretOpenAIKey) + `"`},
+		{"token in a shell default", "GITHUB_TOKEN=${GITHUB_TOKEN:-" + fakeGitHub + "}", "GITHUB_TOKEN=${GITHUB_TOKEN:-" + red(SecretGitHubToken) + "}"},
+		{"token in a call", "token = load(" + fakeOpenAI + ")", "token = load(" + red(SecretOpenAIKey) + ")"},
 		{"two secrets in one text", fakeGitHub + " and password=hunter22", red(SecretGitHubToken) + " and password=" + red(SecretPassword)},
 	}
 	for _, tt := range tests {
@@ -198,6 +200,7 @@ func TestRedactEightMegabyteLine(t *testing.T) {
 		"separators":               fill("=:"),
 		"long value":               "token=" + fill("a1"),
 		"many secrets":             fill("password=hunter22 "),
+		"shell defaults":           fill("${T:-gh" + "p_aZ3"),
 	}
 	for name, line := range lines {
 		start := time.Now()
