@@ -88,7 +88,7 @@ func (ix *Index) SaveCache(path string) error {
 	for _, t := range ix.tracked {
 		cs := cachedSession{
 			ProjectName: t.dir.projectName, DirName: t.dir.dirName, LogName: filepath.Base(t.dir.log.path),
-			DirModTime: t.dir.dirModTime, Entry: t.entry, File: t.file, Skip: t.skip, IdentityErr: t.identityErr,
+			DirModTime: t.dir.dirModTime, Entry: *t.entry, File: t.file, Skip: t.skip, IdentityErr: t.identityErr,
 			Started: t.started, TailLen: t.tailLen, TailSum: t.tailSum,
 			SearchAll: t.search.all, SearchIDLen: len(t.search.id), SearchTitleLen: len(t.search.title), SearchDispLen: len(t.search.display),
 		}
@@ -253,7 +253,8 @@ func (ix *Index) restore(s *cachedSession) (*tracked, error) {
 	dirEnd := dirStart + len(s.DirName)
 	d := sessionDir{projectName: logPath[projStart : dirStart-1], dirName: logPath[dirStart:dirEnd], path: logPath[:dirEnd],
 		dirModTime: s.DirModTime, log: logFile{path: logPath, encoding: enc, generation: gen}}
-	t := &tracked{dir: d, entry: s.Entry, file: s.File, skip: s.Skip, identityErr: s.IdentityErr, started: s.Started,
+	entry := s.Entry
+	t := &tracked{dir: d, entry: &entry, file: s.File, skip: s.Skip, identityErr: s.IdentityErr, started: s.Started,
 		tailLen: s.TailLen, tailSum: s.TailSum}
 	t.entry.Path, t.entry.Encoding, t.entry.Generation = d.log.path, enc, gen
 	t.entry.Title, t.entry.DescriptorLabel = capLabel(t.entry.Title), capLabel(t.entry.DescriptorLabel)
@@ -269,7 +270,7 @@ func (ix *Index) restore(s *cachedSession) (*tracked, error) {
 		return nil, fmt.Errorf("entry in %s has a resume check of %d bytes", s.DirName, t.tailLen)
 	}
 	if t.skip == "" {
-		t.search = searchTextFromCache(s, &t.entry)
+		t.search = searchTextFromCache(s, t.entry)
 	}
 	return t, nil
 }

@@ -28,8 +28,8 @@ func typingSnapshot(t *testing.T, n int) *Snapshot {
 		if !e.HasCwd {
 			e.Cwd = ""
 		}
-		tr := &tracked{dir: sessionDir{path: filepath.Join(ix.root, e.ID)}, entry: e, started: true}
-		tr.search = newSearchText(&tr.entry)
+		tr := &tracked{dir: sessionDir{path: filepath.Join(ix.root, e.ID)}, entry: &e, started: true}
+		tr.search = newSearchText(tr.entry)
 		ix.tracked[tr.dir.path] = tr
 	}
 	ix.writeMu.Lock()

@@ -57,9 +57,13 @@ type Index struct {
 
 // tracked is the writer's state for one session directory.
 type tracked struct {
-	dir   sessionDir
-	entry Entry
-	file  fileIdentity
+	dir sessionDir
+	// entry is never nil. While shared, it is the published snapshot's
+	// copy (one Entry per session, not two), and the writer copies it
+	// before changing anything (own).
+	entry  *Entry
+	shared bool
+	file   fileIdentity
 	// skip is set when the session is known but must not be listed.
 	skip string
 	// started reports that the header has been read.
@@ -75,6 +79,20 @@ type tracked struct {
 	tailSum [sha256.Size]byte
 	// search is the entry's lowercased search text.
 	search searchText
+}
+
+// newTracked returns the state of a session not read yet.
+func newTracked(d sessionDir) *tracked {
+	return &tracked{dir: d, entry: &Entry{}}
+}
+
+// own gives the writer its own copy of a shared entry, to change.
+func (t *tracked) own() {
+	if t.shared {
+		e := *t.entry
+		t.entry, t.shared = &e, false
+		t.scanner.entry = t.entry
+	}
 }
 
 // fileIdentity is what tells that a log is the same file grown, not a new one.
@@ -348,7 +366,7 @@ func (ix *Index) updateOne(ref dirRef, prior *tracked) updateResult {
 	}
 	t := prior
 	if t == nil || t.dir.log.path != d.log.path {
-		t = &tracked{}
+		t = newTracked(d)
 	}
 	sameDir := t == prior && t.dir == d
 	t.dir = d
@@ -367,17 +385,18 @@ func (ix *Index) readTracked(t *tracked) bool {
 	}
 	if t.started && (id.Inode != t.file.Inode || id.Device != t.file.Device || id.Size < t.entry.Offset) {
 		// Replaced or truncated: read it again from the start.
-		*t = tracked{dir: t.dir}
+		*t = *newTracked(t.dir)
 	}
 	if t.file != (fileIdentity{}) && id == t.file {
 		return false // unchanged since the last read
 	}
+	t.own()
 	if !t.started {
-		t.entry = Entry{Path: t.dir.log.path, Encoding: t.dir.log.encoding, Generation: t.dir.log.generation, LastSeq: -1}
+		t.entry = &Entry{Path: t.dir.log.path, Encoding: t.dir.log.encoding, Generation: t.dir.log.generation, LastSeq: -1}
 		t.scanner = titleScanner{}
 		t.identityErr = ""
 	}
-	t.scanner.entry = &t.entry
+	t.scanner.entry = t.entry
 	t.scanner.torn = false
 	r := lineReader{path: t.dir.log.path, encoding: t.dir.log.encoding, frames: &ix.frames, skipCorruptFrames: true,
 		onTorn: func() { t.scanner.torn = true },
@@ -420,8 +439,8 @@ func (ix *Index) readTracked(t *tracked) bool {
 	if errors.Is(err, errRewritten) {
 		ix.log.Info("log rewritten in place; reading it again", zap.String("path", t.dir.log.path))
 		*t = tracked{dir: t.dir}
-		t.entry = Entry{Path: t.dir.log.path, Encoding: t.dir.log.encoding, Generation: t.dir.log.generation, LastSeq: -1}
-		t.scanner = titleScanner{entry: &t.entry}
+		t.entry = &Entry{Path: t.dir.log.path, Encoding: t.dir.log.encoding, Generation: t.dir.log.generation, LastSeq: -1}
+		t.scanner = titleScanner{entry: t.entry}
 		res, err = r.read(0, nil, scan)
 	}
 	t.scanner.finish(res.LastLine)
@@ -446,7 +465,7 @@ func (ix *Index) readTracked(t *tracked) bool {
 		t.skip = "log has no complete header line yet"
 	}
 	if t.skip == "" {
-		t.search = newSearchText(&t.entry)
+		t.search = newSearchText(t.entry)
 	}
 	return true
 }

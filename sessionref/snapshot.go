@@ -141,7 +141,7 @@ func (ix *Index) publishLocked(building bool) {
 	}
 	var ids idOrder // ties on createdAt: dsh's localeCompare of ids (fold.go)
 	sort.Slice(listed, func(i, j int) bool {
-		a, b := &listed[i].entry, &listed[j].entry
+		a, b := listed[i].entry, listed[j].entry
 		if a.CreatedAt != b.CreatedAt {
 			return a.CreatedAt > b.CreatedAt
 		}
@@ -169,7 +169,7 @@ func (ix *Index) publishLocked(building bool) {
 	parents := map[string]*Entry{} // sessions whose catalog names children
 	for _, t := range listed {
 		if len(t.entry.ChildLabels) > 0 && count[t.entry.ID] == 1 {
-			parents[t.entry.ID] = &t.entry
+			parents[t.entry.ID] = t.entry
 		}
 	}
 	for _, t := range listed {
@@ -178,7 +178,7 @@ func (ix *Index) publishLocked(building bool) {
 			snap.Skipped = append(snap.Skipped, Skipped{Path: t.dir.path, Reason: reason})
 			continue
 		}
-		e, search, shared := t.entry, &t.search, true
+		e, search, shared := *t.entry, &t.search, true
 		if p := parents[e.ParentSession]; p != nil && e.ParentSession != "" {
 			if label := p.ChildLabels[e.ID]; label != "" {
 				e.CatalogLabel = label
@@ -207,11 +207,14 @@ func (ix *Index) publishLocked(building bool) {
 		}
 	}
 	snap.search = cols.done()
-	// The writer's search texts become substrings of the snapshot's one
-	// string, so the per-session strings they were built in can be freed.
+	// The writer's entries become the snapshot's and its search texts
+	// substrings of the snapshot's one string, so the copies they were
+	// built in can be freed.
 	for i, t := range own {
 		if t != nil {
 			t.search = snap.search.at(int32(i))
+			t.entry, t.shared = &snap.Sessions[i], true
+			t.scanner.entry = t.entry
 		}
 	}
 	for _, s := range ix.skipped {
