@@ -67,6 +67,10 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 	line, lineStart := m.Line(req.pos.Line)
 	cursor := ColumnToByte(line, req.pos.Character, caps.encoding)
 	if rt, ok := completion.RangeAt(line, cursor); ok {
+		// The offers follow the start line typed after `#`: the client asks
+		// again on each keystroke (VS Code otherwise filters "L2" out of
+		// "L1 L1-12 L12" and closes the list).
+		list.IsIncomplete = true
 		list.Items = append(list.Items, s.rangeItems(line, lineStart, cursor, rt, m, caps.insertReplace)...)
 		return list, nil
 	}

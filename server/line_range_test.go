@@ -136,6 +136,9 @@ func TestLineRangeCompletion(t *testing.T) {
 	if got := strings.Join(labelsOf(list), " "); got != "L1 L1-12 L12" {
 		t.Errorf("after # = %q, want L1 L1-12 L12", got)
 	}
+	if !list.IsIncomplete {
+		t.Errorf("after # the list is complete, so a client filters the typed L2 against L1 L1-12 L12 instead of asking again")
+	}
 	for _, it := range list.Items {
 		r, _, text := editOf(t, it)
 		if r.Start.Character != len("see @src/lines.txt#") || text != it.Label {
