@@ -25,8 +25,8 @@ const (
 	e2ePrefixEnv   = "DSH_E2E_PREFIX"
 	e2eChromiumEnv = "DSH_E2E_CHROMIUM"
 	e2eDefaultDir  = "/opt/dsh-e2e"
-	// e2eTimeout bounds the browser script: start, eight steps, screenshots.
-	e2eTimeout = 4 * time.Minute
+	// e2eTimeout bounds the browser script: start, sixteen steps, screenshots.
+	e2eTimeout = 5 * time.Minute
 )
 
 // e2eReport is the JSON line editors/vscode/e2e/code-server.mjs ends with.
@@ -36,7 +36,15 @@ type e2eReport struct {
 	Screenshots []string       `json:"screenshots"`
 	Timings     map[string]int `json:"timings"`
 	RateRows    []string       `json:"rateRows"`
-	Checks      []struct {
+	// What the issue 14 steps saw, for the log.
+	InlayHint        string   `json:"inlayHint"`
+	ProblemsAfterFix []int    `json:"problemsAfterFix"`
+	RangeRows        []string `json:"rangeRows"`
+	RangeHover       string   `json:"rangeHover"`
+	LinkSelection    string   `json:"linkSelection"`
+	SymbolKey        string   `json:"symbolKey"`
+	SearchRow        string   `json:"searchRow"`
+	Checks           []struct {
 		OK   bool   `json:"ok"`
 		What string `json:"what"`
 	} `json:"checks"`
@@ -82,7 +90,9 @@ func freePort(t *testing.T) int {
 
 // testInCodeServer installs the linux-x64 .vsix into code-server and drives
 // VS Code in headless Chromium: "@", "@rate", accepting a session and a file,
-// hover, Problems, Prepare Message and Ctrl+click, with a screenshot each
+// hover, Problems, Prepare Message and Ctrl+click; then issue 14's features
+// (inlay hint, quick fix to zero problems, line-range completion and hover,
+// document link, workspace symbol) and Search Sessions; a screenshot each
 // under test-results/vscode/.
 func testInCodeServer(t *testing.T, vsixDir, _ string) {
 	node, codeServer, playwright, chromium := codeServerTools(t)
@@ -91,12 +101,26 @@ func testInCodeServer(t *testing.T, vsixDir, _ string) {
 	d := newDemoSetup(t, dir)
 	const fileName = "design notes/rate plan.md"
 	prompt := filepath.Join(d.workspace, "prompt.md")
-	writeFiles(t, d.workspace, map[string]string{
-		fileName:    "# Rate plan\n",
+	// The files each run of the browser script starts from (it writes them
+	// itself, so that a retry does not find the first run's edits).
+	initial := map[string]string{
 		"prompt.md": "Continue what we did in",
+		// features.md: a misspelled session mention (quick fix), a known one
+		// (inlay hint) and an empty last line for the line-range mention.
+		"features.md": "Issue 14 in VS Code.\n" +
+			"Fix: @[Add rate limitng to the API](dsh-session:ImEi)\n" +
+			"Recall: " + d.mention + " is sized after it.\n",
 		// sessionsRoot is a machine setting: in code-server's window it is
 		// read from the workspace (or Remote) settings, not User settings.
-		".vscode/settings.json": mustJSON(t, map[string]any{"dsh.sessionsRoot": d.root}),
+		// Body search starts off, as the "@rate" list is checked without
+		// it; the script turns it on for Search Sessions.
+		".vscode/settings.json": mustJSON(t, map[string]any{"dsh.sessionsRoot": d.root, "dsh.recallSearch": false}),
+	}
+	writeFiles(t, d.workspace, initial)
+	writeFiles(t, d.workspace, map[string]string{
+		fileName: "# Rate plan\n",
+		"src/lines.txt": "alpha: the first line\nbravo: the second line\ncharlie: the third line\n" +
+			"delta: the fourth line\necho: the fifth line\nfoxtrot: the sixth line\n",
 	})
 	userData, extDir := filepath.Join(dir, "user-data"), filepath.Join(dir, "extensions")
 	writeFiles(t, userData, map[string]string{"User/settings.json": mustJSON(t, map[string]any{
@@ -168,6 +192,11 @@ func testInCodeServer(t *testing.T, vsixDir, _ string) {
 	params := mustJSON(t, map[string]any{
 		"url": url, "workspace": d.workspace, "prompt": prompt, "playwright": playwright, "chromium": chromium,
 		"shots": shots, "sessionTitle": "Add rate limiting to the API", "fileName": fileName,
+		"initialFiles": initial, "features": filepath.Join(d.workspace, "features.md"), "rangeFile": "src/lines.txt",
+		"fixedTitle": "Add rate limiting to the API", "symbolQuery": "config loader", "symbolTitle": "Refactor config loader",
+		// The demo's body search phrase (cmd/dsh-refls demo): said in the
+		// session, in no title.
+		"searchPhrase": `"twenty times"`, "searchTitle": d.session.DisplayTitle,
 	})
 	script := filepath.Join(root, "editors", "vscode", "e2e", "code-server.mjs")
 	// The browser drives a whole VS Code workbench on 2 shared cores; a run
@@ -183,6 +212,11 @@ func testInCodeServer(t *testing.T, vsixDir, _ string) {
 			t.Fatalf("code-server end-to-end failed: %v\n%s\nstderr:\n%s", runErr, rep.Error, stderr)
 		}
 		t.Logf("attempt %d failed (%v: %s); trying once more", attempt, runErr, rep.Error)
+		// The script rewrites the files it edits; unsaved edits of the
+		// failed run must not come back as restored dirty editors.
+		if err := os.RemoveAll(filepath.Join(userData, "User", "Backups")); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -208,6 +242,8 @@ func runBrowserScript(t *testing.T, node, script string, env []string, params, s
 		t.Logf("check ok=%v: %s", c.OK, c.What)
 	}
 	t.Logf("keystroke to menu: @ %d ms, @rate %d ms; @rate lists %q", rep.Timings["atMenuMs"], rep.Timings["rateMenuMs"], rep.RateRows)
+	t.Logf("inlay hint line %q; problems after the quick fix %v; after # %q; range hover %q; link opened with %q; symbols by %s; search row %q",
+		rep.InlayHint, rep.ProblemsAfterFix, rep.RangeRows, rep.RangeHover, rep.LinkSelection, rep.SymbolKey, rep.SearchRow)
 	t.Logf("screenshots in %s: %s", shots, strings.Join(rep.Screenshots, ", "))
 	return rep, stderr.String(), runErr
 }

@@ -1,7 +1,10 @@
 // End-to-end test of the packaged extension in real VS Code (code-server),
 // driven through headless Chromium with playwright-core. editors/vscode_e2e_test.go
 // starts code-server with the .vsix installed and passes DSH_E2E_PARAMS:
-//   { url, workspace, prompt, playwright, chromium, shots, sessionTitle, fileName }
+//   { url, workspace, prompt, playwright, chromium, shots, sessionTitle, fileName,
+//     initialFiles, features, rangeFile, fixedTitle, symbolQuery, symbolTitle, searchPhrase, searchTitle }
+// initialFiles (workspace-relative path → text) are written at the start of
+// every run, so that a retry starts from the same files.
 // Every step waits for what a person would see, with a deadline, and takes a
 // screenshot under `shots`. The last line printed is a JSON report.
 
@@ -36,7 +39,8 @@ async function command(title) {
   const input = page.locator(".quick-input-widget input");
   await input.waitFor({ state: "visible", timeout: STEP_MS });
   await input.fill(">" + title);
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor({ timeout: STEP_MS });
+  // Enter takes the focused row: wait until the list answers what was typed.
+  await page.locator(".quick-input-list .monaco-list-row.focused", { hasText: title }).first().waitFor({ timeout: STEP_MS });
   await page.keyboard.press("Enter");
 }
 
@@ -46,7 +50,7 @@ async function quickOpen(name) {
   const input = page.locator(".quick-input-widget input");
   await input.waitFor({ state: "visible", timeout: STEP_MS });
   await input.fill(name);
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor({ timeout: STEP_MS });
+  await page.locator(".quick-input-list .monaco-list-row.focused", { hasText: name }).first().waitFor({ timeout: STEP_MS });
   await page.keyboard.press("Enter");
   await page.locator(".tabs-container .tab.active", { hasText: name }).first().waitFor({ timeout: STEP_MS });
 }
@@ -54,6 +58,86 @@ async function quickOpen(name) {
 /** Rows of the visible suggest widget, as their labels. */
 async function suggestions() {
   return page.$$eval(".suggest-widget.visible .monaco-list-row .label-name", (els) => els.map((e) => e.textContent.trim()));
+}
+
+/** Waits for a DOM condition (a function of arg run in the page) with the step deadline. */
+async function until(what, fn, arg) {
+  try {
+    await page.waitForFunction(fn, arg, { timeout: STEP_MS });
+  } catch (e) {
+    throw new Error(`waiting for ${what}: ${e.message}`);
+  }
+}
+
+/** The problem counts the status bar shows, e.g. [0, 1] for no error and one warning. */
+async function problemCounts() {
+  const text = await page.locator('[id="status.problems"]').innerText();
+  return (text.match(/\d+/g) ?? []).map(Number);
+}
+
+/** In the page: the status bar's problem counts are all zero. */
+function noProblems() {
+  const item = document.querySelector('[id="status.problems"]');
+  return item !== null && (item.innerText.match(/\d+/g) ?? []).every((n) => n === "0");
+}
+
+/** Focuses the suggest row labelled label with the arrow keys, as a person would. */
+async function focusSuggestion(label) {
+  for (let i = 0; ; i++) {
+    const focused = await page.$eval(".suggest-widget.visible .monaco-list-row.focused .label-name", (e) => e.textContent.trim()).catch(() => "");
+    if (focused === label) {
+      return;
+    }
+    check(i < 10, `${label} can be reached with the arrow keys (focused: ${focused})`);
+    await page.keyboard.press("ArrowDown");
+  }
+}
+
+/** Reads a workspace file until it satisfies ok (the save reached the disk) or the deadline passes. */
+async function savedText(file, ok) {
+  let text = "";
+  for (const deadline = Date.now() + STEP_MS; ; ) {
+    text = fs.readFileSync(file, "utf8");
+    if (ok(text) || Date.now() > deadline) {
+      return text;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * Ctrl+click on a link token (a span.detected-link, so the editor has the
+ * link of the text as it is): Control held and a move over it, as a hand
+ * does, then the click. The token is measured right before the moves, since
+ * inlay hints and link updates re-render the line.
+ */
+async function ctrlClick(token) {
+  await token.waitFor({ timeout: STEP_MS });
+  const box = await token.boundingBox();
+  check(box !== null, "the link token is on screen");
+  await page.mouse.move(box.x + box.width / 3, box.y + box.height / 2);
+  await page.keyboard.down("Control");
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.up();
+  await page.keyboard.up("Control");
+}
+
+/** Runs "DSH: Search Sessions" and waits for its picker to take the keys (empty, focused). */
+async function openSearch() {
+  await command("DSH: Search Sessions");
+  await until("the Search Sessions picker focused", () => {
+    const w = document.querySelector(".quick-input-widget");
+    const input = w?.querySelector("input");
+    return w !== null && w.style.display !== "none" && w.querySelector(".quick-input-title")?.textContent.includes("Search Sessions") &&
+      document.activeElement === input && input.value === "";
+  });
+}
+
+/** Closes every editor. */
+async function closeAll() {
+  await command("View: Close All Editors");
+  await until("every editor closed", () => document.querySelectorAll(".tabs-container .tab").length === 0);
 }
 
 /**
@@ -82,6 +166,10 @@ async function typeAndTimeMenu(text, label, absent) {
 }
 
 async function main() {
+  for (const [rel, text] of Object.entries(p.initialFiles)) {
+    fs.mkdirSync(path.dirname(path.join(p.workspace, rel)), { recursive: true });
+    fs.writeFileSync(path.join(p.workspace, rel), text);
+  }
   const browser = await chromium.launch({
     executablePath: p.chromium,
     headless: true,
@@ -89,129 +177,258 @@ async function main() {
       "--disable-background-networking", "--disable-component-update", "--disable-sync"],
   });
   try {
-    page = await browser.newPage({ viewport: { width: 1400, height: 850 } });
-    await page.goto(`${p.url}/?folder=${encodeURIComponent(p.workspace)}`);
-    await page.locator(".monaco-workbench").waitFor({ timeout: STEP_MS });
-    await page.locator(".explorer-folders-view").waitFor({ timeout: STEP_MS });
-
-    // Open the prompt with Quick Open, go to its end.
-    await quickOpen(path.basename(p.prompt));
-    const editor = page.locator(".editor-instance .monaco-editor .view-lines").first();
-    await editor.waitFor({ timeout: STEP_MS });
-    await editor.click();
-    await page.keyboard.press("Control+End");
-
-    // Warm-up: the extension activates and the server indexes; the first
-    // "@" that lists the session says both are ready.
-    await page.keyboard.type(" @");
-    await page.waitForFunction((t) => [...document.querySelectorAll(".suggest-widget.visible .label-name")]
-      .some((e) => e.textContent.trim() === t), p.sessionTitle, { timeout: 90_000 }).catch(async (e) => {
-      await shot("00-no-menu.png");
-      throw e;
-    });
-    await page.keyboard.press("Escape");
-    await page.keyboard.press("Backspace");
-
-    // "@": the menu with sessions and files, timed.
-    await page.waitForFunction(() => !document.querySelector(".suggest-widget.visible"), null, { timeout: STEP_MS });
-    report.timings.atMenuMs = await typeAndTimeMenu("@", null);
-    await shot("01-at-menu.png");
-    const atRows = await suggestions();
-    check(atRows.length > 3, `@ lists sessions and files: ${JSON.stringify(atRows)}`);
-
-    // "@rate": narrowed by the server, session first, the nested file listed.
-    // "@rat" still lists "Migration plan…" (it holds "rat"); "@rate" does not.
-    report.timings.rateMenuMs = await typeAndTimeMenu("rate", p.sessionTitle, "^Migration plan");
-    await page.locator(".suggest-widget.visible .label-name", { hasText: p.fileName }).first().waitFor({ timeout: STEP_MS });
-    await shot("02-rate-menu.png");
-    const rateRows = await suggestions();
-    check(rateRows[0] === p.sessionTitle, `@rate lists ${p.sessionTitle} first: ${JSON.stringify(rateRows)}`);
-    check(rateRows.includes(p.fileName), `@rate lists ${p.fileName}: ${JSON.stringify(rateRows)}`);
-    check(!rateRows.some((r) => /^Migration plan/.test(r)), `@rate shows no fuzzy noise: ${JSON.stringify(rateRows)}`);
-    report.rateRows = rateRows;
-
-    // Accept the session, then a file.
-    await page.keyboard.press("Enter");
-    await page.keyboard.type(" and @rate", { delay: 40 });
-    await page.waitForFunction(([s, f]) => {
-      const rows = [...document.querySelectorAll(".suggest-widget.visible .monaco-list-row .label-name")].map((e) => e.textContent.trim());
-      return rows[0] === s && rows.includes(f);
-    }, [p.sessionTitle, p.fileName], { timeout: STEP_MS });
-    // Down to the file with the keyboard, as a person would; a click can
-    // land while the list is being replaced by the next answer.
-    for (let i = 0; ; i++) {
-      const focused = await page.$eval(".suggest-widget.visible .monaco-list-row.focused .label-name", (e) => e.textContent.trim()).catch(() => "");
-      if (focused === p.fileName) {
-        break;
-      }
-      check(i < 10, `the file ${p.fileName} can be reached with the arrow keys (focused: ${focused})`);
-      await page.keyboard.press("ArrowDown");
-    }
-    await page.keyboard.press("Enter");
-    await page.keyboard.type(" please. See @nope.md for more.", { delay: 20 });
-    await page.keyboard.press("Escape");
-    await page.keyboard.press("Control+S");
-    // Saved means on disk: wait for the file to end as typed.
-    let saved = "";
-    for (const deadline = Date.now() + STEP_MS; ; ) {
-      saved = fs.readFileSync(p.prompt, "utf8");
-      if (saved.endsWith("for more.") || Date.now() > deadline) {
-        break;
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    await shot("03-accepted.png");
-    check(saved.includes(`@[${p.sessionTitle}](dsh-session:`), `the session mention was inserted: ${saved}`);
-    check(saved.includes(`@"${p.fileName}"`), `the file mention was inserted: ${saved}`);
-
-    // Hover on the mention.
-    const mentionText = page.locator(".editor-instance .view-lines span", { hasText: p.sessionTitle }).first();
-    await mentionText.hover();
-    const hover = page.locator(".monaco-hover:not(.hidden) .hover-contents", { hasText: "messages kept" }).first();
-    await hover.waitFor({ timeout: STEP_MS });
-    await shot("04-hover.png");
-    const hoverText = await hover.innerText();
-    check(!/originalMessages|capturedThroughSeq/.test(hoverText), `hover has no raw field names: ${hoverText}`);
-    await page.mouse.move(5, 5);
-
-    // Problems: the missing file only, never the views opened below.
-    await page.keyboard.press("Control+Shift+M");
-    const markers = page.locator(".markers-panel");
-    await markers.locator(".monaco-list-row", { hasText: "nope.md" }).first().waitFor({ timeout: STEP_MS });
-    await shot("05-problems.png");
-
-    // Prepare Message: read-only views, not untitled documents.
-    await editor.click();
-    await command("DSH: Prepare Message");
-    const prepared = page.locator(".tabs-container .tab", { hasText: "Prepared message.md" }).first();
-    await prepared.waitFor({ timeout: STEP_MS });
-    await page.locator(".tabs-container .tab", { hasText: "Referenced sessions.md" }).first().waitFor({ timeout: STEP_MS });
-    await page.locator(".editor-instance .view-lines", { hasText: "referenced-sessions" }).first().waitFor({ timeout: STEP_MS });
-    await shot("06-prepare.png");
-    const untitled = await page.locator(".tabs-container .tab", { hasText: "Untitled" }).count();
-    check(untitled === 0, "Prepare Message opens no Untitled document");
-    const markerText = await markers.innerText().catch(() => "");
-    check(!/Prepared message|Referenced sessions/.test(markerText), `no problems reported for the views: ${markerText}`);
-    // A view cannot be edited: typing changes nothing and marks nothing dirty.
-    await page.locator(".editor-instance .view-lines", { hasText: "referenced-sessions" }).first().click();
-    await page.keyboard.type("x");
-    check((await page.locator(".tabs-container .tab.dirty").count()) === 0, "views are read-only and never dirty");
-
-    // Ctrl+click on the mention opens the session's recall preview; the
-    // prompt alone in a wide editor, so that the title is on one line.
-    await command("View: Close All Editors");
-    await page.waitForFunction(() => document.querySelectorAll(".tabs-container .tab").length === 0, null, { timeout: STEP_MS });
-    await quickOpen(path.basename(p.prompt));
-    const link = page.locator(".editor-instance .view-lines span", { hasText: p.sessionTitle }).first();
-    await link.waitFor({ timeout: STEP_MS });
-    await link.click({ modifiers: ["Control"] });
-    const preview = page.locator(".tabs-container .tab", { hasText: `${p.sessionTitle}.md` }).first();
-    await preview.waitFor({ timeout: STEP_MS });
-    await page.locator(".editor-instance .view-lines", { hasText: "messages kept" }).first().waitFor({ timeout: STEP_MS });
-    await shot("07-ctrl-click.png");
+    await steps(browser);
+  } catch (err) {
+    // While the page is still open: what it showed when the step failed.
+    try {
+      if (page) await shot("99-failure.png");
+    } catch {}
+    throw err;
   } finally {
     await browser.close();
   }
+}
+
+/** Every step, in the order a person would take them. */
+async function steps(browser) {
+  page = await browser.newPage({ viewport: { width: 1400, height: 850 } });
+  await page.goto(`${p.url}/?folder=${encodeURIComponent(p.workspace)}`);
+  await page.locator(".monaco-workbench").waitFor({ timeout: STEP_MS });
+  await page.locator(".explorer-folders-view").waitFor({ timeout: STEP_MS });
+  // A retry finds the layout the failed run left: no editors, no panel.
+  if ((await page.locator(".tabs-container .tab").count()) > 0) {
+    await closeAll();
+  }
+  if (await page.locator(".part.panel").isVisible()) {
+    await command("View: Hide Panel");
+    await page.locator(".part.panel").waitFor({ state: "hidden", timeout: STEP_MS });
+  }
+
+  // Open the prompt with Quick Open, go to its end.
+  await quickOpen(path.basename(p.prompt));
+  const editor = page.locator(".editor-instance .monaco-editor .view-lines").first();
+  await editor.waitFor({ timeout: STEP_MS });
+  await editor.click();
+  await page.keyboard.press("Control+End");
+
+  // Warm-up: the extension activates and the server indexes; the first
+  // "@" that lists the session says both are ready.
+  await page.keyboard.type(" @");
+  await page.waitForFunction((t) => [...document.querySelectorAll(".suggest-widget.visible .label-name")]
+    .some((e) => e.textContent.trim() === t), p.sessionTitle, { timeout: 90_000 }).catch(async (e) => {
+    await shot("00-no-menu.png");
+    throw e;
+  });
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("Backspace");
+
+  // "@": the menu with sessions and files, timed.
+  await page.waitForFunction(() => !document.querySelector(".suggest-widget.visible"), null, { timeout: STEP_MS });
+  report.timings.atMenuMs = await typeAndTimeMenu("@", null);
+  await shot("01-at-menu.png");
+  const atRows = await suggestions();
+  check(atRows.length > 3, `@ lists sessions and files: ${JSON.stringify(atRows)}`);
+
+  // "@rate": narrowed by the server, session first, the nested file listed.
+  // "@rat" still lists "Migration plan…" (it holds "rat"); "@rate" does not.
+  report.timings.rateMenuMs = await typeAndTimeMenu("rate", p.sessionTitle, "^Migration plan");
+  await page.locator(".suggest-widget.visible .label-name", { hasText: p.fileName }).first().waitFor({ timeout: STEP_MS });
+  await shot("02-rate-menu.png");
+  const rateRows = await suggestions();
+  check(rateRows[0] === p.sessionTitle, `@rate lists ${p.sessionTitle} first: ${JSON.stringify(rateRows)}`);
+  check(rateRows.includes(p.fileName), `@rate lists ${p.fileName}: ${JSON.stringify(rateRows)}`);
+  check(!rateRows.some((r) => /^Migration plan/.test(r)), `@rate shows no fuzzy noise: ${JSON.stringify(rateRows)}`);
+  report.rateRows = rateRows;
+
+  // Accept the session, then a file.
+  await page.keyboard.press("Enter");
+  await page.keyboard.type(" and @rate", { delay: 40 });
+  await page.waitForFunction(([s, f]) => {
+    const rows = [...document.querySelectorAll(".suggest-widget.visible .monaco-list-row .label-name")].map((e) => e.textContent.trim());
+    return rows[0] === s && rows.includes(f);
+  }, [p.sessionTitle, p.fileName], { timeout: STEP_MS });
+  // Down to the file with the keyboard, as a person would; a click can
+  // land while the list is being replaced by the next answer.
+  await focusSuggestion(p.fileName);
+  await page.keyboard.press("Enter");
+  await page.keyboard.type(" please. See @nope.md for more.", { delay: 20 });
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("Control+S");
+  // Saved means on disk: wait for the file to end as typed.
+  const saved = await savedText(p.prompt, (t) => t.endsWith("for more."));
+  await shot("03-accepted.png");
+  check(saved.includes(`@[${p.sessionTitle}](dsh-session:`), `the session mention was inserted: ${saved}`);
+  check(saved.includes(`@"${p.fileName}"`), `the file mention was inserted: ${saved}`);
+
+  // Hover on the mention.
+  const mentionText = page.locator(".editor-instance .view-lines .view-line span[class*='mtk']", { hasText: p.sessionTitle }).first();
+  await mentionText.hover();
+  const hover = page.locator(".monaco-hover:not(.hidden) .hover-contents", { hasText: "messages kept" }).first();
+  await hover.waitFor({ timeout: STEP_MS });
+  await shot("04-hover.png");
+  const hoverText = await hover.innerText();
+  check(!/originalMessages|capturedThroughSeq/.test(hoverText), `hover has no raw field names: ${hoverText}`);
+  await page.mouse.move(5, 5);
+
+  // Problems: the missing file only, never the views opened below.
+  await page.keyboard.press("Control+Shift+M");
+  const markers = page.locator(".markers-panel");
+  await markers.locator(".monaco-list-row", { hasText: "nope.md" }).first().waitFor({ timeout: STEP_MS });
+  await shot("05-problems.png");
+
+  // Prepare Message: read-only views, not untitled documents.
+  await editor.click();
+  await command("DSH: Prepare Message");
+  const prepared = page.locator(".tabs-container .tab", { hasText: "Prepared message.md" }).first();
+  await prepared.waitFor({ timeout: STEP_MS });
+  await page.locator(".tabs-container .tab", { hasText: "Referenced sessions.md" }).first().waitFor({ timeout: STEP_MS });
+  await page.locator(".editor-instance .view-lines", { hasText: "referenced-sessions" }).first().waitFor({ timeout: STEP_MS });
+  await shot("06-prepare.png");
+  const untitled = await page.locator(".tabs-container .tab", { hasText: "Untitled" }).count();
+  check(untitled === 0, "Prepare Message opens no Untitled document");
+  const markerText = await markers.innerText().catch(() => "");
+  check(!/Prepared message|Referenced sessions/.test(markerText), `no problems reported for the views: ${markerText}`);
+  // A view cannot be edited: typing changes nothing and marks nothing dirty.
+  await page.locator(".editor-instance .view-lines", { hasText: "referenced-sessions" }).first().click();
+  await page.keyboard.type("x");
+  check((await page.locator(".tabs-container .tab.dirty").count()) === 0, "views are read-only and never dirty");
+
+  // Ctrl+click on the mention opens the session's recall preview; the
+  // prompt alone in a wide editor, so that the title is on one line.
+  await closeAll();
+  await quickOpen(path.basename(p.prompt));
+  await ctrlClick(page.locator(".editor-instance .view-lines span.detected-link", { hasText: p.sessionTitle }).first());
+  const preview = page.locator(".tabs-container .tab", { hasText: `${p.sessionTitle}.md` }).first();
+  await preview.waitFor({ timeout: STEP_MS });
+  await page.locator(".editor-instance .view-lines", { hasText: "messages kept" }).first().waitFor({ timeout: STEP_MS });
+  await shot("07-ctrl-click.png");
+
+  // Issue 14's features, in a document of their own (features.md): the
+  // prompt's editor closed, its problems go with it.
+  await closeAll();
+  await until("no problems once the prompt is closed", noProblems);
+  await quickOpen(path.basename(p.features));
+
+  // Inlay hint after the session mention: what it would recall now (the
+  // view lines write spaces as no-break spaces: \s matches both).
+  const hinted = page.locator(".editor-instance .view-lines .view-line", { hasText: /·\s(\d+\smsgs\s·\s[\d.]+\s(B|KB|MB)|truncated:\s\d+\sof\s\d+\smsgs\skept)/ }).first();
+  await hinted.waitFor({ timeout: STEP_MS }).catch(async (e) => {
+    const lines = await page.locator(".editor-instance .view-lines .view-line").allInnerTexts();
+    throw new Error(`no inlay hint in ${JSON.stringify(lines)}: ${e.message}`);
+  });
+  report.inlayHint = (await hinted.innerText()).trim();
+  await shot("08-inlay-hint.png");
+
+  // Quick fix: the misspelled session mention (line 2, it ends the line).
+  const before = await problemCounts();
+  check(before.some((n) => n > 0), `the misspelled mention is a problem: status bar ${JSON.stringify(before)}`);
+  await page.keyboard.press("Control+Shift+M");
+  await markers.locator(".monaco-list-row", { hasText: "features.md" }).first().waitFor({ timeout: STEP_MS });
+  await editor.click();
+  await page.keyboard.press("Control+Home");
+  await page.keyboard.press("ArrowDown");
+  await page.keyboard.press("End");
+  await page.keyboard.press("Control+.");
+  const fix = page.locator(".action-widget .monaco-list-row", { hasText: `Replace with @[${p.fixedTitle}]` }).first();
+  await fix.waitFor({ timeout: STEP_MS });
+  await shot("09-quick-fix.png");
+  await fix.click();
+  await page.locator(".editor-instance .view-lines", { hasText: `@[${p.fixedTitle}](dsh-session:` }).first().waitFor({ timeout: STEP_MS });
+  await until("the Problems count at zero", noProblems);
+  report.problemsAfterFix = await problemCounts();
+  await shot("10-fixed-no-problems.png");
+
+  // Line range: "#" after a file mention offers L1…; "#L2" offers L2 and L2 to the end.
+  await editor.click();
+  await page.keyboard.press("Control+End");
+  await page.keyboard.type(`@${p.rangeFile}#`, { delay: 40 });
+  await until("line ranges after #", () => [...document.querySelectorAll(".suggest-widget.visible .monaco-list-row .label-name")]
+    .some((e) => /^L1-\d+$/.test(e.textContent.trim())));
+  report.rangeRows = await suggestions();
+  check(report.rangeRows[0] === "L1", `after # the first offer is L1: ${JSON.stringify(report.rangeRows)}`);
+  await shot("11-range-menu.png");
+  await page.keyboard.type("L2", { delay: 40 });
+  await until("L2 and L2 to the end", () => {
+    const rows = [...document.querySelectorAll(".suggest-widget.visible .monaco-list-row .label-name")].map((e) => e.textContent.trim());
+    return rows[0] === "L2" && /^L2-\d+$/.test(rows[1] ?? "");
+  });
+  const toEnd = (await suggestions())[1];
+  await focusSuggestion(toEnd);
+  await page.keyboard.press("Enter");
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("Control+S");
+  const rangeMention = `@${p.rangeFile}#${toEnd}`;
+  const features = await savedText(p.features, (t) => t.includes(rangeMention));
+  check(features.includes(rangeMention), `the range was accepted: ${features}`);
+  check(!features.includes("tset"), `the quick fix was saved: ${features}`);
+
+  // Hover on the range mention: kind, size and the lines themselves.
+  const rangeToken = page.locator(".editor-instance .view-lines .view-line span[class*='mtk']", { hasText: `#${toEnd}` }).last();
+  await rangeToken.hover();
+  const rangeHover = page.locator(".monaco-hover:not(.hidden) .hover-contents", { hasText: "bravo: the second line" }).first();
+  await rangeHover.waitFor({ timeout: STEP_MS });
+  report.rangeHover = await rangeHover.innerText();
+  check(!report.rangeHover.includes("alpha: the first line"), `the hover shows only the range's lines: ${report.rangeHover}`);
+  await shot("12-range-hover.png");
+  await page.mouse.move(5, 5);
+
+  // Document link: Ctrl+click on the file mention opens the file at the range.
+  await ctrlClick(page.locator(".editor-instance .view-lines span.detected-link", { hasText: `#${toEnd}` }).first());
+  await page.locator(".tabs-container .tab.active", { hasText: path.basename(p.rangeFile) }).first().waitFor({ timeout: STEP_MS });
+  await until("the range selected in the opened file", () => /selected|^Ln 2,/.test(document.querySelector('[id="status.editor.selection"]')?.innerText ?? ""));
+  report.linkSelection = await page.locator('[id="status.editor.selection"]').innerText();
+  await shot("13-document-link.png");
+
+  // Workspace symbol: Ctrl+T finds a session by title and opens its preview.
+  await page.keyboard.press("Control+T");
+  const qi = page.locator(".quick-input-widget input");
+  await qi.waitFor({ state: "visible", timeout: STEP_MS });
+  report.symbolKey = "Control+T";
+  if (!(await qi.inputValue()).startsWith("#")) {
+    // The browser kept Ctrl+T: the same picker from Quick Open.
+    report.symbolKey = "Control+P #";
+    await page.keyboard.press("Escape");
+    await page.keyboard.press("Control+P");
+    await qi.waitFor({ state: "visible", timeout: STEP_MS });
+    await qi.fill("#");
+  }
+  await page.keyboard.type(p.symbolQuery, { delay: 40 });
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: p.symbolTitle }).first().waitFor({ timeout: STEP_MS });
+  await until(`${p.symbolTitle} first among the symbols`, (t) => document.querySelector(".quick-input-list .monaco-list-row.focused")?.textContent.includes(t), p.symbolTitle);
+  await shot("14-workspace-symbol.png");
+  await page.keyboard.press("Enter");
+  await page.locator(".tabs-container .tab.active", { hasText: `${p.symbolTitle}.md` }).first().waitFor({ timeout: STEP_MS });
+  await page.locator(".editor-instance .view-lines", { hasText: "messages kept" }).first().waitFor({ timeout: STEP_MS });
+
+  // Search Sessions: turned on in the settings, then a phrase said in a
+  // session (in no title) finds it; Enter opens its preview, the row's
+  // button inserts a mention.
+  fs.writeFileSync(path.join(p.workspace, ".vscode", "settings.json"),
+    JSON.stringify({ ...JSON.parse(p.initialFiles[".vscode/settings.json"]), "dsh.recallSearch": true }, null, 2));
+  await quickOpen(path.basename(p.features));
+  await page.keyboard.press("Control+End");
+  await page.keyboard.press("Enter");
+  await openSearch();
+  await page.keyboard.type(p.searchPhrase, { delay: 40 });
+  const hit = page.locator(".quick-input-list .monaco-list-row", { hasText: p.searchTitle }).first();
+  await hit.waitFor({ timeout: STEP_MS });
+  report.searchRow = await hit.innerText();
+  check(report.searchRow.toLowerCase().includes(p.searchPhrase.replace(/"/g, "").toLowerCase()), `the row shows the excerpt with the hit: ${report.searchRow}`);
+  await shot("15-search-sessions.png");
+  await hit.hover();
+  await hit.locator(".action-label.codicon-insert").click();
+  await page.locator(".tabs-container .tab.active", { hasText: path.basename(p.features) }).first().waitFor({ timeout: STEP_MS });
+  await page.keyboard.press("Control+S");
+  const atCursor = `${rangeMention}\n@[${p.searchTitle}](dsh-session:`;
+  const inserted = await savedText(p.features, (t) => t.includes(atCursor));
+  check(inserted.includes(atCursor), `the row's button inserted a mention at the cursor: ${inserted}`);
+  await openSearch();
+  await page.keyboard.type(p.searchPhrase, { delay: 40 });
+  await hit.waitFor({ timeout: STEP_MS });
+  await page.keyboard.press("Enter");
+  await page.locator(".tabs-container .tab.active", { hasText: `${p.searchTitle}.md` }).first().waitFor({ timeout: STEP_MS });
+  await page.locator(".editor-instance .view-lines", { hasText: "messages kept" }).first().waitFor({ timeout: STEP_MS });
+  await shot("16-search-preview.png");
 }
 
 main().then(
@@ -222,9 +439,6 @@ main().then(
   async (err) => {
     report.ok = false;
     report.error = String(err && err.stack ? err.stack : err);
-    try {
-      if (page) await shot("99-failure.png");
-    } catch {}
     console.log(JSON.stringify(report));
     process.exit(1);
   },
