@@ -25,7 +25,7 @@ const (
 	e2ePrefixEnv   = "DSH_E2E_PREFIX"
 	e2eChromiumEnv = "DSH_E2E_CHROMIUM"
 	e2eDefaultDir  = "/opt/dsh-e2e"
-	// e2eTimeout bounds the browser script: start, sixteen steps, screenshots.
+	// e2eTimeout bounds the browser script: start, seventeen steps, screenshots.
 	e2eTimeout = 5 * time.Minute
 )
 
@@ -44,6 +44,7 @@ type e2eReport struct {
 	LinkSelection    string   `json:"linkSelection"`
 	SymbolKey        string   `json:"symbolKey"`
 	SearchRow        string   `json:"searchRow"`
+	RestartOutput    string   `json:"restartOutput"`
 	Checks           []struct {
 		OK   bool   `json:"ok"`
 		What string `json:"what"`
@@ -92,8 +93,8 @@ func freePort(t *testing.T) int {
 // VS Code in headless Chromium: "@", "@rate", accepting a session and a file,
 // hover, Problems, Prepare Message and Ctrl+click; then issue 14's features
 // (inlay hint, quick fix to zero problems, line-range completion and hover,
-// document link, workspace symbol) and Search Sessions; a screenshot each
-// under test-results/vscode/.
+// document link, workspace symbol), Search Sessions and a restart whose
+// normal exit is no error; a screenshot each under test-results/vscode/.
 func testInCodeServer(t *testing.T, vsixDir, _ string) {
 	node, codeServer, playwright, chromium := codeServerTools(t)
 	root := repoRoot(t)

@@ -134,6 +134,31 @@ async function openSearch() {
   });
 }
 
+/**
+ * Points at a token until its hover shows. A line re-rendered under the
+ * pointer (an inlay hint or link arriving) loses the one mouse move a hover
+ * starts from, so the pointer leaves and comes back, re-measuring the token,
+ * until the step's deadline.
+ */
+async function hoverUntil(token, hover) {
+  for (const deadline = Date.now() + STEP_MS; ; ) {
+    await token.waitFor({ timeout: STEP_MS });
+    const box = await token.boundingBox();
+    if (box) {
+      await page.mouse.move(5, 5);
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2, { steps: 2 });
+    }
+    try {
+      await hover.waitFor({ timeout: 5000 });
+      return;
+    } catch (e) {
+      if (Date.now() > deadline) {
+        throw e;
+      }
+    }
+  }
+}
+
 /** Closes every editor. */
 async function closeAll() {
   await command("View: Close All Editors");
@@ -215,7 +240,7 @@ async function steps(browser) {
   // "@" that lists the session says both are ready.
   await page.keyboard.type(" @");
   await page.waitForFunction((t) => [...document.querySelectorAll(".suggest-widget.visible .label-name")]
-    .some((e) => e.textContent.trim() === t), p.sessionTitle, { timeout: 90_000 }).catch(async (e) => {
+    .some((e) => e.textContent.trim() === t), p.sessionTitle, { timeout: 120_000 }).catch(async (e) => {
     await shot("00-no-menu.png");
     throw e;
   });
@@ -262,9 +287,8 @@ async function steps(browser) {
 
   // Hover on the mention.
   const mentionText = page.locator(".editor-instance .view-lines .view-line span[class*='mtk']", { hasText: p.sessionTitle }).first();
-  await mentionText.hover();
   const hover = page.locator(".monaco-hover:not(.hidden) .hover-contents", { hasText: "messages kept" }).first();
-  await hover.waitFor({ timeout: STEP_MS });
+  await hoverUntil(mentionText, hover);
   await shot("04-hover.png");
   const hoverText = await hover.innerText();
   check(!/originalMessages|capturedThroughSeq/.test(hoverText), `hover has no raw field names: ${hoverText}`);
@@ -364,9 +388,8 @@ async function steps(browser) {
 
   // Hover on the range mention: kind, size and the lines themselves.
   const rangeToken = page.locator(".editor-instance .view-lines .view-line span[class*='mtk']", { hasText: `#${toEnd}` }).last();
-  await rangeToken.hover();
   const rangeHover = page.locator(".monaco-hover:not(.hidden) .hover-contents", { hasText: "bravo: the second line" }).first();
-  await rangeHover.waitFor({ timeout: STEP_MS });
+  await hoverUntil(rangeToken, rangeHover);
   report.rangeHover = await rangeHover.innerText();
   check(!report.rangeHover.includes("alpha: the first line"), `the hover shows only the range's lines: ${report.rangeHover}`);
   await shot("12-range-hover.png");
@@ -429,6 +452,26 @@ async function steps(browser) {
   await page.locator(".tabs-container .tab.active", { hasText: `${p.searchTitle}.md` }).first().waitFor({ timeout: STEP_MS });
   await page.locator(".editor-instance .view-lines", { hasText: "messages kept" }).first().waitFor({ timeout: STEP_MS });
   await shot("16-search-preview.png");
+
+  // Restart Server: the normal exit of the old server is information in the
+  // output channel, never an error, and the new server finds the sessions.
+  await command("DSH: Restart Server");
+  await command("Output: Show Output Channels...");
+  await page.locator(".quick-input-list .monaco-list-row.focused, .quick-input-list .monaco-list-row").first().waitFor({ timeout: STEP_MS });
+  await page.keyboard.type("DSH References", { delay: 20 });
+  await page.locator(".quick-input-list .monaco-list-row.focused", { hasText: "DSH References" }).first().waitFor({ timeout: STEP_MS });
+  await page.keyboard.press("Enter");
+  const out = page.locator(".part.panel .monaco-editor .view-lines");
+  await until("the restart in the output", () => {
+    const text = document.querySelector(".part.panel .monaco-editor .view-lines")?.innerText.replace(/\u00a0/g, " ") ?? "";
+    const exit = text.lastIndexOf("Server process exited with code 0");
+    return exit >= 0 && /Sessions root .*: \d+ sessions\./.test(text.slice(exit));
+  });
+  report.restartOutput = (await out.innerText()).replace(/\u00a0/g, " ");
+  const exitLine = report.restartOutput.split("\n").find((l) => l.includes("Server process exited with code 0")) ?? "";
+  check(/^\[Info/.test(exitLine), `the normal exit is logged as information: ${exitLine}`);
+  check(!/\[Error/.test(report.restartOutput), `no error in the output after the restart: ${report.restartOutput}`);
+  await shot("17-restart-output.png");
 }
 
 main().then(
