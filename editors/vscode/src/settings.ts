@@ -37,6 +37,7 @@ export interface ServerOptions {
   watch?: (typeof WATCH_MODES)[number];
   candidateOrder?: (typeof CANDIDATE_ORDERS)[number];
   recallSearch?: boolean;
+  redactSecrets?: boolean;
 }
 
 /** How a §4.1 key is read from a setting. */
@@ -65,6 +66,7 @@ export const SERVER_OPTION_KINDS: Readonly<Record<keyof ServerOptions, Kind>> = 
   watch: "watch",
   candidateOrder: "candidateOrder",
   recallSearch: "boolean",
+  redactSecrets: "boolean",
 };
 
 /** Values used to expand `~` and `${workspaceFolder}` in path settings. */

@@ -25,6 +25,7 @@ describe("mapSettings", () => {
       "maxReferenceBytes",
       "maxReferences",
       "recallSearch",
+      "redactSecrets",
       "referenceContextFraction",
       "sessionId",
       "sessionsRoot",
@@ -50,6 +51,7 @@ describe("mapSettings", () => {
         watch: "poll",
         candidateOrder: "created",
         recallSearch: false,
+        redactSecrets: true,
         serverPath: "/ignored/here",
         prepareMode: "preserve",
       },
@@ -71,6 +73,7 @@ describe("mapSettings", () => {
       watch: "poll",
       candidateOrder: "created",
       recallSearch: false,
+      redactSecrets: true,
     });
   });
 
@@ -99,6 +102,7 @@ describe("mapSettings", () => {
       ["watch", "inotify", /auto, fsnotify, poll, off/],
       ["candidateOrder", "newest", /active, created/],
       ["recallSearch", "yes", /true or false/],
+      ["redactSecrets", 1, /true or false/],
     ];
     for (const [key, value, reason] of cases) {
       const got = mapSettings({ [key]: value });
