@@ -454,7 +454,7 @@ async function steps(browser) {
   await shot("16-search-preview.png");
 
   // Restart Server: the normal exit of the old server is information in the
-  // output channel, never an error, and the new server finds the sessions.
+  // output channel, never an error, and the new server reads the sessions root.
   await command("DSH: Restart Server");
   await command("Output: Show Output Channels...");
   await page.locator(".quick-input-list .monaco-list-row.focused, .quick-input-list .monaco-list-row").first().waitFor({ timeout: STEP_MS });
@@ -465,7 +465,8 @@ async function steps(browser) {
   await until("the restart in the output", () => {
     const text = document.querySelector(".part.panel .monaco-editor .view-lines")?.innerText.replace(/\u00a0/g, " ") ?? "";
     const exit = text.lastIndexOf("Server process exited with code 0");
-    return exit >= 0 && /Sessions root .*: \d+ sessions\./.test(text.slice(exit));
+    // The new server says what it reads: its sessions, or that it is still indexing them.
+    return exit >= 0 && /Sessions root .*: (\d+ sessions|indexing)\./.test(text.slice(exit));
   });
   report.restartOutput = (await out.innerText()).replace(/\u00a0/g, " ");
   const exitLine = report.restartOutput.split("\n").find((l) => l.includes("Server process exited with code 0")) ?? "";
