@@ -359,6 +359,8 @@ async function steps(browser) {
   await fix.click();
   await page.locator(".editor-instance .view-lines", { hasText: `@[${p.fixedTitle}](dsh-session:` }).first().waitFor({ timeout: STEP_MS });
   await until("the Problems count at zero", noProblems);
+  // The status bar and the Problems panel update apart: wait for the panel too.
+  await markers.getByText("No problems have been detected").first().waitFor({ timeout: STEP_MS });
   report.problemsAfterFix = await problemCounts();
   await shot("10-fixed-no-problems.png");
 
