@@ -1,8 +1,6 @@
 package editors
 
 import (
-	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -35,51 +33,8 @@ func lookEglot(t *testing.T) (string, string) {
 // accepts the session, then runs dsh-refls-prepare and dsh-refls-status and
 // checks their buffers are read-only and visit no file. -v prints the screens.
 func TestEmacsEglotScreen(t *testing.T) {
-	emacs, eglotDir := lookEglot(t)
-	bin := buildServer(t)
-	dir := t.TempDir()
-	d := newDemoSetup(t, dir)
-	logFile := filepath.Join(dir, "server.log")
-	elisp := filepath.Join(repoRoot(t), "editors", "emacs")
-	elpa := filepath.Dir(eglotDir)
-	writeFiles(t, dir, map[string]string{"init.el": fmt.Sprintf(`
-;; No native compilation of the packages while the test types.
-(setq native-comp-deferred-compilation nil
-      native-comp-async-report-warnings-errors 'silent)
-(dolist (d (directory-files %q t "^[a-z]"))
-  (add-to-list 'load-path d))
-(add-to-list 'load-path %q)
-(setq inhibit-startup-screen t
-      make-backup-files nil
-      auto-save-default nil
-      create-lockfiles nil
-      eglot-sync-connect 10)
-(require 'dsh-refls)
-(setq dsh-refls-program %q
-      dsh-refls-log-file %q
-      dsh-refls-settings '(:sessionsRoot %q))
-(add-to-list 'auto-mode-alist '("\\.md\\'" . text-mode))
-(add-hook 'text-mode-hook #'eglot-ensure)
-;; text-mode binds M-TAB to ispell-complete-word: complete on TAB instead.
-(with-eval-after-load 'text-mode
-  (define-key text-mode-map (kbd "TAB") #'completion-at-point))
-`, elpa, elisp, bin, logFile, d.root)})
-
-	tmux := tmuxRunner{t: t, socket: filepath.Join(dir, "tmux.sock"), env: isolatedEnv(dir, "TERM=xterm-256color")}
-	tmux.run("new-session", "-d", "-s", "dsh", "-x", fmt.Sprint(screenWidth), "-y", fmt.Sprint(screenHeight),
-		"-c", d.workspace, emacs, "-nw", "-q", "-l", filepath.Join(dir, "init.el"), d.message)
-	t.Cleanup(func() {
-		cmd := exec.Command("tmux", "-S", tmux.socket, "kill-server")
-		cmd.Env = tmux.env
-		_ = cmd.Run()
-	})
-	screen := func() string { return tmux.run("capture-pane", "-p", "-t", "dsh") }
-
-	waitFor(t, "eglot to connect and the session index to be built", func() (bool, string) {
-		data, _ := os.ReadFile(logFile)
-		s := screen()
-		return strings.Contains(string(data), "session index built") && strings.Contains(s, "eglot:"), s + "\n" + string(data)
-	})
+	e := startEmacsScreen(t, "", nil)
+	tmux := e.tmux
 	tmux.run("send-keys", "-t", "dsh", "M->", "Enter", "Rate: @rate")
 	waitMenu(t, tmux, "the typed @rate", func(s string) bool { return strings.Contains(s, "Rate: @rate") })
 	start := time.Now()

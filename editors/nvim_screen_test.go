@@ -2,10 +2,7 @@ package editors
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -64,43 +61,8 @@ func waitFor(t *testing.T, what string, fn func() (bool, string)) string {
 // store, types "@" and <C-x><C-o>, and checks the completion menu as a user
 // sees it. Run with -v to print the captured screen.
 func TestNeovimCompletionScreen(t *testing.T) {
-	nvim := lookNvim(t)
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not on PATH; install it (apt-get install -y tmux) to capture the Neovim screen")
-	}
-	bin := buildServer(t)
-	dir := t.TempDir()
-	d := newDemoSetup(t, dir)
-	logFile := filepath.Join(dir, "server.log")
-	initLua := filepath.Join(dir, "init.lua")
-	plugin := filepath.Join(repoRoot(t), "editors", "nvim")
-	writeFiles(t, dir, map[string]string{"init.lua": fmt.Sprintf(`
-vim.opt.rtp:prepend(%q)
-vim.cmd('filetype on')
-vim.cmd('syntax on')
-vim.o.completeopt = 'menuone,noinsert'
-vim.o.pumheight = 16
-require('dsh_refls').setup({
-  server_path = %q,
-  log_file = %q,
-  log_level = 'debug',
-  settings = { sessionsRoot = %q },
-})
-`, plugin, bin, logFile, d.root)})
-
-	tmux := tmuxRunner{t: t, socket: filepath.Join(dir, "tmux.sock"), env: isolatedEnv(dir, "TERM=xterm-256color")}
-	tmux.run("new-session", "-d", "-s", "dsh", "-x", fmt.Sprint(screenWidth), "-y", fmt.Sprint(screenHeight),
-		"-c", d.workspace, nvim, "-u", initLua, "-i", "NONE", "-n", d.message)
-	t.Cleanup(func() {
-		cmd := exec.Command("tmux", "-S", tmux.socket, "kill-server")
-		cmd.Env = tmux.env
-		_ = cmd.Run()
-	})
-
-	waitFor(t, "the session index to be built", func() (bool, string) {
-		data, _ := os.ReadFile(logFile)
-		return strings.Contains(string(data), "session index built"), string(data)
-	})
+	n := startNvimScreen(t, "", nil)
+	tmux, d := n.tmux, n.demo
 	tmux.run("send-keys", "-t", "dsh", "G", "o", "Sessions to read: @")
 	tmux.run("send-keys", "-t", "dsh", "C-x", "C-o")
 	screen := waitFor(t, "the completion menu", func() (bool, string) {
