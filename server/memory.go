@@ -14,14 +14,20 @@ import (
 // ~20 MB. Once the server has been quiet for releaseQuiet (no request
 // handled, no frame written, no index update), the releaser compares the
 // memory the process holds from the OS with what it held after its last
-// release; when it grew by more than releaseThreshold it collects and
-// returns the free heap to the OS (debug.FreeOSMemory: one full collection
+// release; when it grew by more than a quarter of that floor (at least
+// releaseMinThreshold, at most releaseThreshold) it collects and returns
+// the free heap to the OS (debug.FreeOSMemory: one full collection
 // of the live heap, a few milliseconds for the indexes). Typing grows
 // nothing, so it costs nothing.
 const (
 	releaseQuiet     = 500 * time.Millisecond
 	releaseThreshold = 16 << 20
-	releaseRetries   = 4
+	// releaseMinThreshold is the least growth that is released: a small
+	// idle process (12 MiB) must come back within 1.5× of idle, which a
+	// fixed 16 MiB margin does not give (one 16 MiB request left it at
+	// 2.4× idle for good).
+	releaseMinThreshold = 4 << 20
+	releaseRetries      = 4
 )
 
 // retainedMetrics give the memory the runtime holds from the OS: all it
@@ -115,7 +121,8 @@ func (m *memoryReleaser) check() {
 	m.mu.Lock()
 	floor, busy := m.floor, m.busy
 	m.mu.Unlock()
-	if busy > 0 || m.retained() < floor+m.threshold {
+	margin := m.margin(floor)
+	if busy > 0 || m.retained() < floor+margin {
 		return
 	}
 	m.free()
@@ -124,7 +131,7 @@ func (m *memoryReleaser) check() {
 	defer m.mu.Unlock()
 	m.releases++
 	switch {
-	case after < m.floor+m.threshold:
+	case after < m.floor+m.margin(m.floor):
 		if m.floor == 0 || after < m.floor {
 			m.floor = after
 		}
@@ -139,6 +146,16 @@ func (m *memoryReleaser) check() {
 	default:
 		m.floor = after // the indexes grew: this is the new idle level
 	}
+}
+
+// margin is how far above floor the process may hold before a release: a
+// quarter of the floor, within [min(releaseMinThreshold, threshold),
+// threshold]; before the first floor is known, threshold.
+func (m *memoryReleaser) margin(floor uint64) uint64 {
+	if floor == 0 {
+		return m.threshold
+	}
+	return min(max(floor/4, min(releaseMinThreshold, m.threshold)), m.threshold)
 }
 
 // stop ends the releaser; touches after it do nothing.

@@ -92,3 +92,29 @@ func TestReleaserWaitsWhileBusy(t *testing.T) {
 		t.Fatalf("%d releases once quiet, want 1", h.frees.Load())
 	}
 }
+
+// TestReleaserMarginFollowsASmallFloor: a small idle process is released
+// once it holds a quarter more than its floor, so one request of a few
+// MiB does not leave it above 1.5× idle (a fixed 16 MiB margin left a
+// 12 MiB process at 29 MiB after a 16 MiB request).
+func TestReleaserMarginFollowsASmallFloor(t *testing.T) {
+	h := &fakeHeap{}
+	m := h.releaser()
+	defer m.stop()
+	h.live.Store(12 << 20)
+	h.garbage.Store(8 << 20)
+	m.check()
+	if h.frees.Load() != 1 || m.floor != 12<<20 {
+		t.Fatalf("%d releases, floor %d MiB; want 1 and 12", h.frees.Load(), m.floor>>20)
+	}
+	h.garbage.Store(2 << 20) // below a quarter of the floor: left alone
+	m.check()
+	if h.frees.Load() != 1 {
+		t.Errorf("released 2 MiB of garbage over a 12 MiB floor")
+	}
+	h.garbage.Store(6 << 20) // above it: released
+	m.check()
+	if h.frees.Load() != 2 {
+		t.Errorf("%d releases with 6 MiB of garbage over a 12 MiB floor, want 2", h.frees.Load())
+	}
+}
