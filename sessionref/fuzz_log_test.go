@@ -20,9 +20,12 @@ import (
 func fullDecodeScan(line []byte) (seq int64, title string, hasTitle bool) {
 	seq = -1
 	var e struct {
-		Type string          `json:"type"`
-		Seq  *int64          `json:"seq"`
-		Seq0 *int64          `json:"seq0"`
+		Type string `json:"type"`
+		Seq  *int64 `json:"seq"`
+		Seq0 *int64 `json:"seq0"`
+		// time is not kept here, but a line whose time is not an
+		// integer is unparsable like any other ill-typed envelope field.
+		Time *int64          `json:"time"`
 		Data json.RawMessage `json:"data"`
 	}
 	if json.Unmarshal(line, &e) != nil || e.Type == "" {
