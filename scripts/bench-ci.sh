@@ -34,6 +34,9 @@ go run ./scripts/benchmemory --bin "$tmp/dsh-refls" --sessions-root "$tmp/sessio
   --workspace "$tmp/dsh-refls-bench-files-20000"
 go run ./scripts/benchmemory --bin "$tmp/dsh-refls" --large-message-mb 4 --large-request-mb 4
 
+echo "== bench-ci: the recall index (300 sessions; fails below 100% recall or precision)"
+scripts/bench-recall.sh --small
+
 if [ -n "${DSH_SRC:-}" ]; then
   echo "== bench-ci: against dsh's own service (200 sessions)"
   SIZES=200 scripts/bench-dsh.sh --bench-rounds 1
