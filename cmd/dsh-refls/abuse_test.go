@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
+	"github.com/dsh-refls/dsh-refls/internal/lsptest"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
@@ -147,7 +148,7 @@ func TestBinaryLostFraming(t *testing.T) {
 			rest, code := p.finish()
 			var got []string
 			for _, f := range rest {
-				var a answer
+				var a lsptest.Message
 				if json.Unmarshal(f, &a) == nil && a.Method == "" {
 					got = append(got, string(a.ID))
 				}

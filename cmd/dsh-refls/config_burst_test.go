@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
+	"github.com/dsh-refls/dsh-refls/internal/lsptest"
 )
 
 // Bounds of TestBinaryConfigurationBurstHoldsFewWatchers.
@@ -98,10 +99,10 @@ func TestBinaryConfigurationBurstHoldsFewWatchers(t *testing.T) {
 	if string(midAnswer.ID) != `"mid"` || midAnswer.Error != nil {
 		t.Errorf("mid-burst answer id %s error %+v, want the result of \"mid\"", midAnswer.ID, midAnswer.Error)
 	}
-	mid := midAnswer.received.Sub(midStart)
+	mid := midAnswer.Received.Sub(midStart)
 	// Poll dsh/status until it reports the last root's index built; each
 	// poll is a round trip, so this waits for the event, with a deadline.
-	var a answer
+	var a lsptest.Message
 	for n := 0; ; n++ {
 		id := fmt.Sprintf("st%d", n)
 		p.send(map[string]any{"id": id, "method": "dsh/status", "params": map[string]any{}})

@@ -57,19 +57,6 @@ type wireProc struct {
 	waited bool
 }
 
-// answer is one response read back.
-type answer struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Result json.RawMessage `json:"result"`
-	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-	// received is when the test read the frame.
-	received time.Time
-}
-
 func startWire(t *testing.T, args ...string) *wireProc {
 	t.Helper()
 	return startWireCache(t, t.TempDir(), args...)
@@ -127,7 +114,7 @@ func (p *wireProc) next() lsptest.Message {
 
 // response returns the next response, skipping server notifications and
 // requests.
-func (p *wireProc) response() answer {
+func (p *wireProc) response() lsptest.Message {
 	p.t.Helper()
 	for {
 		m := p.next()
@@ -137,16 +124,9 @@ func (p *wireProc) response() answer {
 		if m.Method != "" {
 			continue
 		}
-		// Taken from the editor's decoding: answers of tens of MiB are
-		// not parsed twice.
-		a := answer{ID: m.ID, Result: m.Result, received: m.Received}
-		if m.Error != nil {
-			a.Error = &struct {
-				Code    int    `json:"code"`
-				Message string `json:"message"`
-			}{int(m.Error.Code), m.Error.Message}
-		}
-		return a
+		// The editor's decoding: answers of tens of MiB are not parsed
+		// twice.
+		return m
 	}
 }
 
@@ -203,13 +183,13 @@ func (p *wireProc) finish() ([]json.RawMessage, int) {
 func (p *wireProc) expectError(what, id string, code int) {
 	p.t.Helper()
 	a := p.response()
-	if a.Error == nil || a.Error.Code != code || string(a.ID) != id {
+	if a.Error == nil || a.Error.Code != int64(code) || string(a.ID) != id {
 		p.t.Errorf("%s: answered id %s error %+v, want id %s code %d", what, a.ID, a.Error, id, code)
 	}
 }
 
 // expectResult reads the next response and checks it is a result for id.
-func (p *wireProc) expectResult(what, id string) answer {
+func (p *wireProc) expectResult(what, id string) lsptest.Message {
 	p.t.Helper()
 	a := p.response()
 	if a.Error != nil || string(a.ID) != id {
