@@ -168,6 +168,25 @@ func fieldOf(key []byte, names []string) (int, bool) {
 	return -1, true
 }
 
+// scanFields calls set with each member of the object data, i being the
+// index of its key in names (-1 for any other key). It reports false, and
+// the caller decodes with encoding/json, where set does, where a key might
+// match a name inexactly, or where a named field repeats (encoding/json
+// merges repeats).
+func scanFields(data []byte, names []string, set func(i int, val []byte) bool) bool {
+	var seen uint
+	return objectMembers(data, func(key, val []byte) bool {
+		i, ok := fieldOf(key, names)
+		if !ok || i >= 0 && seen&(1<<i) != 0 {
+			return false
+		}
+		if i >= 0 {
+			seen |= 1 << i
+		}
+		return set(i, val)
+	})
+}
+
 // envelopeFields are the keys of envelope, in its field order.
 var envelopeFields = []string{"type", "seq", "seq0", "time", "data", "surfaceOp"}
 
@@ -182,15 +201,7 @@ func decodeEnvelope(line []byte, e *envelope) error {
 }
 
 func scanEnvelope(line []byte, e *envelope) bool {
-	var seen uint
-	return objectMembers(line, func(key, val []byte) bool {
-		i, ok := fieldOf(key, envelopeFields)
-		if !ok || i >= 0 && seen&(1<<i) != 0 {
-			return false // a repeated field merges in encoding/json
-		}
-		if i >= 0 {
-			seen |= 1 << i
-		}
+	return scanFields(line, envelopeFields, func(i int, val []byte) bool {
 		switch i {
 		case 0:
 			return json.Unmarshal(val, &e.Type) == nil
@@ -223,15 +234,7 @@ func decodeMessageData(data []byte, d *messageData) error {
 }
 
 func scanMessageData(data []byte, d *messageData) bool {
-	var seen uint
-	return objectMembers(data, func(key, val []byte) bool {
-		i, ok := fieldOf(key, messageFields)
-		if !ok || i >= 0 && seen&(1<<i) != 0 {
-			return false // a repeated field merges in encoding/json
-		}
-		if i >= 0 {
-			seen |= 1 << i
-		}
+	return scanFields(data, messageFields, func(i int, val []byte) bool {
 		switch i {
 		case 0:
 			d.Content = val
