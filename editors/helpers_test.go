@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -155,5 +156,62 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// serverProcesses lists the processes whose command line names logFile:
+// the dsh-refls servers an editor under test started with --log-file. It
+// reads /proc, so it finds nothing where there is none (the editor tests
+// that use it drive tmux, which runs only where /proc does).
+func serverProcesses(logFile string) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		for _, arg := range bytes.Split(cmdline, []byte{0}) {
+			if string(arg) == logFile {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
+}
+
+// awaitServersExit waits until no server logging to logFile runs, so a
+// test's temporary directory is removed only after the server's last write
+// into it (a server saves its index caches when its editor goes away). A
+// server still running after exitWait is an error: it must exit once its
+// editor has closed its end of the pipe.
+func awaitServersExit(t *testing.T, logFile string) {
+	t.Helper()
+	const exitWait = 20 * time.Second
+	start := time.Now()
+	for {
+		pids := serverProcesses(logFile)
+		if len(pids) == 0 {
+			t.Logf("the server exited %v after its editor", time.Since(start).Round(time.Millisecond))
+			return
+		}
+		if time.Since(start) > exitWait {
+			for _, pid := range pids {
+				if p, err := os.FindProcess(pid); err == nil {
+					_ = p.Kill()
+				}
+			}
+			t.Errorf("server process %v still runs %v after its editor ended; killed it", pids, exitWait)
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

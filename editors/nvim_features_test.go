@@ -53,6 +53,7 @@ require('dsh_refls').setup({
 		cmd := exec.Command("tmux", "-S", tmux.socket, "kill-server")
 		cmd.Env = tmux.env
 		_ = cmd.Run()
+		awaitServersExit(t, logFile)
 	})
 	waitFor(t, "the session index to be built", func() (bool, string) {
 		data, _ := os.ReadFile(logFile)

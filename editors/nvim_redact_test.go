@@ -62,7 +62,7 @@ func TestNeovimRedactedRecall(t *testing.T) {
 			t.Errorf("a secret (%s) is on the screen:\nhover:\n%s\npreview:\n%s", secret, hover, preview)
 		}
 	}
-	// No ":qa!": quitting lets the server save the index it grew by the
-	// new session into the temporary directory while the test removes it;
-	// the cleanup ends tmux, Neovim and the server instead.
+	// The cleanup ends tmux and Neovim, then waits for the server to save
+	// the index it grew by the new session and exit before the temporary
+	// directory is removed.
 }
