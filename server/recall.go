@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 	"time"
 	"unicode/utf16"
@@ -68,15 +67,15 @@ func (s *Server) openRecall(h *sessionsHolder, on bool) {
 		return
 	}
 	ctx, cancel := context.WithCancel(h.ctx)
-	rh := &recallHolder{sessions: h, ix: recall.New(recall.Options{Logger: s.logger.Named("recall")}),
-		kick: make(chan struct{}, 1), synced: make(chan struct{}), cancel: cancel}
+	rh := &recallHolder{sessions: h, kick: make(chan struct{}, 1), synced: make(chan struct{}), cancel: cancel}
 	if s.opts.RecallPath != nil {
 		if p, err := s.opts.RecallPath(root); err == nil {
 			rh.path = p
 		} else {
-			s.logger.Warn("recall index kept in memory only", zap.Error(err))
+			s.logger.Warn("recall index kept in a temporary file only", zap.Error(err))
 		}
 	}
+	rh.ix = recall.New(recall.Options{Logger: s.logger.Named("recall"), Path: rh.path})
 	if !s.recall.CompareAndSwap(nil, rh) {
 		cancel() // another caller opened one for the same sessions meanwhile
 		return
@@ -97,6 +96,7 @@ const recallSaveEvery = 30 * time.Second
 // and after every update, saving what changed at most every
 // recallSaveEvery.
 func (s *Server) runRecall(ctx context.Context, rh *recallHolder, h *sessionsHolder, root string) {
+	defer rh.ix.Close()
 	first := true
 	var saved uint64
 	if rh.path != "" {
@@ -165,9 +165,7 @@ func (s *Server) forgetRecall(root string) {
 	if err != nil {
 		return
 	}
-	if err := os.Remove(p); err == nil {
-		s.logger.Info("stored recall index removed (recallSearch is off)", zap.String("path", p))
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	if err := recall.Remove(p); err != nil {
 		s.logger.Warn("removing the stored recall index failed", zap.Error(err))
 	}
 }

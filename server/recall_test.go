@@ -138,7 +138,7 @@ func TestCandidatesAndCompletionGainBodyMatches(t *testing.T) {
 // (0600) only once it is on, and switching off removes it.
 func TestRecallSearchOffBuildsNothing(t *testing.T) {
 	opts, ws := searchOpts(t)
-	stored := filepath.Join(t.TempDir(), "cache", "recall-test.zst")
+	stored := filepath.Join(t.TempDir(), "cache", "recall-test.idx")
 	opts.RecallPath = func(string) (string, error) { return stored, nil }
 	h := newHarness(t, opts)
 	h.initialize(initOptions{root: ws, settings: map[string]any{"sessionId": "s-target"}})
@@ -174,10 +174,17 @@ func TestRecallSearchOffBuildsNothing(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	for {
-		info, err := os.Stat(stored)
+		_, err := os.Stat(stored)
 		if err == nil {
-			if runtime.GOOS != "windows" && info.Mode().Perm() != 0o600 {
-				t.Errorf("stored recall index mode %v, want 0600", info.Mode().Perm())
+			// The index and its text file, both private.
+			names, _ := filepath.Glob(filepath.Join(filepath.Dir(stored), "recall-test*"))
+			if len(names) != 2 {
+				t.Errorf("stored recall files %v, want the index and its text file", names)
+			}
+			for _, n := range names {
+				if info, err := os.Stat(n); err != nil || runtime.GOOS != "windows" && info.Mode().Perm() != 0o600 {
+					t.Errorf("stored recall file %s: %v, want mode 0600", n, err)
+				}
 			}
 			break
 		}
@@ -189,8 +196,8 @@ func TestRecallSearchOffBuildsNothing(t *testing.T) {
 	h.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"dsh": map[string]any{"recallSearch": false}}})
 	for {
 		h.mustCall(MethodStatus, nil, &st)
-		_, err := os.Lstat(stored)
-		if st.Recall == nil && errors.Is(err, fs.ErrNotExist) {
+		left, _ := os.ReadDir(filepath.Dir(stored))
+		if st.Recall == nil && len(left) == 0 {
 			break
 		}
 		if time.Now().After(deadline) {

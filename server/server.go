@@ -67,7 +67,7 @@ type Options struct {
 	// nil means time.Now.
 	Now func() time.Time
 	// RecallPath is where the recall index of a sessions root is stored
-	// (recall.DefaultPath); nil keeps it in memory only.
+	// (recall.DefaultPath); nil keeps it in a temporary file only.
 	RecallPath func(root string) (string, error)
 }
 

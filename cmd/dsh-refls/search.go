@@ -58,6 +58,7 @@ func runSearch(args []string, stdout, stderr io.Writer) int {
 	}
 	snap := ix.Snapshot()
 	rc := recall.New(recall.Options{Progress: bar.phase("reading what was said")})
+	defer rc.Close() // removes its temporary text file
 	err = rc.Sync(ctx, snap)
 	bar.finish()
 	if err != nil {

@@ -176,15 +176,9 @@ func scanSearch(ix *Index, q string, limit int) int {
 		return 0
 	}
 	n := 0
-	for _, o := range ix.cur.Load().order {
-		ok := true
-		for _, t := range terms {
-			if !strings.Contains(o.d.folded, t) {
-				ok = false
-				break
-			}
-		}
-		if ok {
+	f, found := newFolder(), make([]bool, len(terms))
+	for _, d := range ix.cur.Load().order {
+		if ok, _ := ix.holds(f, d, terms, found); ok {
 			if n++; n == limit {
 				break
 			}

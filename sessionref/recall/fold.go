@@ -38,11 +38,19 @@ func (f *folder) appendFold(dst []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
+			// A run of ASCII is lowered in place, without an append per byte.
+			j := i + 1
+			for j < len(s) && s[j] < utf8.RuneSelf {
+				j++
 			}
-			dst = append(dst, c)
-			i++
+			at := len(dst)
+			dst = append(dst, s[i:j]...)
+			for k, c := range dst[at:] {
+				if 'A' <= c && c <= 'Z' {
+					dst[at+k] = c + 'a' - 'A'
+				}
+			}
+			i = j
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(s[i:])

@@ -3,12 +3,15 @@
 // exactly what a reference to the session would recall, and answers
 // case-insensitive substring queries over it.
 //
-// Each session's messages are kept as read plus their case folding
-// (fold.go); a trigram posting index over the folded text rules out
-// sessions before an exact substring check, which alone decides a match.
-// Postings are built for the whole set at once and never change: a session
-// whose log changed is projected again and searched beside them until the
-// next rebuild.
+// The text lies on disk in compressed blocks (blocks.go), never in memory
+// as a whole; a trigram posting index over its case folding (fold.go,
+// postings.go) rules out sessions, and an exact substring check of the
+// remaining sessions' blocks, read back newest session first until enough
+// match, alone decides a match. Sessions whose log changed get new slots in
+// a small overlay beside the postings until the next merge, which
+// renumbers the postings without reading any text again. Every listed
+// session is indexed: memory holds the postings, one small record per
+// session and a bounded cache of decoded blocks.
 package recall
 
 import (
@@ -16,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -33,39 +37,69 @@ type Options struct {
 	// Parallelism bounds how many logs are projected at once; 0 means
 	// 2 × GOMAXPROCS.
 	Parallelism int
-	// MaxTextBytes bounds the memory of the index: sessions are indexed
-	// newest first while their text (as read plus folded) fits, older
-	// ones are left out and counted in Stats.Unindexed. A session not yet
-	// projected is estimated at twice its log's size. 0 means DefaultMaxTextBytes.
-	MaxTextBytes int64
+	// Path is where the index is stored (Save, Load): its text is written
+	// beside it as it is read. "" keeps the text in a private temporary
+	// file, removed on Close, until a Save.
+	Path string
+	// CacheBytes bounds the decoded blocks kept in memory; 0 means
+	// DefaultCacheBytes.
+	CacheBytes int64
 	// Progress, when set, is told how many of the sessions a Sync
 	// projects are done, out of how many, after each one. It is called
 	// from several goroutines at once, and done may arrive out of order.
 	Progress func(done, total int)
 }
 
-// DefaultMaxTextBytes is the default text budget of an index.
-const DefaultMaxTextBytes = 256 << 20
+// Bounds of the incremental state.
+const (
+	// overlayMax is how many changed sessions are kept beside the
+	// postings before they are merged into them.
+	overlayMax = 64
+	// maxCursors is how many sessions keep the state of their last read
+	// (ProjectionCursor holds the log's folded surface), so that an
+	// append to one of them is read alone: the most recently read first.
+	maxCursors = 8
+)
 
 // Index is the recall index. Sync has one caller at a time; Search may be
 // called from any goroutine at any time and reads an immutable view.
 type Index struct {
-	opts Options
-	log  *zap.Logger
+	opts  Options
+	log   *zap.Logger
+	cache *blockCache
 
 	syncMu sync.Mutex
 	docs   map[string]*doc     // current documents by session id
 	failed map[string]entryKey // sessions whose projection failed, until they change
-	// unindexed counts the sessions the text budget left out.
-	unindexed int
+	// data is the file new blocks go to; retired are files replaced by a
+	// compaction that searches of older views may still read.
+	data    *dataFile
+	retired []*dataFile
+	// garbage is how many bytes of data no current document refers to.
+	garbage int64
+	// base are the postings of slots 0..base.n-1; overlay holds the
+	// sorted grams of the slots from base.n to nextSlot-1.
+	base     *postings
+	overlay  map[int32][]uint32
+	nextSlot int32
+	// cursors are the kept read states, most recent first.
+	cursors []cursorOf
+	// projected counts the sessions read from their logs since New or Load.
 	projected int
-	base      *postings
 	// changes counts the syncs and loads that changed docs (Changes).
 	changes atomic.Uint64
 	// resumed counts the reads that went on from where the last one ended.
 	resumed atomic.Int64
 
+	brokenMu sync.Mutex
+	broken   map[string]bool // sessions whose blocks could not be read back
+
 	cur atomic.Pointer[view]
+}
+
+type cursorOf struct {
+	id  string
+	cur *sessionref.ProjectionCursor
 }
 
 // entryKey is what tells that a session's log changed since its projection.
@@ -83,71 +117,61 @@ func keyOf(e *sessionref.Entry) entryKey {
 		formatVersion: e.FormatVersion, corrupt: e.Corrupt}
 }
 
-// doc is the projected text of one session. It never changes once built.
+// doc is one indexed session: where its text lies. It never changes once
+// published; a merge or compaction publishes a copy.
 type doc struct {
 	id        string
 	createdAt int64
 	key       entryKey
-	// cur is where the read of the log ended, for the next sync to go on
-	// from when the log only grew; only Sync touches it.
-	cur *sessionref.ProjectionCursor
-	// folded holds the folding of every message, each followed by NUL.
-	folded string
-	msgs   []message
+	slot      int32
+	data      *dataFile
+	blocks    []blockRef
+	// textBytes and foldedBytes are the sizes of its text and folding.
+	textBytes, foldedBytes int64
 }
 
-// size is the memory the text of d holds, as read plus folded.
-func (d *doc) size() int64 {
-	n := int64(len(d.folded))
-	for _, m := range d.msgs {
-		n += int64(len(m.text))
+// stored is how many bytes of its data file d takes.
+func (d *doc) stored() int64 {
+	var n int64
+	for _, b := range d.blocks {
+		n += recordHeaderLen + int64(b.n)
 	}
 	return n
 }
 
-// message is one projected message and where its folding lies in folded.
-type message struct {
-	role         string
-	seq          int64
-	text         string
-	fStart, fEnd int
-}
-
-// view is what searches read: the postings, which of their documents are
-// still current, and the current documents they do not hold.
+// view is what searches read.
 type view struct {
-	base  *postings
-	alive []bool // parallel to base.docs
+	base    *postings
+	overlay map[int32][]uint32
 	// order is every current document, newest first (createdAt
-	// descending, then id), with its slot in base or -1.
-	order []ordered
-	byID  map[string]ordered
+	// descending, then id).
+	order []*doc
+	byID  map[string]*doc
 	stats Stats
-}
-
-type ordered struct {
-	d    *doc
-	slot int32
 }
 
 // Stats describe the index.
 type Stats struct {
-	// Sessions is how many sessions have a projection.
+	// Sessions is how many sessions are indexed.
 	Sessions int `json:"sessions"`
 	// Failed is how many sessions could not be projected.
 	Failed int `json:"failed"`
 	// TextBytes is the size of the projected text; FoldedBytes of its folding.
 	TextBytes   int64 `json:"textBytes"`
 	FoldedBytes int64 `json:"foldedBytes"`
+	// StoredBytes is the size of the file holding the compressed text,
+	// CacheBytes what its decoded blocks in memory take.
+	StoredBytes int64 `json:"storedBytes"`
+	CacheBytes  int64 `json:"cacheBytes"`
 	// PostingBytes is the memory of the posting lists and bitsets.
 	PostingBytes int64 `json:"postingBytes"`
-	// Unposted is how many sessions changed since the postings were built
-	// and are searched by a scan until the next rebuild.
+	// Unposted is how many sessions changed since the postings were
+	// merged and are posted in the overlay beside them.
 	Unposted int `json:"unposted"`
 	// Grams is how many distinct grams the postings hold.
 	Grams int `json:"grams"`
-	// Unindexed is how many listed sessions, the oldest, were left out
-	// because the text budget was spent.
+	// Unindexed is how many listed sessions were left out; every listed
+	// session is indexed, so it is 0 (kept for hosts that read it).
 	Unindexed int `json:"unindexed"`
 	// Projected is how many sessions were read from their logs since the
 	// index was opened or loaded from its stored copy (new or changed ones).
@@ -164,23 +188,61 @@ func New(opts Options) *Index {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 2 * runtime.GOMAXPROCS(0)
 	}
-	if opts.MaxTextBytes <= 0 {
-		opts.MaxTextBytes = DefaultMaxTextBytes
+	if opts.CacheBytes <= 0 {
+		opts.CacheBytes = DefaultCacheBytes
 	}
 	lg := opts.Logger
 	if lg == nil {
 		lg = zap.NewNop()
 	}
-	ix := &Index{opts: opts, log: lg, docs: map[string]*doc{}, failed: map[string]entryKey{}}
-	ix.cur.Store(&view{base: &postings{slot: map[*doc]int32{}}, byID: map[string]ordered{}})
+	ix := &Index{opts: opts, log: lg, cache: newBlockCache(opts.CacheBytes), docs: map[string]*doc{},
+		failed: map[string]entryKey{}, base: &postings{m: map[uint32]plist{}}, overlay: map[int32][]uint32{},
+		broken: map[string]bool{}}
+	ix.cur.Store(&view{base: ix.base, byID: map[string]*doc{}})
 	return ix
 }
 
+// Close releases the index's files; a private temporary one is removed.
+// The index must not be used afterwards.
+func (ix *Index) Close() error {
+	ix.syncMu.Lock()
+	defer ix.syncMu.Unlock()
+	var err error
+	for _, d := range append(ix.retired, ix.data) {
+		if d != nil {
+			err = errors.Join(err, d.close())
+		}
+	}
+	ix.data, ix.retired = nil, nil
+	return err
+}
+
 // Stats returns the statistics of the current view.
-func (ix *Index) Stats() Stats { return ix.cur.Load().stats }
+func (ix *Index) Stats() Stats {
+	st := ix.cur.Load().stats
+	st.CacheBytes = ix.cache.size()
+	return st
+}
 
 // Synced reports whether a view has been published since New.
 func (ix *Index) Synced() bool { return !ix.cur.Load().stats.Synced.IsZero() }
+
+// markBroken notes that a session's text could not be read back: the next
+// Sync reads its log again.
+func (ix *Index) markBroken(id string, err error) {
+	ix.log.Warn("recall text unreadable; the session is read again at the next sync", zap.String("session", id), zap.Error(err))
+	ix.brokenMu.Lock()
+	ix.broken[id] = true
+	ix.brokenMu.Unlock()
+}
+
+func (ix *Index) takeBroken() map[string]bool {
+	ix.brokenMu.Lock()
+	defer ix.brokenMu.Unlock()
+	b := ix.broken
+	ix.broken = map[string]bool{}
+	return b
+}
 
 // Sync brings the index up to date with snap: sessions that are new or
 // whose log changed (appended to, replaced, migrated to a new generation,
@@ -189,27 +251,14 @@ func (ix *Index) Synced() bool { return !ix.cur.Load().stats.Synced.IsZero() }
 func (ix *Index) Sync(ctx context.Context, snap *sessionref.Snapshot) error {
 	ix.syncMu.Lock()
 	defer ix.syncMu.Unlock()
+	broken := ix.takeBroken()
 	listed := make(map[string]bool, len(snap.Sessions))
 	var todo []sessionref.Entry
-	var used int64
-	ix.unindexed = 0
 	for i := range snap.Sessions { // newest first
 		e := &snap.Sessions[i]
 		k := keyOf(e)
-		d := ix.docs[e.ID]
-		// A log not yet projected is estimated at twice its size: its
-		// projected text is at most the log, held as read plus folded.
-		cost := 2 * max(e.Offset, 0)
-		if d != nil && d.key == k {
-			cost = d.size()
-		}
-		if used+cost > ix.opts.MaxTextBytes {
-			ix.unindexed = len(snap.Sessions) - i
-			break
-		}
-		used += cost
 		listed[e.ID] = true
-		if d != nil && d.key == k {
+		if d := ix.docs[e.ID]; d != nil && d.key == k && !broken[e.ID] {
 			continue
 		}
 		if fk, ok := ix.failed[e.ID]; ok && fk == k {
@@ -219,9 +268,9 @@ func (ix *Index) Sync(ctx context.Context, snap *sessionref.Snapshot) error {
 	}
 	changed := len(todo) > 0
 	ix.projected += len(todo)
-	for id := range ix.docs {
+	for id, d := range ix.docs {
 		if !listed[id] {
-			delete(ix.docs, id)
+			ix.dropDoc(d)
 			changed = true
 		}
 	}
@@ -230,23 +279,9 @@ func (ix *Index) Sync(ctx context.Context, snap *sessionref.Snapshot) error {
 			delete(ix.failed, id)
 		}
 	}
-	prev := make([]*sessionref.ProjectionCursor, len(todo))
-	for i := range todo {
-		if d := ix.docs[todo[i].ID]; d != nil {
-			prev[i], d.cur = d.cur, nil // spent by the read
-		}
-	}
-	docs, errs, err := ix.project(ctx, todo, prev)
-	for i, e := range todo {
-		switch {
-		case docs[i] != nil:
-			ix.docs[e.ID] = docs[i]
-			delete(ix.failed, e.ID)
-		case errs[i] != nil:
-			delete(ix.docs, e.ID)
-			ix.failed[e.ID] = keyOf(&todo[i])
-			ix.log.Debug("session not searchable", zap.String("session", e.ID), zap.Error(errs[i]))
-		}
+	var err error
+	if len(todo) > 0 {
+		err = ix.projectAll(ctx, todo)
 	}
 	if changed {
 		ix.changes.Add(1)
@@ -258,90 +293,235 @@ func (ix *Index) Sync(ctx context.Context, snap *sessionref.Snapshot) error {
 	return nil
 }
 
-// project reads the projections of entries in parallel. A nil doc with a
-// nil error means the read was cut short by ctx.
-func (ix *Index) project(ctx context.Context, entries []sessionref.Entry, prev []*sessionref.ProjectionCursor) ([]*doc, []error, error) {
-	docs := make([]*doc, len(entries))
-	errs := make([]error, len(entries))
+// dropDoc forgets d; its blocks become garbage.
+func (ix *Index) dropDoc(d *doc) {
+	delete(ix.docs, d.id)
+	delete(ix.overlay, d.slot)
+	if d.data == ix.data {
+		ix.garbage += d.stored()
+	}
+}
+
+// built is one projected session, ready to be written.
+type built struct {
+	i           int // in todo
+	d           *doc
+	grams       []uint32
+	blocks      [][]byte
+	cur         *sessionref.ProjectionCursor
+	err         error
+	interrupted bool
+}
+
+// projectAll reads the projections of todo in parallel and adds them: to
+// the overlay when they are few and postings exist, else into new postings that also take
+// over every current document (renumbered).
+func (ix *Index) projectAll(ctx context.Context, todo []sessionref.Entry) error {
+	if ix.data == nil {
+		d, err := createData(ix.opts.Path)
+		if err != nil {
+			return err
+		}
+		ix.data = d
+	}
+	prev := make([]*sessionref.ProjectionCursor, len(todo))
+	for i := range todo {
+		prev[i] = ix.takeCursor(todo[i].ID)
+		if d := ix.docs[todo[i].ID]; d != nil {
+			ix.dropDoc(d)
+		}
+	}
+	var b *builder
+	if len(todo) > overlayMax || len(ix.overlay)+len(todo) > overlayMax || len(ix.docs) == 0 {
+		b = ix.seed()
+	}
+	results := make(chan *built, ix.opts.Parallelism)
 	next := make(chan int)
 	var finished atomic.Int64
 	var wg sync.WaitGroup
-	for w := 0; w < min(ix.opts.Parallelism, max(1, len(entries))); w++ {
+	for w := 0; w < min(ix.opts.Parallelism, len(todo)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			f := newFolder()
+			f, gs := newFolder(), newGramSet()
 			for i := range next {
-				p, cur, resumed, err := sessionref.ReadProjectionFrom(ctx, entries[i], prev[i])
-				switch {
-				case err == nil:
-					if resumed {
-						ix.resumed.Add(1)
-					}
-					docs[i] = newDoc(f, &entries[i], p)
-					docs[i].cur = cur
-				case ctx.Err() == nil:
-					errs[i] = err
-				}
+				results <- ix.build(ctx, f, gs, i, &todo[i], prev[i])
 				if ix.opts.Progress != nil {
-					ix.opts.Progress(int(finished.Add(1)), len(entries))
+					ix.opts.Progress(int(finished.Add(1)), len(todo))
 				}
 			}
 		}()
 	}
-	var err error
-	for i := range entries {
-		if err = ctx.Err(); err != nil {
-			break
+	go func() {
+		for i := range todo {
+			if ctx.Err() != nil {
+				break
+			}
+			next <- i
 		}
-		next <- i
+		close(next)
+		wg.Wait()
+		close(results)
+	}()
+	var kept []cursorOf
+	var werr error
+	for r := range results {
+		e := &todo[r.i]
+		switch {
+		case r.interrupted:
+			continue
+		case r.err != nil:
+			ix.failed[e.ID] = keyOf(e)
+			ix.log.Debug("session not searchable", zap.String("session", e.ID), zap.Error(r.err))
+			continue
+		case werr != nil:
+			continue
+		}
+		for _, blk := range r.blocks {
+			ref, err := ix.data.append(blk)
+			if err != nil {
+				werr = err
+				break
+			}
+			r.d.blocks = append(r.d.blocks, ref)
+		}
+		if werr != nil {
+			continue
+		}
+		r.d.data, r.d.slot = ix.data, ix.nextSlot
+		ix.nextSlot++
+		if b != nil {
+			b.add(int(r.d.slot), r.grams)
+		} else {
+			ix.overlay[r.d.slot] = r.grams
+		}
+		ix.docs[e.ID] = r.d
+		delete(ix.failed, e.ID)
+		if r.cur != nil {
+			kept = append(kept, cursorOf{id: e.ID, cur: r.cur})
+		}
 	}
-	close(next)
-	wg.Wait()
-	return docs, errs, err
+	ix.keepCursors(kept)
+	if b != nil {
+		ix.base, ix.overlay = b.postings(), map[int32][]uint32{}
+		ix.nextSlot = int32(ix.base.n)
+	} else if len(ix.overlay) > overlayMax || int(ix.nextSlot) > 64+2*len(ix.docs) {
+		ix.merge()
+	}
+	if werr != nil {
+		return werr
+	}
+	return ctx.Err()
 }
 
-func newDoc(f *folder, e *sessionref.Entry, p *sessionref.Projection) *doc {
-	d := &doc{id: e.ID, createdAt: e.CreatedAt, key: keyOf(e), msgs: make([]message, 0, len(p.Messages))}
+// build projects one session and lays out its blocks and grams.
+func (ix *Index) build(ctx context.Context, f *folder, gs *gramSet, i int, e *sessionref.Entry, prev *sessionref.ProjectionCursor) *built {
+	p, cur, resumed, err := sessionref.ReadProjectionFrom(ctx, *e, prev)
+	if err != nil {
+		return &built{i: i, err: err, interrupted: ctx.Err() != nil}
+	}
+	if resumed {
+		ix.resumed.Add(1)
+	}
+	r := &built{i: i, cur: cur, d: &doc{id: e.ID, createdAt: e.CreatedAt, key: keyOf(e)}}
+	gs.reset()
+	var pending []rawMessage
+	var folded, raw []byte
 	size := 0
-	for _, m := range p.Messages {
-		size += len(m.Text) + 1
+	flush := func() {
+		if len(pending) > 0 {
+			raw = encodeBlock(raw[:0], pending)
+			r.blocks = append(r.blocks, compressBlock(raw))
+			pending, size = pending[:0], 0
+		}
 	}
-	buf := make([]byte, 0, size+size/16)
 	for _, m := range p.Messages {
-		start := len(buf)
-		buf = f.appendFold(buf, m.Text)
-		d.msgs = append(d.msgs, message{role: m.Role, seq: m.Seq, text: m.Text, fStart: start, fEnd: len(buf)})
-		buf = append(buf, 0)
+		folded = f.appendFold(folded[:0], m.Text)
+		gs.add(folded)
+		r.d.textBytes += int64(len(m.Text))
+		r.d.foldedBytes += int64(len(folded) + 1)
+		pending = append(pending, rawMessage{role: m.Role, seq: m.Seq, text: m.Text})
+		if size += len(m.Text); size >= blockTarget {
+			flush()
+		}
 	}
-	d.folded = string(buf)
-	return d
+	flush()
+	r.grams = gs.sorted()
+	return r
 }
 
-// rebuildNeeded reports whether the documents outside the postings are
-// enough to make a rebuild worth it.
-func rebuildNeeded(base *postings, unposted int, unpostedBytes, total int64) bool {
-	if base == nil || base.docs == nil {
-		return true
+// seed returns a builder holding every current document, renumbered from
+// 0 in slot order (published copies of the documents get their new slot).
+func (ix *Index) seed() *builder {
+	cur := make([]*doc, 0, len(ix.docs))
+	for _, d := range ix.docs {
+		cur = append(cur, d)
 	}
-	return unposted > 64+len(base.docs)/32 || unpostedBytes > 16<<20+total/8
+	sort.Slice(cur, func(i, j int) bool { return cur[i].slot < cur[j].slot })
+	remap := make([]int32, ix.nextSlot)
+	for i := range remap {
+		remap[i] = -1
+	}
+	for i, d := range cur {
+		remap[d.slot] = int32(i)
+	}
+	b := newBuilder()
+	b.seed(ix.base, remap[:min(len(remap), ix.base.n)])
+	over := make([]int32, 0, len(ix.overlay))
+	for s := range ix.overlay {
+		over = append(over, s)
+	}
+	slices.Sort(over)
+	for _, s := range over {
+		if int(s) < len(remap) && remap[s] >= 0 {
+			b.add(int(remap[s]), ix.overlay[s])
+		}
+	}
+	for i, d := range cur {
+		c := *d
+		c.slot = int32(i)
+		ix.docs[d.id] = &c
+	}
+	ix.nextSlot = int32(len(cur))
+	b.n = len(cur)
+	return b
+}
+
+// merge folds the overlay into the postings and drops the slots of
+// documents no longer current.
+func (ix *Index) merge() {
+	b := ix.seed()
+	ix.base, ix.overlay = b.postings(), map[int32][]uint32{}
+	ix.nextSlot = int32(ix.base.n)
+}
+
+// takeCursor removes and returns the kept cursor of id, if any.
+func (ix *Index) takeCursor(id string) *sessionref.ProjectionCursor {
+	for i, c := range ix.cursors {
+		if c.id == id {
+			ix.cursors = slices.Delete(ix.cursors, i, i+1)
+			return c.cur
+		}
+	}
+	return nil
+}
+
+// keepCursors keeps the cursors of the sessions just read (newest
+// session first) ahead of the older ones, up to maxCursors.
+func (ix *Index) keepCursors(kept []cursorOf) {
+	sort.SliceStable(kept, func(i, j int) bool { return ix.docs[kept[i].id].createdAt > ix.docs[kept[j].id].createdAt })
+	ix.cursors = append(kept, ix.cursors...)
+	if len(ix.cursors) > maxCursors {
+		clear(ix.cursors[maxCursors:])
+		ix.cursors = ix.cursors[:maxCursors]
+	}
 }
 
 // publish builds the next view; the writer holds syncMu.
 func (ix *Index) publish() {
 	all := make([]*doc, 0, len(ix.docs))
-	var total, unpostedBytes int64
-	unposted := 0
 	for _, d := range ix.docs {
 		all = append(all, d)
-		total += int64(len(d.folded))
-		if ix.base == nil {
-			continue
-		}
-		if _, ok := ix.base.slot[d]; !ok {
-			unposted++
-			unpostedBytes += int64(len(d.folded))
-		}
 	}
 	sort.Slice(all, func(i, j int) bool {
 		if all[i].createdAt != all[j].createdAt {
@@ -349,28 +529,22 @@ func (ix *Index) publish() {
 		}
 		return all[i].id < all[j].id
 	})
-	if rebuildNeeded(ix.base, unposted, unpostedBytes, total) {
-		ix.base = buildPostings(all, ix.opts.Parallelism)
+	v := &view{base: ix.base, overlay: make(map[int32][]uint32, len(ix.overlay)), order: all, byID: make(map[string]*doc, len(all))}
+	var overlayBytes int64
+	for s, g := range ix.overlay {
+		v.overlay[s] = g
+		overlayBytes += int64(len(g) * 4)
 	}
-	v := &view{base: ix.base, alive: make([]bool, len(ix.base.docs)), order: make([]ordered, len(all)),
-		byID: make(map[string]ordered, len(all))}
-	for i, d := range all {
-		s, ok := ix.base.slot[d]
-		if ok {
-			v.alive[s] = true
-		} else {
-			s = -1
-			v.stats.Unposted++
-		}
-		v.order[i] = ordered{d: d, slot: s}
-		v.byID[d.id] = v.order[i]
-		v.stats.FoldedBytes += int64(len(d.folded))
-		for _, m := range d.msgs {
-			v.stats.TextBytes += int64(len(m.text))
-		}
+	for _, d := range all {
+		v.byID[d.id] = d
+		v.stats.TextBytes += d.textBytes
+		v.stats.FoldedBytes += d.foldedBytes
 	}
-	v.stats.Sessions, v.stats.Failed, v.stats.Unindexed, v.stats.Projected = len(all), len(ix.failed), ix.unindexed, ix.projected
-	v.stats.PostingBytes, v.stats.Grams = ix.base.bytes, len(ix.base.lists)+len(ix.base.bits)
+	if ix.data != nil {
+		v.stats.StoredBytes = ix.data.Size()
+	}
+	v.stats.Sessions, v.stats.Failed, v.stats.Projected = len(all), len(ix.failed), ix.projected
+	v.stats.PostingBytes, v.stats.Grams, v.stats.Unposted = ix.base.bytes+overlayBytes, len(ix.base.m), len(ix.overlay)
 	v.stats.Resumed = ix.resumed.Load()
 	v.stats.Synced = time.Now()
 	ix.cur.Store(v)

@@ -1,95 +1,149 @@
 package recall
 
 import (
-	"bufio"
-	"encoding/gob"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
-
-	"github.com/klauspost/compress/zstd"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
-// The stored index: storeMagic, then a zstd stream of gob values — a
-// storedHeader, then storedHeader.Docs storedDocs. storeFormat changes
-// whenever what is stored does; a file of another format, of another root,
-// or that does not decode is not used (the index is rebuilt from the logs
-// and the file replaced at the next save). The file holds conversation
-// text, so it is written 0600 in a 0700 directory (docs/reliability.md).
+// The stored index is two files beside the title-index cache:
+//
+//   - recall-<hash>.idx: storeMagic, then little-endian binary — the
+//     format, the root, the name, id and length of the text file, the
+//     number of slots, one record per session (its entry key, slot, sizes
+//     and block references), the postings (per gram a delta-coded slot list
+//     or a bitset), and a CRC-32C of all that. It is small (no text) and
+//     rewritten whole at every save, through a temporary file and a rename.
+//   - recall-<hash>.<random>.dat: the compressed text blocks (blocks.go),
+//     appended to as sessions are read; each block carries its own CRC.
+//
+// A stored index of another format or root, or that is truncated, damaged
+// or names a text file that is missing, shorter or of another id, is not
+// used: the index is rebuilt from the logs and the files replaced at the
+// next save. Loading reads the .idx file only (no text), so a warm start
+// is searchable at once. Both files hold conversation text or what it is
+// made of, so they are written 0600 in a 0700 directory
+// (docs/reliability.md) and opened without following links.
 const (
 	storeMagic  = "dsh-refls recall index\n"
-	storeFormat = 1
-	// maxStoredDocs bounds what a stored header may announce.
-	maxStoredDocs = 1 << 24
+	storeFormat = 2
+	// maxStoreBytes bounds what a stored .idx file may hold.
+	maxStoreBytes = 1 << 31
 )
 
 // ErrStoreUnusable wraps every reason a stored index is not used.
 var ErrStoreUnusable = errors.New("stored recall index unusable")
 
-type storedHeader struct {
-	Format int
-	Root   string
-	Docs   int
-}
-
-type storedDoc struct {
-	ID        string
-	CreatedAt int64
-	Path      string
-	Offset    int64
-	LastSeq   int64
-	Gen       int
-	Version   int
-	Corrupt   string
-	Msgs      []storedMsg
-}
-
-type storedMsg struct {
-	Role string
-	Seq  int64
-	Text string
+func randRead(b []byte) (int, error) {
+	n, err := rand.Read(b)
+	if err != nil {
+		return n, fmt.Errorf("choosing a recall text file id: %w", err)
+	}
+	return n, nil
 }
 
 // DefaultPath is where the recall index of root is stored: beside the
-// title-index cache (sessionref.DefaultCachePath), as recall-<hash>.zst.
+// title-index cache (sessionref.DefaultCachePath), as recall-<hash>.idx
+// (its text in recall-<hash>.*.dat beside it).
 func DefaultPath(root string) (string, error) {
 	p, err := sessionref.DefaultCachePath(root)
 	if err != nil {
 		return "", err
 	}
 	base := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "index-"), filepath.Ext(p))
-	return filepath.Join(filepath.Dir(p), "recall-"+base+".zst"), nil
+	return filepath.Join(filepath.Dir(p), "recall-"+base+".idx"), nil
+}
+
+// storedFiles are the files of the index stored at path that exist: the
+// .idx file, its text files and the single file of the first format.
+func storedFiles(path string) []string {
+	prefix := strings.TrimSuffix(path, filepath.Ext(path))
+	out := []string{path}
+	if prefix+".zst" != path {
+		out = append(out, prefix+".zst")
+	}
+	if m, err := filepath.Glob(globEscape(prefix) + ".*.dat"); err == nil {
+		out = append(out, m...)
+	}
+	return out
+}
+
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// Remove deletes every file of the index stored at path (recallSearch
+// off: nothing that was said in sessions stays on disk). Missing files are
+// not an error.
+func Remove(path string) error {
+	var err error
+	for _, p := range storedFiles(path) {
+		if e := os.Remove(p); e != nil && !errors.Is(e, os.ErrNotExist) {
+			err = errors.Join(err, e)
+		}
+	}
+	return err
 }
 
 // Changes counts the syncs and loads that changed the indexed documents;
 // a caller saves when it moved since its last save.
 func (ix *Index) Changes() uint64 { return ix.changes.Load() }
 
-// Save writes the indexed documents of root to path atomically: a private
-// temporary file in the same directory, synced, then renamed over the old
-// one. A failed save leaves the old file in place.
+// Save writes the index of root to path: its text file is synced (first
+// moved beside path when it lies elsewhere, or rewritten without the
+// blocks no session uses when they outweigh the rest), then the .idx file
+// is replaced atomically. A failed save leaves the old files in place.
 func (ix *Index) Save(path, root string) error {
 	ix.syncMu.Lock()
-	docs := make([]*doc, 0, len(ix.docs))
-	for _, d := range ix.docs {
-		docs = append(docs, d)
-	}
-	ix.syncMu.Unlock()
+	defer ix.syncMu.Unlock()
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("creating the recall index directory: %w", err)
 	}
+	prefix := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)) + "."
+	live := int64(0)
+	for _, d := range ix.docs {
+		live += d.stored()
+	}
+	if ix.data == nil || ix.data.temp || filepath.Dir(ix.data.path) != dir || !strings.HasPrefix(filepath.Base(ix.data.path), prefix) ||
+		ix.garbage > max(64<<20, live) || ix.dataElsewhere() {
+		if err := ix.compact(path); err != nil {
+			return err
+		}
+	}
+	if len(ix.overlay) > 0 {
+		ix.merge()
+		ix.publish()
+	}
+	if err := ix.data.f.Sync(); err != nil {
+		return fmt.Errorf("syncing the recall text file: %w", err)
+	}
+	body := ix.encodeStore(root)
 	tmp, err := os.CreateTemp(dir, ".recall-*.tmp") // O_EXCL, mode 0600
 	if err != nil {
 		return fmt.Errorf("creating the recall index file: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // nothing left to remove after the rename
-	err = writeStore(tmp, root, docs)
+	_, err = tmp.Write(body)
+	if err == nil {
+		err = tmp.Sync()
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -99,115 +153,364 @@ func (ix *Index) Save(path, root string) error {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("replacing the recall index %s: %w", path, err)
 	}
+	for _, p := range storedFiles(path)[1:] {
+		if p != ix.data.path {
+			os.Remove(p) // an older text file, or the first format's file
+		}
+	}
 	return nil
 }
 
-func writeStore(f *os.File, root string, docs []*doc) error {
-	return writeStoreAs(f, root, docs, storeFormat)
+// dataElsewhere reports whether a current document lies in a file other
+// than the one new blocks go to (after a Load over an earlier index).
+func (ix *Index) dataElsewhere() bool {
+	for _, d := range ix.docs {
+		if d.data != ix.data {
+			return true
+		}
+	}
+	return false
 }
 
-func writeStoreAs(f *os.File, root string, docs []*doc, format int) error {
-	w := bufio.NewWriterSize(f, 1<<20)
-	if _, err := io.WriteString(w, storeMagic); err != nil {
-		return err
-	}
-	zw, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+// compact copies the blocks of every current document into a new text
+// file beside path, which new blocks then go to, and publishes documents
+// that refer to it. The old file is kept open for searches of older views
+// until the next compaction.
+func (ix *Index) compact(path string) error {
+	nd, err := createData(path)
 	if err != nil {
 		return err
 	}
-	enc := gob.NewEncoder(zw)
-	if err := enc.Encode(storedHeader{Format: format, Root: root, Docs: len(docs)}); err != nil {
-		return fmt.Errorf("encoding: %w", err)
-	}
-	for _, d := range docs {
-		sd := storedDoc{ID: d.id, CreatedAt: d.createdAt, Path: d.key.path, Offset: d.key.offset, LastSeq: d.key.lastSeq,
-			Gen: d.key.generation, Version: d.key.formatVersion, Corrupt: d.key.corrupt, Msgs: make([]storedMsg, len(d.msgs))}
-		for i, m := range d.msgs {
-			sd.Msgs[i] = storedMsg{Role: m.role, Seq: m.seq, Text: m.text}
+	docs := make(map[string]*doc, len(ix.docs))
+	for id, d := range ix.docs {
+		c := *d
+		c.data, c.blocks = nd, make([]blockRef, 0, len(d.blocks))
+		for _, ref := range d.blocks {
+			rec, err := d.data.record(ref)
+			if err == nil {
+				var r blockRef
+				if r, err = nd.append(rec[recordHeaderLen:]); err == nil {
+					c.blocks = append(c.blocks, r)
+				}
+			}
+			if errors.Is(err, errBlock) {
+				// Damaged text: the session is read again from its log.
+				c.blocks = nil
+				ix.markBroken(id, err)
+				break
+			}
+			if err != nil {
+				nd.close()
+				os.Remove(nd.path)
+				return err
+			}
 		}
-		if err := enc.Encode(&sd); err != nil {
-			return fmt.Errorf("encoding: %w", err)
+		docs[id] = &c
+	}
+	for _, old := range ix.retired {
+		old.close()
+	}
+	ix.retired = nil
+	for _, d := range ix.docs {
+		if d.data != nil && d.data != ix.data && !slices.Contains(ix.retired, d.data) {
+			ix.retired = append(ix.retired, d.data)
 		}
 	}
-	if err := zw.Close(); err != nil {
-		return err
+	if ix.data != nil {
+		ix.retired = append(ix.retired, ix.data)
 	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	return f.Sync()
+	ix.docs, ix.data, ix.garbage = docs, nd, 0
+	ix.publish()
+	return nil
 }
 
-// Load replaces the documents of the index with those stored at path for
-// root and publishes them, so searches are answered before the first Sync,
-// which then projects again only the sessions whose logs changed. An
-// unusable file (foreign, of another format or root, corrupt) is an error
-// wrapping ErrStoreUnusable and leaves the index as it was.
+// encodeStore lays out the .idx file; the overlay is empty.
+func (ix *Index) encodeStore(root string) []byte {
+	b := []byte(storeMagic)
+	body := len(b)
+	b = binary.LittleEndian.AppendUint32(b, storeFormat)
+	b = appendString(b, root)
+	b = appendString(b, filepath.Base(ix.data.path))
+	b = binary.LittleEndian.AppendUint64(b, ix.data.id)
+	b = binary.LittleEndian.AppendUint64(b, uint64(ix.data.Size()))
+	b = binary.AppendUvarint(b, uint64(ix.base.n))
+	b = binary.AppendUvarint(b, uint64(len(ix.docs)))
+	for _, d := range ix.docs {
+		b = appendString(b, d.id)
+		b = binary.AppendVarint(b, d.createdAt)
+		b = appendString(b, d.key.path)
+		b = binary.AppendVarint(b, d.key.offset)
+		b = binary.AppendVarint(b, d.key.lastSeq)
+		b = binary.AppendVarint(b, int64(d.key.generation))
+		b = binary.AppendVarint(b, int64(d.key.formatVersion))
+		b = appendString(b, d.key.corrupt)
+		b = binary.AppendUvarint(b, uint64(d.slot))
+		b = binary.AppendUvarint(b, uint64(d.textBytes))
+		b = binary.AppendUvarint(b, uint64(d.foldedBytes))
+		b = binary.AppendUvarint(b, uint64(len(d.blocks)))
+		for _, r := range d.blocks {
+			b = binary.AppendUvarint(b, uint64(r.off))
+			b = binary.AppendUvarint(b, uint64(r.n))
+		}
+	}
+	grams := make([]uint32, 0, len(ix.base.m))
+	for x := range ix.base.m {
+		grams = append(grams, x)
+	}
+	slices.Sort(grams)
+	b = binary.AppendUvarint(b, uint64(len(grams)))
+	for _, x := range grams {
+		pl := ix.base.m[x]
+		b = binary.AppendUvarint(b, uint64(x))
+		if pl.bits != nil {
+			b = append(b, 1)
+			b = binary.AppendUvarint(b, uint64(len(pl.bits)))
+			for _, w := range pl.bits {
+				b = binary.LittleEndian.AppendUint64(b, w)
+			}
+			continue
+		}
+		b = append(b, 0)
+		b = binary.AppendUvarint(b, uint64(len(pl.list)))
+		prev := uint32(0)
+		for _, s := range pl.list {
+			b = binary.AppendUvarint(b, uint64(s-prev))
+			prev = s
+		}
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[body:], castagnoli))
+}
+
+func appendString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+// Load replaces the index with the one stored at path for root and
+// publishes it, so searches are answered before the first Sync, which then
+// projects again only the sessions whose logs changed. Only the .idx file
+// is read; the text stays in its file. An unusable store (foreign, of
+// another format or root, corrupt, its text file missing or shorter) is an
+// error wrapping ErrStoreUnusable and leaves the index as it was.
 func (ix *Index) Load(path, root string) error {
 	f, err := sessionref.OpenRegular(path, "recall index")
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	docs, err := readStore(bufio.NewReaderSize(f, 1<<20), root)
+	raw, err := io.ReadAll(io.LimitReader(f, maxStoreBytes+1))
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("reading the recall index %s: %w", path, err)
+	}
+	st, err := decodeStore(raw, root)
+	if err == nil && (filepath.Base(st.dataName) != st.dataName || st.dataName == "." || st.dataName == "..") {
+		err = fmt.Errorf("names the text file %q", st.dataName)
+	}
+	var data *dataFile
+	if err == nil {
+		data, err = openData(filepath.Join(filepath.Dir(path), st.dataName), st.dataID, st.dataSize)
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrStoreUnusable, path, err)
 	}
 	ix.syncMu.Lock()
 	defer ix.syncMu.Unlock()
-	ix.docs = docs
-	ix.failed = map[string]entryKey{}
-	ix.base = nil
-	ix.projected = 0
+	live := int64(0)
+	for _, d := range st.docs {
+		d.data = data
+		live += d.stored()
+	}
+	if ix.data != nil {
+		ix.retired = append(ix.retired, ix.data)
+	}
+	ix.docs, ix.data, ix.garbage = st.docs, data, data.Size()-int64(dataHeaderLen)-live
+	ix.base, ix.overlay, ix.nextSlot = st.base, map[int32][]uint32{}, int32(st.base.n)
+	ix.failed, ix.cursors, ix.projected = map[string]entryKey{}, nil, 0
 	ix.changes.Add(1)
 	ix.publish()
 	return nil
 }
 
-func readStore(r *bufio.Reader, root string) (map[string]*doc, error) {
-	magic := make([]byte, len(storeMagic))
-	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != storeMagic {
+// decoded is a decoded .idx file.
+type decoded struct {
+	dataName string
+	dataID   uint64
+	dataSize int64
+	docs     map[string]*doc
+	base     *postings
+}
+
+// reader decodes the .idx body; the first error sticks.
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) fail(format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf(format, args...)
+	}
+}
+
+func (r *reader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail("truncated or bad number")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) varint() int64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.fail("truncated or bad number")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+// count reads a count of items of at least each bytes.
+func (r *reader) count(each int) int {
+	n := r.uvarint()
+	if n > uint64(len(r.b)/each) {
+		r.fail("announces %d items in %d bytes", n, len(r.b))
+		return 0
+	}
+	return int(n)
+}
+
+func (r *reader) fixed(n int) []byte {
+	if r.err != nil {
+		return make([]byte, n)
+	}
+	if len(r.b) < n {
+		r.fail("truncated")
+		return make([]byte, n)
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) str() string { return string(r.fixed(r.count(1))) }
+
+func decodeStore(raw []byte, root string) (*decoded, error) {
+	if len(raw) > maxStoreBytes {
+		return nil, fmt.Errorf("larger than %d bytes", maxStoreBytes)
+	}
+	if !strings.HasPrefix(string(raw), storeMagic) {
 		return nil, errors.New("not a dsh-refls recall index")
 	}
-	zr, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
-	if err != nil {
-		return nil, err
+	body := raw[len(storeMagic):]
+	if len(body) < 8 {
+		return nil, errors.New("truncated")
 	}
-	defer zr.Close()
-	dec := gob.NewDecoder(zr)
-	var h storedHeader
-	if err := dec.Decode(&h); err != nil {
-		return nil, fmt.Errorf("decoding: %w", err)
+	if format := binary.LittleEndian.Uint32(body); format != storeFormat {
+		return nil, fmt.Errorf("format %d, want %d", format, storeFormat)
 	}
-	switch {
-	case h.Format != storeFormat:
-		return nil, fmt.Errorf("format %d, want %d", h.Format, storeFormat)
-	case h.Root != root:
-		return nil, fmt.Errorf("indexes %s, not %s", h.Root, root)
-	case h.Docs < 0 || h.Docs > maxStoredDocs:
-		return nil, fmt.Errorf("announces %d sessions", h.Docs)
+	sum := body[len(body)-4:]
+	body = body[:len(body)-4]
+	if binary.LittleEndian.Uint32(sum) != crc32.Checksum(body, castagnoli) {
+		return nil, errors.New("checksum mismatch (truncated or damaged)")
 	}
-	docs := make(map[string]*doc, h.Docs)
-	f := newFolder()
-	for i := 0; i < h.Docs; i++ {
-		var sd storedDoc
-		if err := dec.Decode(&sd); err != nil {
-			return nil, fmt.Errorf("decoding session %d of %d: %w", i+1, h.Docs, err)
+	r := &reader{b: body[4:]}
+	st := &decoded{docs: map[string]*doc{}}
+	if got := r.str(); r.err == nil && got != root {
+		return nil, fmt.Errorf("indexes %s, not %s", got, root)
+	}
+	st.dataName = r.str()
+	st.dataID = binary.LittleEndian.Uint64(r.fixed(8))
+	st.dataSize = int64(binary.LittleEndian.Uint64(r.fixed(8)))
+	nSlots := r.uvarint()
+	if nSlots > 1<<31 {
+		r.fail("announces %d slots", nSlots)
+	}
+	nDocs := r.count(8)
+	seenSlot := map[uint64]bool{}
+	for i := 0; i < nDocs && r.err == nil; i++ {
+		d := &doc{id: r.str(), createdAt: r.varint()}
+		d.key = entryKey{path: r.str(), offset: r.varint(), lastSeq: r.varint(), generation: int(r.varint()),
+			formatVersion: int(r.varint()), corrupt: r.str()}
+		slot := r.uvarint()
+		d.textBytes, d.foldedBytes = int64(r.uvarint()), int64(r.uvarint())
+		nb := r.count(2)
+		d.blocks = make([]blockRef, 0, nb)
+		for k := 0; k < nb; k++ {
+			off, n := r.uvarint(), r.uvarint()
+			if off < uint64(dataHeaderLen) || n > maxBlockBytes || off+recordHeaderLen+n > uint64(st.dataSize) {
+				r.fail("session %q has a block outside its text file", d.id)
+			}
+			d.blocks = append(d.blocks, blockRef{off: int64(off), n: uint32(n)})
 		}
-		if sd.ID == "" || docs[sd.ID] != nil {
-			return nil, fmt.Errorf("session %d has an empty or repeated id %q", i+1, sd.ID)
+		switch {
+		case r.err != nil:
+		case d.id == "" || st.docs[d.id] != nil:
+			r.fail("session %d has an empty or repeated id %q", i+1, d.id)
+		case slot >= nSlots || seenSlot[slot]:
+			r.fail("session %q has slot %d of %d", d.id, slot, nSlots)
 		}
-		e := sessionref.Entry{ID: sd.ID, CreatedAt: sd.CreatedAt, Path: sd.Path, Offset: sd.Offset, LastSeq: sd.LastSeq,
-			Generation: sd.Gen, FormatVersion: sd.Version, Corrupt: sd.Corrupt}
-		p := &sessionref.Projection{SessionID: sd.ID, Messages: make([]sessionref.ProjectedMessage, len(sd.Msgs))}
-		for k, m := range sd.Msgs {
-			p.Messages[k] = sessionref.ProjectedMessage{Role: m.Role, Seq: m.Seq, Text: m.Text}
+		seenSlot[slot] = true
+		d.slot = int32(slot)
+		st.docs[d.id] = d
+	}
+	b := &postings{n: int(nSlots), m: map[uint32]plist{}}
+	words := (int(nSlots) + 63) / 64
+	nGrams := r.count(3)
+	for i := 0; i < nGrams && r.err == nil; i++ {
+		x := r.uvarint()
+		kind := r.fixed(1)[0]
+		var pl plist
+		switch {
+		case x >= 1<<24:
+			r.fail("gram %#x", x)
+		case kind == 1:
+			n := r.count(8)
+			if n > words {
+				r.fail("a bitset of %d words over %d slots", n, nSlots)
+			}
+			pl.bits = make([]uint64, n)
+			for k := range pl.bits {
+				pl.bits[k] = binary.LittleEndian.Uint64(r.fixed(8))
+			}
+			b.bytes += int64(n * 8)
+		case kind == 0:
+			n := r.count(1)
+			pl.list = make([]uint32, n)
+			s := uint64(0)
+			for k := range pl.list {
+				delta := r.uvarint()
+				if k > 0 && delta == 0 {
+					r.fail("a slot list out of order")
+				}
+				s += delta
+				if s >= nSlots {
+					r.fail("slot %d of %d", s, nSlots)
+				}
+				pl.list[k] = uint32(s)
+			}
+			b.bytes += int64(n * 4)
+		default:
+			r.fail("posting kind %d", kind)
 		}
-		docs[sd.ID] = newDoc(f, &e, p)
+		if _, dup := b.m[uint32(x)]; dup {
+			r.fail("gram %#x twice", x)
+		}
+		b.m[uint32(x)] = pl
 	}
-	// The zstd frame's checksum is verified at its end: read it.
-	if n, err := io.Copy(io.Discard, zr); err != nil || n != 0 {
-		return nil, fmt.Errorf("trailing data or a bad checksum after %d sessions (%d bytes, %v)", h.Docs, n, err)
+	if r.err == nil && len(r.b) != 0 {
+		r.fail("%d bytes after the postings", len(r.b))
 	}
-	return docs, nil
+	if r.err != nil {
+		return nil, r.err
+	}
+	st.base = b
+	return st, nil
 }

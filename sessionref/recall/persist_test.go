@@ -28,7 +28,7 @@ func persistStore(t *testing.T) *store {
 // sync after the load reads no log that did not change.
 func TestStoredIndexRoundTrip(t *testing.T) {
 	st := persistStore(t)
-	path := filepath.Join(t.TempDir(), "cache", "recall-x.zst")
+	path := filepath.Join(t.TempDir(), "cache", "recall-x.idx")
 	if err := st.rc.Save(path, st.root); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestStoredIndexRoundTrip(t *testing.T) {
 func TestCorruptOrForeignStoredIndexIsRebuilt(t *testing.T) {
 	st := persistStore(t)
 	dir := t.TempDir()
-	good := filepath.Join(dir, "good.zst")
+	good := filepath.Join(dir, "good.idx")
 	if err := st.rc.Save(good, st.root); err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestCorruptOrForeignStoredIndexIsRebuilt(t *testing.T) {
 	}
 	for name, body := range cases {
 		t.Run(name, func(t *testing.T) {
-			path := filepath.Join(dir, name+".zst")
+			path := filepath.Join(dir, name+".idx")
 			if err := os.WriteFile(path, body, 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -135,7 +135,7 @@ func TestCorruptOrForeignStoredIndexIsRebuilt(t *testing.T) {
 	if err := New(Options{}).Load(good, st.root+"-other"); !errors.Is(err, ErrStoreUnusable) || !strings.Contains(err.Error(), "indexes") {
 		t.Errorf("foreign root: %v", err)
 	}
-	if err := New(Options{}).Load(filepath.Join(dir, "absent.zst"), st.root); !errors.Is(err, os.ErrNotExist) {
+	if err := New(Options{}).Load(filepath.Join(dir, "absent.idx"), st.root); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("absent file: %v", err)
 	}
 }
@@ -143,7 +143,7 @@ func TestCorruptOrForeignStoredIndexIsRebuilt(t *testing.T) {
 // TestStoredIndexOfAnotherFormatIsRefused writes a file whose header
 // names another format.
 func TestStoredIndexOfAnotherFormatIsRefused(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.zst")
+	path := filepath.Join(t.TempDir(), "old.idx")
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
@@ -163,15 +163,110 @@ func TestStoredIndexIsNotReadThroughASymlink(t *testing.T) {
 	}
 	st := persistStore(t)
 	dir := t.TempDir()
-	real := filepath.Join(dir, "real.zst")
+	real := filepath.Join(dir, "real.idx")
 	if err := st.rc.Save(real, st.root); err != nil {
 		t.Fatal(err)
 	}
-	link := filepath.Join(dir, "link.zst")
+	link := filepath.Join(dir, "link.idx")
 	if err := os.Symlink(real, link); err != nil {
 		t.Fatal(err)
 	}
 	if err := New(Options{}).Load(link, st.root); err == nil || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("Load through a symlink = %v", err)
 	}
+}
+
+// storedText returns the text file of the index stored at path.
+func storedText(t *testing.T, path string) string {
+	t.Helper()
+	names, err := filepath.Glob(strings.TrimSuffix(path, ".idx") + ".*.dat")
+	if err != nil || len(names) != 1 {
+		t.Fatalf("text files of %s: %v %v", path, names, err)
+	}
+	return names[0]
+}
+
+// TestStoredIndexWithoutItsTextIsRebuilt: an .idx file whose text file is
+// missing, truncated or replaced by another is refused with
+// ErrStoreUnusable.
+func TestStoredIndexWithoutItsTextIsRebuilt(t *testing.T) {
+	st := persistStore(t)
+	for _, name := range []string{"missing", "truncated", "other"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "recall-x.idx")
+			if err := st.rc.Save(path, st.root); err != nil {
+				t.Fatal(err)
+			}
+			dat := storedText(t, path)
+			switch name {
+			case "missing":
+				if err := os.Remove(dat); err != nil {
+					t.Fatal(err)
+				}
+			case "truncated":
+				info, err := os.Stat(dat)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Truncate(dat, info.Size()-1); err != nil {
+					t.Fatal(err)
+				}
+			case "other":
+				raw, err := os.ReadFile(dat)
+				if err != nil {
+					t.Fatal(err)
+				}
+				raw[len(dataMagic)] ^= 1 // another file id
+				if err := os.WriteFile(dat, raw, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ix := New(Options{})
+			if err := ix.Load(path, st.root); !errors.Is(err, ErrStoreUnusable) {
+				t.Fatalf("Load with the text file %s = %v, want ErrStoreUnusable", name, err)
+			}
+			if ix.Synced() {
+				t.Errorf("a refused store was published")
+			}
+		})
+	}
+}
+
+// TestDamagedTextBlockIsReadAgainFromTheLog: a text block that fails its
+// checksum makes the search skip that session, and the next sync reads
+// its log again, after which it is found.
+func TestDamagedTextBlockIsReadAgainFromTheLog(t *testing.T) {
+	st := persistStore(t)
+	path := filepath.Join(t.TempDir(), "recall-x.idx")
+	if err := st.rc.Save(path, st.root); err != nil {
+		t.Fatal(err)
+	}
+	dat := storedText(t, path)
+	raw, err := os.ReadFile(dat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := dataHeaderLen + recordHeaderLen; i < len(raw); i++ {
+		raw[i] ^= 0x55 // every block's payload
+	}
+	if err := os.WriteFile(dat, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ix := New(Options{Path: path})
+	t.Cleanup(func() { ix.Close() })
+	if err := ix.Load(path, st.root); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ix.Search(context.Background(), Query{Text: "bucket"})
+	if err != nil || len(res) != 0 {
+		t.Fatalf("search over damaged text = %+v, %v; want no session", res, err)
+	}
+	if err := ix.Sync(context.Background(), st.title.Snapshot()); err != nil {
+		t.Fatal(err)
+	}
+	if p := ix.Stats().Projected; p != 1 {
+		t.Errorf("sync after the damage read %d logs, want the 1 damaged session", p)
+	}
+	res, _ = ix.Search(context.Background(), Query{Text: "bucket"})
+	wantIDs(t, "bucket", res, "s-bucket")
 }

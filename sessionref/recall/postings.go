@@ -1,8 +1,8 @@
 package recall
 
 import (
-	"runtime"
-	"sync"
+	"math/bits"
+	"slices"
 )
 
 // gramLen is the length, in bytes of folded UTF-8, of the grams the index
@@ -10,21 +10,23 @@ import (
 // is already served by the postings.
 const gramLen = 3
 
-// denseDivisor decides when a posting list is kept as a bitset: a gram
-// found in more than one session in denseDivisor takes n/8 bytes as a
-// bitset instead of 4 bytes per session as a list.
-const denseDivisor = 32
-
-// postings map every gram of the folded text of a fixed set of documents
-// (the slots) to the slots holding it. They are built once and never
-// change; documents that change later are searched beside them.
+// postings map every gram of the folded text of a fixed set of sessions
+// (the slots 0..n-1) to the slots holding it: a sorted list of slots, or a
+// bitset when that is smaller (a gram in more than one slot in 32). They
+// never change once built; sessions that change later get new slots in an
+// overlay (view) until the next merge.
 type postings struct {
-	docs  []*doc
-	slot  map[*doc]int32
-	lists map[uint32][]uint32
-	bits  map[uint32][]uint64
+	n int
+	m map[uint32]plist
 	// bytes is the memory the lists and bitsets hold.
 	bytes int64
+}
+
+// plist is the posting of one gram: list or bits, never both. A bitset may
+// be shorter than the slots: missing words are zero.
+type plist struct {
+	list []uint32
+	bits []uint64
 }
 
 // gramOf packs the gram starting at s[i].
@@ -40,105 +42,133 @@ type gramSet struct {
 
 func newGramSet() *gramSet { return &gramSet{seen: make([]uint64, 1<<24/64)} }
 
-// of returns the distinct grams of s that hold no NUL (the separator of
-// messages), in first-seen order. The result is valid until the next call.
-func (g *gramSet) of(s string) []uint32 {
+// reset empties the set.
+func (g *gramSet) reset() {
 	for _, x := range g.grams {
 		g.seen[x/64] = 0
 	}
 	g.grams = g.grams[:0]
+}
+
+// add adds the grams of s, the folding of one message.
+func (g *gramSet) add(s []byte) {
 	for i := 0; i+gramLen <= len(s); i++ {
-		if s[i] == 0 || s[i+1] == 0 || s[i+2] == 0 {
-			continue
-		}
-		x := gramOf(s, i)
+		x := uint32(s[i])<<16 | uint32(s[i+1])<<8 | uint32(s[i+2])
 		if g.seen[x/64]&(1<<(x%64)) != 0 {
 			continue
 		}
 		g.seen[x/64] |= 1 << (x % 64)
 		g.grams = append(g.grams, x)
 	}
-	return g.grams
 }
 
-// buildPostings indexes docs, reading their grams with up to workers
-// goroutines.
-func buildPostings(docs []*doc, workers int) *postings {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
+// sorted returns a sorted copy of the set's grams.
+func (g *gramSet) sorted() []uint32 {
+	out := slices.Clone(g.grams)
+	slices.Sort(out)
+	return out
+}
+
+// builder grows postings slot by slot; slots are added in increasing order.
+type builder struct {
+	n int
+	m map[uint32]*plist
+}
+
+func newBuilder() *builder { return &builder{m: map[uint32]*plist{}} }
+
+// add posts grams for slot, which must be at least every slot added so far.
+func (b *builder) add(slot int, grams []uint32) {
+	b.n = max(b.n, slot+1)
+	for _, x := range grams {
+		p := b.m[x]
+		if p == nil {
+			p = &plist{}
+			b.m[x] = p
+		}
+		p.addSlot(slot)
 	}
-	p := &postings{docs: docs, slot: make(map[*doc]int32, len(docs)), lists: map[uint32][]uint32{}}
-	for i, d := range docs {
-		p.slot[d] = int32(i)
+}
+
+func (p *plist) addSlot(slot int) {
+	if p.bits != nil {
+		w := slot / 64
+		for len(p.bits) <= w {
+			p.bits = append(p.bits, 0)
+		}
+		p.bits[w] |= 1 << (slot % 64)
+		return
 	}
-	// Workers take chunks of consecutive slots and hand back their grams;
-	// the merger appends chunks in slot order, so every list stays sorted.
-	const chunk = 64
-	nChunks := (len(docs) + chunk - 1) / chunk
-	results := make([]chan [][]uint32, nChunks)
-	for i := range results {
-		results[i] = make(chan [][]uint32, 1)
+	p.list = append(p.list, uint32(slot))
+	// A list longer than the bitset of the slots so far becomes a bitset.
+	if len(p.list) >= 64 && len(p.list)*32 > slot+1 {
+		p.bits = make([]uint64, slot/64+1, (slot/64+1)*2)
+		for _, s := range p.list {
+			p.bits[s/64] |= 1 << (s % 64)
+		}
+		p.list = nil
 	}
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < min(workers, max(1, nChunks)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			gs := newGramSet()
-			for c := range next {
-				end := min(len(docs), (c+1)*chunk)
-				out := make([][]uint32, 0, end-c*chunk)
-				for _, d := range docs[c*chunk : end] {
-					out = append(out, append([]uint32(nil), gs.of(d.folded)...))
+}
+
+// seed adds the slots of p that stay current, renumbered by remap (-1:
+// dropped), as the first slots of b. remap must keep the order of slots.
+func (b *builder) seed(p *postings, remap []int32) {
+	for x, pl := range p.m {
+		pl.each(func(s int) {
+			if ns := remap[s]; ns >= 0 {
+				q := b.m[x]
+				if q == nil {
+					q = &plist{}
+					b.m[x] = q
 				}
-				results[c] <- out
+				q.addSlot(int(ns))
 			}
-		}()
+		})
 	}
-	go func() {
-		// Feed at most a few chunks ahead of the merger, so the grams of
-		// the whole store are never held at once.
-		for c := 0; c < nChunks; c++ {
-			next <- c
-		}
-		close(next)
-	}()
-	for c := 0; c < nChunks; c++ {
-		for k, grams := range <-results[c] {
-			s := uint32(c*chunk + k)
-			for _, x := range grams {
-				p.lists[x] = append(p.lists[x], s)
-			}
-		}
+	for _, ns := range remap {
+		b.n = max(b.n, int(ns)+1)
 	}
-	wg.Wait()
-	p.compact()
-	return p
 }
 
-// compact turns the lists of common grams into bitsets and trims the rest.
-func (p *postings) compact() {
-	n := len(p.docs)
-	words := (n + 63) / 64
-	p.bits = map[uint32][]uint64{}
-	for x, l := range p.lists {
-		if len(l) > n/denseDivisor && len(l)*32 > words*64 {
-			b := make([]uint64, words)
-			for _, s := range l {
-				b[s/64] |= 1 << (s % 64)
-			}
-			p.bits[x] = b
-			delete(p.lists, x)
-			p.bytes += int64(words * 8)
-			continue
+// each calls fn with every slot of p in increasing order.
+func (p plist) each(fn func(int)) {
+	if p.bits == nil {
+		for _, s := range p.list {
+			fn(int(s))
 		}
-		if cap(l) > len(l) {
-			l = append([]uint32(nil), l...)
-			p.lists[x] = l
-		}
-		p.bytes += int64(len(l) * 4)
+		return
 	}
+	for w, word := range p.bits {
+		for word != 0 {
+			fn(w*64 + bits.TrailingZeros64(word))
+			word &= word - 1
+		}
+	}
+}
+
+// postings freezes b: dense lists become bitsets, the rest are trimmed.
+func (b *builder) postings() *postings {
+	p := &postings{n: b.n, m: make(map[uint32]plist, len(b.m))}
+	words := (b.n + 63) / 64
+	for x, pl := range b.m {
+		switch {
+		case pl.bits != nil && len(pl.list) == 0:
+			pl.bits = slices.Clip(pl.bits)
+			p.bytes += int64(len(pl.bits) * 8)
+		case len(pl.list)*32 > words*64:
+			bs := make([]uint64, words)
+			for _, s := range pl.list {
+				bs[s/64] |= 1 << (s % 64)
+			}
+			pl = &plist{bits: bs}
+			p.bytes += int64(words * 8)
+		default:
+			pl.list = slices.Clip(pl.list)
+			p.bytes += int64(len(pl.list) * 4)
+		}
+		p.m[x] = *pl
+	}
+	return p
 }
 
 // candidates returns the slots holding every gram in grams, as a bitset
@@ -147,43 +177,42 @@ func (p *postings) candidates(grams []uint32) (set []uint64, ok bool) {
 	if len(grams) == 0 {
 		return nil, false
 	}
-	words := (len(p.docs) + 63) / 64
+	words := (p.n + 63) / 64
 	// Start from the shortest list, if any, then intersect.
 	best := -1
 	for i, x := range grams {
-		l, isList := p.lists[x]
-		if !isList {
-			if _, isBits := p.bits[x]; !isBits {
-				return make([]uint64, words), true // a gram no document holds
-			}
-			continue
+		pl, found := p.m[x]
+		if !found {
+			return make([]uint64, words), true // a gram no session holds
 		}
-		if best < 0 || len(l) < len(p.lists[grams[best]]) {
+		if pl.bits == nil && (best < 0 || len(pl.list) < len(p.m[grams[best]].list)) {
 			best = i
 		}
 	}
 	set = make([]uint64, words)
-	if best >= 0 {
-		for _, s := range p.lists[grams[best]] {
-			set[s/64] |= 1 << (s % 64)
-		}
-	} else {
-		copy(set, p.bits[grams[0]])
+	first := best
+	if first < 0 {
+		first = 0
 	}
+	p.m[grams[first]].each(func(s int) { set[s/64] |= 1 << (s % 64) })
 	for i, x := range grams {
-		if i == best {
+		if i == first {
 			continue
 		}
-		if b, isBits := p.bits[x]; isBits {
+		pl := p.m[x]
+		if pl.bits != nil {
 			for w := range set {
-				set[w] &= b[w]
+				if w < len(pl.bits) {
+					set[w] &= pl.bits[w]
+				} else {
+					set[w] = 0
+				}
 			}
 			continue
 		}
 		// A sorted list: keep the set's bits that the list holds.
-		l := p.lists[x]
 		next := make([]uint64, words)
-		for _, s := range l {
+		for _, s := range pl.list {
 			if set[s/64]&(1<<(s%64)) != 0 {
 				next[s/64] |= 1 << (s % 64)
 			}
@@ -191,4 +220,15 @@ func (p *postings) candidates(grams []uint32) (set []uint64, ok bool) {
 		set = next
 	}
 	return set, true
+}
+
+// holdsAll reports whether the sorted grams of one session hold every gram
+// in want.
+func holdsAll(sorted, want []uint32) bool {
+	for _, x := range want {
+		if _, ok := slices.BinarySearch(sorted, x); !ok {
+			return false
+		}
+	}
+	return true
 }

@@ -3,6 +3,7 @@ package recall
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -139,36 +140,47 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 			}
 		}
 	}
+	slices.Sort(grams)
 	set, filtered := v.base.candidates(grams)
 	var out []Result
-	check := func(o ordered) bool {
-		if o.slot >= 0 {
-			if !v.alive[o.slot] {
-				return false
-			}
-			if filtered && set[o.slot/64]&(1<<(uint(o.slot)%64)) == 0 {
-				return false
-			}
-		}
-		for _, t := range terms {
-			if !strings.Contains(o.d.folded, t) {
+	found := make([]bool, len(terms))
+	check := func(d *doc) bool {
+		if filtered {
+			if int(d.slot) < v.base.n {
+				if set[d.slot/64]&(1<<(uint(d.slot)%64)) == 0 {
+					return false
+				}
+			} else if !holdsAll(v.overlay[d.slot], grams) {
 				return false
 			}
 		}
-		return true
+		ok, err := ix.holds(f, d, terms, found)
+		if err != nil {
+			ix.markBroken(d.id, err)
+			return false
+		}
+		return ok
+	}
+	add := func(d *doc) {
+		r, err := ix.resultOf(f, d, terms)
+		if err != nil {
+			ix.markBroken(d.id, err)
+			return
+		}
+		out = append(out, r)
 	}
 	if q.SessionID != "" {
-		if o, ok := v.byID[q.SessionID]; ok && check(o) {
-			out = append(out, resultOf(f, o.d, terms))
+		if d, ok := v.byID[q.SessionID]; ok && check(d) {
+			add(d)
 		}
 		return out, nil
 	}
-	for i, o := range v.order {
-		if i%256 == 0 && ctx.Err() != nil {
+	for i, d := range v.order {
+		if i%64 == 0 && ctx.Err() != nil {
 			return nil, fmt.Errorf("%w: %w", errCancelled, ctx.Err())
 		}
-		if check(o) {
-			out = append(out, resultOf(f, o.d, terms))
+		if check(d) {
+			add(d)
 			if len(out) == limit {
 				break
 			}
@@ -177,25 +189,70 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 	return out, nil
 }
 
-// resultOf reports the messages of d that hold a term.
-func resultOf(f *folder, d *doc, terms []string) Result {
-	r := Result{SessionID: d.id, CreatedAt: d.createdAt}
-	for _, m := range d.msgs {
-		folded := d.folded[m.fStart:m.fEnd]
-		first := -1
-		for _, t := range terms {
-			if i := strings.Index(folded, t); i >= 0 && (first < 0 || i < first) {
-				first = i
+// block returns the decoded block at ref of d, from the cache when it is
+// there.
+func (ix *Index) block(f *folder, d *doc, ref blockRef) (*textBlock, error) {
+	k := cacheKey{file: d.data.id, off: ref.off}
+	if b := ix.cache.get(k); b != nil {
+		return b, nil
+	}
+	b, err := d.data.read(ref, f)
+	if err != nil {
+		return nil, err
+	}
+	ix.cache.put(k, b)
+	return b, nil
+}
+
+// holds reports whether the text of d holds every term, reading its
+// blocks in order until each term was seen in one; found is scratch space
+// of len(terms).
+func (ix *Index) holds(f *folder, d *doc, terms []string, found []bool) (bool, error) {
+	clear(found)
+	left := len(terms)
+	for _, ref := range d.blocks {
+		b, err := ix.block(f, d, ref)
+		if err != nil {
+			return false, err
+		}
+		for i, t := range terms {
+			if !found[i] && strings.Contains(b.folded, t) {
+				found[i] = true
+				left--
 			}
 		}
-		if first < 0 {
-			continue
-		}
-		r.Matches = append(r.Matches, excerptOf(f, m.text, folded, first, terms))
-		r.Matches[len(r.Matches)-1].Role, r.Matches[len(r.Matches)-1].Seq = m.role, m.seq
-		if len(r.Matches) == MaxMatches {
-			break
+		if left == 0 {
+			return true, nil
 		}
 	}
-	return r
+	return false, nil
+}
+
+// resultOf reports the messages of d that hold a term.
+func (ix *Index) resultOf(f *folder, d *doc, terms []string) (Result, error) {
+	r := Result{SessionID: d.id, CreatedAt: d.createdAt}
+	for _, ref := range d.blocks {
+		b, err := ix.block(f, d, ref)
+		if err != nil {
+			return Result{}, err
+		}
+		for _, m := range b.msgs {
+			folded := b.folded[m.fStart:m.fEnd]
+			first := -1
+			for _, t := range terms {
+				if i := strings.Index(folded, t); i >= 0 && (first < 0 || i < first) {
+					first = i
+				}
+			}
+			if first < 0 {
+				continue
+			}
+			r.Matches = append(r.Matches, excerptOf(f, m.text, folded, first, terms))
+			r.Matches[len(r.Matches)-1].Role, r.Matches[len(r.Matches)-1].Seq = m.role, m.seq
+			if len(r.Matches) == MaxMatches {
+				return r, nil
+			}
+		}
+	}
+	return r, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"unicode/utf16"
@@ -332,44 +331,48 @@ func TestTornZstdAppendBecomesSearchableWhenFinished(t *testing.T) {
 	wantIDs(t, "first frame after", st.search("first frame"), "s-zstd")
 }
 
-// TestTextBudgetKeepsTheNewestSessions: with a budget that holds two of
-// three equal sessions, the newest two are indexed, the oldest is counted
-// as unindexed and not found, and the text held stays within the budget
-// from the first sync on (a log not yet read is estimated at twice its
-// size).
-func TestTextBudgetKeepsTheNewestSessions(t *testing.T) {
+// TestEverySessionIsIndexedAndTheTextStaysOnDisk: sessions whose text
+// together far exceeds the block cache are all found, the decoded blocks
+// kept stay within the cache's bound, and the text lies compressed in the
+// data file rather than in memory.
+func TestEverySessionIsIndexedAndTheTextStaysOnDisk(t *testing.T) {
 	root := t.TempDir()
-	var sizes []int64
-	for i, id := range []string{"s-new", "s-mid", "s-old"} {
-		s := dshgen.NewSession(id).CreatedAt(int64(3000 - 1000*i)).UserText(id + " " + manyWords(2000))
-		path, err := s.Save(root, dshgen.Raw)
-		if err != nil {
+	ids := []string{"s-new", "s-mid", "s-old"}
+	for i, id := range ids {
+		s := dshgen.NewSession(id).CreatedAt(int64(3000 - 1000*i))
+		for k := 0; k < 8; k++ {
+			s = s.UserText(manyWords(4000)).AssistantText(manyWords(4000))
+		}
+		s = s.UserText("marker-" + id)
+		if _, err := s.Save(root, dshgen.Raw); err != nil {
 			t.Fatal(err)
 		}
-		info, err := os.Stat(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sizes = append(sizes, info.Size())
 	}
 	title := sessionref.NewIndex(root, sessionref.IndexOptions{})
 	if err := title.Build(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	budget := 2*(sizes[0]+sizes[1]) + 100
-	rc := New(Options{MaxTextBytes: budget})
+	const cacheBytes = 256 << 10
+	rc := New(Options{CacheBytes: cacheBytes})
+	t.Cleanup(func() { rc.Close() })
 	if err := rc.Sync(context.Background(), title.Snapshot()); err != nil {
 		t.Fatal(err)
 	}
-	st := rc.Stats()
-	if st.Sessions != 2 || st.Unindexed != 1 || st.TextBytes+st.FoldedBytes > budget {
-		t.Errorf("stats %+v with a budget of %d bytes", st, budget)
-	}
-	for q, want := range map[string][]string{"s-new": {"s-new"}, "s-mid": {"s-mid"}, "s-old": nil} {
-		res, err := rc.Search(context.Background(), Query{Text: q})
+	for _, id := range ids {
+		res, err := rc.Search(context.Background(), Query{Text: "marker-" + id})
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantIDs(t, q, res, want...)
+		wantIDs(t, id, res, id)
+	}
+	st := rc.Stats()
+	if st.Sessions != 3 || st.Unindexed != 0 {
+		t.Errorf("stats %+v: every session must be indexed", st)
+	}
+	if st.TextBytes < 2*cacheBytes || st.CacheBytes > cacheBytes || st.CacheBytes == 0 {
+		t.Errorf("text %d bytes, cache %d bytes: want text above 2× the cache bound %d and the cache within it", st.TextBytes, st.CacheBytes, cacheBytes)
+	}
+	if st.StoredBytes == 0 || st.StoredBytes > st.TextBytes {
+		t.Errorf("stored %d bytes for %d bytes of text", st.StoredBytes, st.TextBytes)
 	}
 }
