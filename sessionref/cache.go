@@ -81,9 +81,17 @@ func DefaultCachePath(root string) (string, error) {
 // SaveCache writes the index state to path atomically: a private temporary
 // file in the same directory, synced, then renamed over the old one. A
 // failed write leaves the old cache in place and removes the temporary
-// file; temporary files that killed saves left behind are removed.
+// file; temporary files that killed saves left behind are removed. When
+// nothing changed since this index loaded or saved path (a restart that
+// found every log as cached), the file already holds this state and is
+// not written again.
 func (ix *Index) SaveCache(path string) error {
 	ix.writeMu.Lock()
+	if path == ix.saved && ix.changes == ix.savedAt && !ix.dirty {
+		ix.writeMu.Unlock()
+		return nil
+	}
+	changes := ix.changes
 	cf := cacheFile{Format: cacheFormat, Root: ix.root, Sessions: make([]cachedSession, 0, len(ix.tracked))}
 	for _, t := range ix.tracked {
 		cs := cachedSession{
@@ -127,6 +135,9 @@ func (ix *Index) SaveCache(path string) error {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("replacing cache %s: %w", path, err)
 	}
+	ix.writeMu.Lock()
+	ix.saved, ix.savedAt = path, changes
+	ix.writeMu.Unlock()
 	return nil
 }
 
@@ -230,6 +241,7 @@ func (ix *Index) LoadCache(path string) error {
 	ix.writeMu.Lock()
 	ix.tracked, ix.dirty = loaded, true
 	ix.publishLocked(true)
+	ix.saved, ix.savedAt = path, ix.changes
 	ix.writeMu.Unlock()
 	return nil
 }

@@ -49,6 +49,11 @@ type Index struct {
 	// dirty reports that tracked or skipped changed since the last publish;
 	// a build that changed nothing republishes the last snapshot's data.
 	dirty bool
+	// changes counts the publishes that followed a change; saved is the
+	// cache file that holds the state as of changes == savedAt (read by
+	// LoadCache or written by SaveCache), so saving it again is skipped.
+	changes, savedAt uint64
+	saved            string
 	// scratch lends query buffers to every snapshot.
 	scratch   sync.Pool
 	bytesRead atomic.Int64

@@ -71,3 +71,70 @@ func TestUnchangedRestartPublishesOnce(t *testing.T) {
 		t.Error("a second unchanged build did not publish a new snapshot sharing the sessions")
 	}
 }
+
+// TestUnchangedRestartDoesNotRewriteTheCache: a restart whose build found
+// nothing new leaves the cache file it loaded as it is (the same inode, not
+// a rename over it); once a log grows, or the index saves elsewhere, the
+// cache is written, and it holds the change.
+func TestUnchangedRestartDoesNotRewriteTheCache(t *testing.T) {
+	s := newTestStore(t)
+	raw := s.simple("save-1", "/work/p", fixtureTime, titleEvent(0, "First"))
+	cache := filepath.Join(t.TempDir(), "index.gob")
+	if err := s.index().SaveCache(cache); err != nil {
+		t.Fatal(err)
+	}
+	inode := func(path string) uint64 {
+		t.Helper()
+		id, err := statIdentity(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id.Inode
+	}
+	before := inode(cache)
+	ix := NewIndex(s.root, IndexOptions{})
+	if err := ix.LoadCache(cache); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Build(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.SaveCache(cache); err != nil {
+		t.Fatal(err)
+	}
+	if inode(cache) != before {
+		t.Error("an unchanged restart rewrote the cache it loaded")
+	}
+	other := filepath.Join(t.TempDir(), "other.gob")
+	if err := ix.SaveCache(other); err != nil {
+		t.Fatal(err)
+	}
+	if cf := readCacheFile(t, other); len(cf.Sessions) != 1 {
+		t.Errorf("saving elsewhere wrote %d sessions", len(cf.Sessions))
+	}
+
+	appendFile(t, raw, []byte(titleEvent(1, "Renamed")+"\n"))
+	if err := ix.Build(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.SaveCache(cache); err != nil {
+		t.Fatal(err)
+	}
+	if inode(cache) == before {
+		t.Error("the cache was not rewritten after a log grew")
+	}
+	if cf := readCacheFile(t, cache); len(cf.Sessions) != 1 || cf.Sessions[0].Entry.Title != "Renamed" {
+		t.Errorf("the rewritten cache does not hold the grown title: %+v", cf.Sessions)
+	}
+	// Saved: an unchanged build after it saves nothing again.
+	written := inode(cache)
+	if err := ix.Build(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.SaveCache(cache); err != nil {
+		t.Fatal(err)
+	}
+	if inode(cache) != written {
+		t.Error("an unchanged build after a save rewrote the cache")
+	}
+}

@@ -130,6 +130,7 @@ func (ix *Index) publishLocked(building bool) {
 		return
 	}
 	ix.dirty = false
+	ix.changes++
 	snap := &Snapshot{Root: ix.root, Updated: time.Now(), Building: building, scratch: &ix.scratch}
 	listed := make([]*tracked, 0, len(ix.tracked))
 	for _, t := range ix.tracked {

@@ -33,8 +33,9 @@ func main() {
 	seed := flag.Int64("seed", 1, "generator seed")
 	runs := flag.Int("runs", 5, "interleaved runs of each timed build")
 	format := flag.Int("format", 0, "log format of the generated store: 0 (dsh 0.1), or 4 (dsh 0.2: v4 logs, a quarter beside their v0 originals)")
+	bin := flag.String("bin", "", "also restart this dsh-refls binary over the cache and time its first answer and its revalidation")
 	flag.Parse()
-	if err := run(*root, *sessions, *size, *seed, *runs, *format == 4); err != nil {
+	if err := run(*root, *sessions, *size, *seed, *runs, *format == 4, *bin); err != nil {
 		fmt.Fprintln(os.Stderr, "benchsessions:", err)
 		os.Exit(1)
 	}
@@ -57,7 +58,7 @@ func parseSize(s string) (int64, error) {
 	return n * mult, nil
 }
 
-func run(root string, sessions int, size string, seed int64, runs int, v4 bool) error {
+func run(root string, sessions int, size string, seed int64, runs int, v4 bool, bin string) error {
 	ctx := context.Background()
 	target, err := parseSize(size)
 	if err != nil {
@@ -128,6 +129,20 @@ func run(root string, sessions int, size string, seed int64, runs int, v4 bool) 
 	fmt.Printf("cold index build:           median %v  = %.2f× rg   (bound ≤ 2× rg: %.2f× the bound)\n", coldMed.Round(time.Millisecond), ratio(coldMed, rgMed), ratio(coldMed, rgMed)/2)
 	fmt.Printf("warm restart (cache):       median %v  = %.3f× rg, %.2f× the bound %v (%s); snapshot served from the cache after %v; CPU %v\n",
 		warmMed.Round(time.Millisecond), ratio(warmMed, rgMed), ratio(warmMed, warmBound), warmBound, at, median(loadTimes).Round(time.Millisecond), median(warmCPU).Round(time.Millisecond))
+
+	if bin != "" {
+		restarts, err := serverRestarts(bin, root, ix, runs)
+		if err != nil {
+			return fmt.Errorf("restarting the server: %w", err)
+		}
+		var first, valid []time.Duration
+		for _, r := range restarts {
+			first, valid = append(first, r.firstAnswer), append(valid, r.revalidated)
+		}
+		f, v := median(first), median(valid)
+		fmt.Printf("server restart (binary):    first @ completion listing sessions after %v (%.2f× the bound %v); index revalidated after %v (%.2f× the bound); medians of %d, from process start\n",
+			f.Round(time.Millisecond), ratio(f, warmBound), warmBound, v.Round(time.Millisecond), ratio(v, warmBound), runs)
+	}
 
 	lat := typingLatencies(snap)
 	p50, p99 := percentile(lat, 50), percentile(lat, 99)

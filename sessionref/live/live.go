@@ -45,6 +45,10 @@ type Options struct {
 	OnUpdate func()
 	// PollInterval, Debounce and MaxWait tune the watcher (zero: its defaults).
 	PollInterval, Debounce, MaxWait time.Duration
+
+	// watchSkip, when set, is the watcher's Skip; tests use it to hold the
+	// watcher while it attaches.
+	watchSkip func(rel string, isDir bool) bool
 }
 
 // NoCache as Options.CachePath disables the index cache.
@@ -93,7 +97,8 @@ func Open(opts Options) (*Store, error) {
 		lg = zap.NewNop()
 	}
 	w, err := watch.New(watch.Options{Root: opts.Root, Mode: opts.Watch, Logger: lg,
-		OnDegraded: opts.OnDegraded, PollInterval: opts.PollInterval, Debounce: opts.Debounce, MaxWait: opts.MaxWait})
+		OnDegraded: opts.OnDegraded, PollInterval: opts.PollInterval, Debounce: opts.Debounce, MaxWait: opts.MaxWait,
+		Skip: opts.watchSkip})
 	if err != nil {
 		return nil, fmt.Errorf("watching sessions root %s: %w", opts.Root, err)
 	}
@@ -119,7 +124,8 @@ func (s *Store) Index() *sessionref.Index { return s.index }
 // Ready is closed when the first build has finished.
 func (s *Store) Ready() <-chan struct{} { return s.ready }
 
-// Run restores the cache, builds the index, and keeps it fresh until ctx is
+// Run restores the cache (its snapshot is served at once), builds the
+// index once the watcher is attached, and keeps it fresh until ctx is
 // done; then it saves the cache and returns.
 func (s *Store) Run(ctx context.Context) error {
 	batches := make(chan watch.Batch, 1)
@@ -140,6 +146,11 @@ func (s *Store) Run(ctx context.Context) error {
 		}
 	}()
 	defer wg.Wait()
+	// The cache is restored while the watcher attaches (over a large store
+	// that takes seconds): its snapshot answers at once, and the build
+	// below checks all of it against the logs.
+	start := time.Now()
+	s.loadCache()
 	// Watch first, then build: a change made during the build arrives as a
 	// batch afterwards instead of being missed.
 	select {
@@ -148,7 +159,7 @@ func (s *Store) Run(ctx context.Context) error {
 		close(s.ready)
 		return nil
 	}
-	s.build(ctx)
+	s.build(ctx, start)
 	close(s.ready)
 	s.updated()
 	dirty := false
@@ -174,19 +185,24 @@ func (s *Store) Run(ctx context.Context) error {
 	}
 }
 
-// build restores the cache and scans the root.
-func (s *Store) build(ctx context.Context) {
-	start := time.Now()
-	if s.cachePath != "" {
-		err := s.index.LoadCache(s.cachePath)
-		s.statusMu.Lock()
-		s.cacheLoaded = err == nil
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			s.cacheErr = err.Error()
-			s.log.Warn("index cache discarded; rebuilding from the logs", zap.Error(err))
-		}
-		s.statusMu.Unlock()
+// loadCache restores the index from its cache, when there is one.
+func (s *Store) loadCache() {
+	if s.cachePath == "" {
+		return
 	}
+	err := s.index.LoadCache(s.cachePath)
+	s.statusMu.Lock()
+	s.cacheLoaded = err == nil
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		s.cacheErr = err.Error()
+		s.log.Warn("index cache discarded; rebuilding from the logs", zap.Error(err))
+	}
+	s.statusMu.Unlock()
+}
+
+// build scans the root, which the restored cache, if any, makes cheap;
+// start is when the restore began.
+func (s *Store) build(ctx context.Context, start time.Time) {
 	err := s.index.Build(ctx, s.opts.Progress)
 	s.statusMu.Lock()
 	s.buildTime = time.Since(start)

@@ -1,0 +1,109 @@
+package live_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/live"
+	"github.com/dsh-refls/dsh-refls/watch"
+)
+
+// TestRestartServesTheCacheWhileTheWatcherAttaches holds the watcher in
+// its first attach: the cached snapshot must be served meanwhile (over a
+// large store the attach takes seconds), still marked as building, and the
+// build that follows the attach must bring in what changed while the
+// server was down.
+func TestRestartServesTheCacheWhileTheWatcherAttaches(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "sessions")
+	for i := 0; i < 5; i++ {
+		id := fmt.Sprintf("r-%d", i)
+		writeFile(t, filepath.Join(sessionDir(root, id), "session.jsonl"), header(id)+titleLine(0, "cached "+id))
+	}
+	cache := filepath.Join(t.TempDir(), "index.gob")
+	cold := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	if err := cold.Build(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := cold.SaveCache(cache); err != nil {
+		t.Fatal(err)
+	}
+	// Changed while the server was down.
+	appendFile(t, filepath.Join(sessionDir(root, "r-2"), "session.jsonl"), []byte(titleLine(1, "renamed while down")))
+
+	attaching := make(chan struct{})
+	release := make(chan struct{})
+	var once sync.Once
+	hold := func(string, bool) bool {
+		once.Do(func() { close(attaching); <-release })
+		return false
+	}
+	st, err := live.Open(live.WithWatchSkip(live.Options{Root: root, Watch: watch.ModeFsnotify, CachePath: cache, Logger: zaptest.NewLogger(t)}, hold))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := st.Run(ctx); err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+		cancel()
+		wg.Wait()
+	}()
+	select {
+	case <-attaching:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watcher never began attaching")
+	}
+	deadline := time.Now().Add(visibleWithin)
+	for snap := st.Index().Snapshot(); len(snap.Sessions) != 5; snap = st.Index().Snapshot() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the cached snapshot was not served while the watcher attached: %d sessions", len(snap.Sessions))
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	snap := st.Index().Snapshot()
+	if !snap.Building {
+		t.Error("the snapshot restored from the cache is not marked as building")
+	}
+	if !titleIs("r-2", "cached r-2")(snap) {
+		t.Error("the restored snapshot does not hold the cached title")
+	}
+	select {
+	case <-st.Ready():
+		t.Fatal("ready before the watcher attached")
+	default:
+	}
+	if got := st.Index().BytesRead(); got != 0 {
+		t.Errorf("%d log bytes read before the watcher attached", got)
+	}
+	close(release)
+	released = true
+	select {
+	case <-st.Ready():
+	case <-time.After(10 * time.Second):
+		t.Fatal("store never became ready")
+	}
+	snap = st.Index().Snapshot()
+	if snap.Building || !titleIs("r-2", "renamed while down")(snap) || !titleIs("r-4", "cached r-4")(snap) {
+		t.Errorf("after the build: building %v, r-2 %v", snap.Building, snap.Sessions)
+	}
+	if !st.Status().CacheLoaded {
+		t.Error("status says the cache was not loaded")
+	}
+}
