@@ -1,7 +1,6 @@
 package sessionref
 
 import (
-	"bytes"
 	"encoding/json"
 )
 
@@ -54,7 +53,7 @@ func (t *turnTracker) observe(typ string, data json.RawMessage) {
 	case typeStepEnd:
 		t.openStep, t.pending = false, t.pending[:0]
 	case typeAssistantMessage:
-		if bytes.Contains(data, []byte(`"tool-call"`)) {
+		if quotedTokens(data, quotedToolCall) != 0 {
 			for _, id := range toolCallIDs(data) {
 				t.register(id)
 			}

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// A scanner over JSON that is already known to be valid (json.Valid, or a
+// A scanner over JSON that is already known to be valid (validJSON, or a
 // value inside such a document). It finds the members of an object and the
 // elements of an array as sub-slices of the input, so reading one field of
 // a 64 MiB event line costs no copy of the line: encoding/json copies every
@@ -193,7 +193,7 @@ var envelopeFields = []string{"type", "seq", "seq0", "time", "data", "surfaceOp"
 // decodeEnvelope is json.Unmarshal(line, e) without copying data and
 // surfaceOp: they are sub-slices of line, valid while line is.
 func decodeEnvelope(line []byte, e *envelope) error {
-	if json.Valid(line) && scanEnvelope(line, e) {
+	if validJSON(line) && scanEnvelope(line, e) {
 		return nil
 	}
 	*e = envelope{}
@@ -204,13 +204,17 @@ func scanEnvelope(line []byte, e *envelope) bool {
 	return scanFields(line, envelopeFields, func(i int, val []byte) bool {
 		switch i {
 		case 0:
+			if s, ok := plainStringValue(val); ok {
+				e.Type = s
+				return true
+			}
 			return json.Unmarshal(val, &e.Type) == nil
 		case 1:
-			return json.Unmarshal(val, &e.Seq) == nil
+			return scanInt(val, &e.Seq)
 		case 2:
-			return json.Unmarshal(val, &e.Seq0) == nil
+			return scanInt(val, &e.Seq0)
 		case 3:
-			return json.Unmarshal(val, &e.Time) == nil
+			return scanInt(val, &e.Time)
 		case 4:
 			e.Data = val
 		case 5:
@@ -218,6 +222,16 @@ func scanEnvelope(line []byte, e *envelope) bool {
 		}
 		return true
 	})
+}
+
+// scanInt sets *p as json.Unmarshal(val, p) would, reporting false where
+// that fails.
+func scanInt(val []byte, p **int64) bool {
+	if n, ok := plainInt(val); ok {
+		*p = &n
+		return true
+	}
+	return json.Unmarshal(val, p) == nil
 }
 
 // messageFields are the keys of messageData (messageBody's promoted).

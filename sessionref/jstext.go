@@ -1,6 +1,7 @@
 package sessionref
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -68,7 +69,7 @@ func decodeJSTextInPlace(raw []byte) (string, bool) {
 	// Every step reads its input before writing, and writes no more bytes
 	// than it read (an escape decodes to fewer bytes than it spells, valid
 	// UTF-8 to itself), so the output never overtakes the input.
-	out, ok := appendJSTextDecoded(body[:0:len(body)], body)
+	out, ok := appendUnescaped(body[:0:len(body)], body, true)
 	if !ok {
 		return "", false
 	}
@@ -78,45 +79,15 @@ func decodeJSTextInPlace(raw []byte) (string, bool) {
 // appendJSTextDecoded appends the decoded text of the string token body
 // (quotes removed) to out.
 func appendJSTextDecoded(out, body []byte) ([]byte, bool) {
+	if utf8.Valid(body) {
+		return appendUnescaped(out, body, false)
+	}
 	for i := 0; i < len(body); {
 		c := body[i]
 		switch {
 		case c == '\\':
-			if i+1 >= len(body) {
-				return out, false
-			}
-			esc := body[i+1]
-			i += 2
-			switch esc {
-			case '"', '\\', '/':
-				out = append(out, esc)
-			case 'b':
-				out = append(out, '\b')
-			case 'f':
-				out = append(out, '\f')
-			case 'n':
-				out = append(out, '\n')
-			case 'r':
-				out = append(out, '\r')
-			case 't':
-				out = append(out, '\t')
-			case 'u':
-				if i+4 > len(body) {
-					return out, false
-				}
-				r, ok := parseHex4(body[i:])
-				if !ok {
-					return out, false
-				}
-				i += 4
-				if r >= 0xD800 && r < 0xDC00 && i+6 <= len(body) && body[i] == '\\' && body[i+1] == 'u' {
-					if lo, ok := parseHex4(body[i+2:]); ok && lo >= 0xDC00 && lo < 0xE000 {
-						r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
-						i += 6
-					}
-				}
-				out = appendWTF8(out, r)
-			default:
+			var ok bool
+			if out, i, ok = appendJSEscape(out, body, i); !ok {
 				return out, false
 			}
 		case c < utf8.RuneSelf:
@@ -134,6 +105,74 @@ func appendJSTextDecoded(out, body []byte) ([]byte, bool) {
 		}
 	}
 	return out, true
+}
+
+// appendUnescaped is appendJSTextDecoded for a body of valid UTF-8, which
+// decodes to itself but for its escapes: the runs between them are copied
+// whole. With inPlace, out is body[:0] (decodeJSTextInPlace), and the run
+// before the first escape is already where it belongs.
+func appendUnescaped(out, body []byte, inPlace bool) ([]byte, bool) {
+	for i := 0; ; {
+		k := bytes.IndexByte(body[i:], '\\')
+		if k < 0 {
+			k = len(body) - i
+		}
+		if inPlace && len(out) == i {
+			out = out[:i+k]
+		} else {
+			out = append(out, body[i:i+k]...)
+		}
+		i += k
+		if i == len(body) {
+			return out, true
+		}
+		var ok bool
+		if out, i, ok = appendJSEscape(out, body, i); !ok {
+			return out, false
+		}
+	}
+}
+
+// appendJSEscape appends the text of the escape at body[i] (a backslash) and
+// returns the index after it; a high surrogate escape followed by a low
+// one is one code point, a lone surrogate is kept (WTF-8). ok is false for
+// an escape JSON does not have.
+func appendJSEscape(out, body []byte, i int) (_ []byte, next int, ok bool) {
+	if i+1 >= len(body) {
+		return out, i, false
+	}
+	esc := body[i+1]
+	i += 2
+	switch esc {
+	case '"', '\\', '/':
+		out = append(out, esc)
+	case 'b':
+		out = append(out, '\b')
+	case 'f':
+		out = append(out, '\f')
+	case 'n':
+		out = append(out, '\n')
+	case 'r':
+		out = append(out, '\r')
+	case 't':
+		out = append(out, '\t')
+	case 'u':
+		r, ok := parseHex4(body[i:])
+		if !ok {
+			return out, i, false
+		}
+		i += 4
+		if r >= 0xD800 && r < 0xDC00 && i+6 <= len(body) && body[i] == '\\' && body[i+1] == 'u' {
+			if lo, ok := parseHex4(body[i+2:]); ok && lo >= 0xDC00 && lo < 0xE000 {
+				r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
+				i += 6
+			}
+		}
+		out = appendWTF8(out, r)
+	default:
+		return out, i, false
+	}
+	return out, i, true
 }
 
 // appendWTF8 appends r, a surrogate code point included, in WTF-8.

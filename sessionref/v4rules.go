@@ -105,7 +105,7 @@ func checkV4Row(typ string, seq int64, data json.RawMessage, hasSurfaceOp bool) 
 // mayBreach is a cheap pre-check: a row without these bytes has neither a
 // plugin source nor a tool-result block.
 func mayBreach(data json.RawMessage) bool {
-	return bytes.Contains(data, []byte(`"plugin"`)) || bytes.Contains(data, []byte(`"tool-result"`))
+	return quotedTokens(data, quotedPlugin|quotedToolResult) != 0
 }
 
 func checkV4Message(m *v4Message, refuse func(string) error) error {
