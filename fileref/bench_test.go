@@ -11,6 +11,8 @@ import (
 
 // benchWords build realistic path names for generated trees.
 var benchWords = []string{
+	"auth", "token", "stream", "buffer", "encoder", "decoder", "worker", "metrics", "logger",
+	"format", "queue", "schema", "record", "widget", "layout", "event",
 	"server", "client", "handler", "config", "util", "parser", "render", "store",
 	"cache", "index", "search", "query", "session", "model", "view", "router",
 }
@@ -102,6 +104,73 @@ func BenchmarkFirstKeystroke(b *testing.B) {
 		ix.cache = nil
 		ix.cacheMu.Unlock()
 		if _, _, err := ix.Search(context.Background(), "s", 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// genBenchPaths returns the paths of a tree shaped like the one
+// scripts/bench-files.sh generates (25 × 10 × 30 directories of 20 files:
+// 157,775 paths), built in memory.
+func genBenchPaths() []string {
+	rng := rand.New(rand.NewPCG(42, 4242))
+	w := func() string { return benchWords[rng.IntN(len(benchWords))] }
+	exts := []string{".go", ".ts", ".tsx", ".py", ".rs", ".md", ".json", ".c", ".h", ".yaml"}
+	var out []string
+	for t := 0; t < 25; t++ {
+		top := fmt.Sprintf("%s%02d", w(), t)
+		out = append(out, top+"/")
+		for m := 0; m < 10; m++ {
+			mid := fmt.Sprintf("%s/%s_%s%d", top, w(), w(), m)
+			out = append(out, mid+"/")
+			for l := 0; l < 30; l++ {
+				leaf := fmt.Sprintf("%s/%s%d", mid, w(), l)
+				out = append(out, leaf+"/")
+				for f := 0; f < 20; f++ {
+					out = append(out, fmt.Sprintf("%s/%s_%s%d%s", leaf, w(), w(), f, exts[rng.IntN(len(exts))]))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// benchTitleWords are the first words of generated session titles, which
+// scripts/benche2e types into mixed completion.
+var benchTitleWords = []string{"Refactor", "Document", "Review", "Remove", "Speed", "Migrate", "Add", "Test", "Fix"}
+
+// BenchmarkTypingWords types each title word over the 157,775-path tree,
+// starting cold: short prefixes match most paths.
+func BenchmarkTypingWords(b *testing.B) {
+	ix := memIndex(b, genBenchPaths())
+	keys := 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, word := range benchTitleWords {
+			ix.cacheMu.Lock()
+			ix.cache = nil
+			ix.cacheMu.Unlock()
+			for n := 1; n <= len(word); n++ {
+				if _, _, err := ix.Search(context.Background(), word[:n], DefaultLimit+8); err != nil {
+					b.Fatal(err)
+				}
+				keys++
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(keys), "ns/keystroke")
+}
+
+// BenchmarkFirstKeystrokeLarge is the full scan of a one-character query
+// over the 157,775-path tree.
+func BenchmarkFirstKeystrokeLarge(b *testing.B) {
+	ix := memIndex(b, genBenchPaths())
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ix.cacheMu.Lock()
+		ix.cache = nil
+		ix.cacheMu.Unlock()
+		if _, _, err := ix.Search(context.Background(), "r", DefaultLimit+8); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -96,10 +96,12 @@ type snapshot struct {
 
 // entry is one indexed path.
 type entry struct {
-	path     string // root-relative, "/"-separated, no trailing slash
-	low      string // path lower-cased (shares path's bytes when equal); ASCII paths only
-	mask     uint64 // characters present, for quick rejection (see charMask)
-	baseOff  int32  // byte offset of the base name in path
+	path string // root-relative, "/"-separated, no trailing slash
+	low  string // path lower-cased (shares path's bytes when equal); ASCII paths only
+	mask uint64 // characters present, for quick rejection (see charMask)
+	// bounds bound the score without scoring; ASCII paths only.
+	bounds   pathBounds
+	baseOff  int32 // byte offset of the base name in path
 	dir      bool
 	hidden   bool // some component starts with "."
 	nonASCII bool
@@ -117,6 +119,7 @@ func newEntryIn(a *arena, dir, name string, isDir, hidden bool) entry {
 		if hasUpperASCII(path) {
 			e.low = a.lower(path)
 		}
+		e.bounds = boundsOf(path, int(e.baseOff))
 	}
 	return e
 }
@@ -127,6 +130,7 @@ func newEntry(path string, dir, hidden bool) entry {
 	e.mask, e.nonASCII = charMask(path)
 	if !e.nonASCII {
 		e.low = lowerASCII(path)
+		e.bounds = boundsOf(path, int(e.baseOff))
 	}
 	return e
 }

@@ -56,14 +56,20 @@ type cachedQuery struct {
 	matches []hit
 }
 
-// hit is one matching path with where its greedy match ended, in the whole
-// path and in the base name, so that one more typed character costs one
-// short scan per remaining path.
+// hit is one path that may match, with where its greedy match ended, in
+// the whole path and in the base name, so that one more typed character
+// costs one short scan per remaining path. end is unmatched for a path
+// that was not checked because it could not rank; the next query matches
+// it from the start.
 type hit struct {
 	idx  int32
 	end  uint16
 	bend uint16
 }
+
+// unmatched is the end of a hit whose match was not looked for (a real
+// match of a non-empty query ends after at least one byte).
+const unmatched = 0
 
 // maxIndexedPathLen: hits store match ends in 16 bits; longer paths (far
 // beyond PATH_MAX) are not indexed.
@@ -142,13 +148,18 @@ func (ix *Index) fuzzyIn(ctx context.Context, snap *snapshot, query string, limi
 	type partResult struct {
 		matches []hit
 		top     *topK
+		found   int
 		err     error
 	}
 	res := make([]partResult, parts)
+	qb := newQueryBound(folded, qMask)
 	scan := func(p int) {
 		lo, hi := n*p/parts, n*(p+1)/parts
 		top := newTopK(limit)
 		var matches []hit
+		// found counts the paths known to match; past limit the answer is
+		// capped, and paths that cannot enter the top need no check.
+		found := 0
 		for k := lo; k < hi; k++ {
 			if (k-lo)%scanCtxCheckEvery == scanCtxCheckEvery-1 {
 				if err := ctx.Err(); err != nil {
@@ -175,8 +186,22 @@ func (ix *Index) fuzzyIn(ctx context.Context, snap *snapshot, query string, limi
 				}
 			} else {
 				q, from, bfrom := folded, 0, int(e.baseOff)
-				if base != nil {
+				if base != nil && h.end != unmatched {
 					q, from, bfrom = extra, int(h.end), int(h.bend)
+				}
+				if top.full() && len(e.low)-int(e.baseOff) != len(folded) &&
+					!top.admits(scored{score: qb.scoreBound(e), entry: e}) {
+					// It cannot rank: remember it for the next keystroke
+					// without finding out whether it matches, unless the
+					// count still decides whether the answer is capped.
+					if found <= limit {
+						if _, ok := forwardASCII(e.low, from, q); !ok {
+							continue
+						}
+						found++
+					}
+					matches = append(matches, hit{idx: h.idx, end: unmatched})
+					continue
 				}
 				end, ok := forwardASCII(e.low, from, q)
 				if !ok {
@@ -194,10 +219,11 @@ func (ix *Index) fuzzyIn(ctx context.Context, snap *snapshot, query string, limi
 			if exactName(e, folded, query) {
 				score += bonusExactName
 			}
+			found++
 			matches = append(matches, h)
 			top.offer(scored{score: score, entry: e})
 		}
-		res[p] = partResult{matches: matches, top: top}
+		res[p] = partResult{matches: matches, top: top, found: found}
 	}
 	if parts == 1 {
 		scan(0)
@@ -214,12 +240,12 @@ func (ix *Index) fuzzyIn(ctx context.Context, snap *snapshot, query string, limi
 		if r.err != nil {
 			return nil, false, fmt.Errorf("searching files for %q: %w", query, r.err)
 		}
-		total += len(r.matches)
+		total += r.found
 	}
 	all := res[0].matches
 	top := res[0].top
 	if parts > 1 {
-		all = make([]hit, 0, total)
+		all = make([]hit, 0, len(res[0].matches)+len(res[1].matches))
 		for _, r := range res {
 			all = append(all, r.matches...)
 		}
@@ -326,6 +352,13 @@ type topK struct {
 }
 
 func newTopK(k int) *topK { return &topK{k: k, items: make([]scored, 0, k)} }
+
+// full reports whether k items are kept, so that an item must beat the
+// worst of them to enter.
+func (t *topK) full() bool { return len(t.items) == t.k }
+
+// admits reports whether s would enter the kept items.
+func (t *topK) admits(s scored) bool { return !t.full() || better(s, t.items[0]) }
 
 func (t *topK) offer(s scored) {
 	if len(t.items) < t.k {

@@ -1,0 +1,114 @@
+package fileref
+
+// A fuzzy query over a large tree matches most paths while it is short,
+// and scoring every match is what a keystroke costs. The ranking keeps
+// only the best few, so a path whose score cannot reach the worst kept
+// one need not be scored. scoreBound gives such a ceiling from three
+// character masks computed once per path, without looking at its bytes.
+//
+// The ceiling follows from the scoring of scoreWindowASCII: a matched
+// character earns scoreMatch plus a bonus of at most bonusBoundaryDelimiter
+// (the first one twice), unmatched characters inside the window only cost,
+// and the word-end and base-name bonuses come on top. A matched character
+// earns a bonus only at a position where bonusFor is positive (a boundary)
+// or inside a run of consecutive matches (at most bonusConsecutive, unless
+// the run contains a boundary). So when no query character occurs at a
+// boundary position the bonuses are at most bonusConsecutive, and when
+// the first query character occurs at none the first bonus is zero.
+
+// bonusMax is the largest bonus one matched character can earn.
+const bonusMax = bonusBoundaryDelimiter
+
+// pathBounds are the character masks (see maskBit) of one ASCII path
+// that scoreBound reads.
+type pathBounds struct {
+	// boundary and baseBoundary: characters at positions where bonusFor
+	// is positive, in the whole path and in its base name.
+	boundary, baseBoundary uint64
+	// wordEnd and baseWordEnd: characters that end a word (wordEndASCII),
+	// in the whole path and in its base name.
+	wordEnd, baseWordEnd uint64
+	// baseChars: the characters of the base name.
+	baseChars uint64
+}
+
+// boundsOf returns the pathBounds of an ASCII path whose base name starts
+// at byte base.
+func boundsOf(path string, base int) pathBounds {
+	var b pathBounds
+	prev := classDelimiter // a path starts a segment
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		cls := asciiClass[c&0x7f]
+		bit := maskBit(rune(c))
+		boundary := bonusFor(prev, cls) > 0
+		wordEnd := i+1 == len(path) || asciiClass[path[i+1]&0x7f] <= classDelimiter
+		if boundary {
+			b.boundary |= bit
+		}
+		if wordEnd {
+			b.wordEnd |= bit
+		}
+		if i >= base {
+			b.baseChars |= bit
+			if boundary {
+				b.baseBoundary |= bit
+			}
+			if wordEnd {
+				b.baseWordEnd |= bit
+			}
+		}
+		prev = cls
+	}
+	return b
+}
+
+// queryBound holds what scoreBound needs of one folded ASCII query.
+type queryBound struct {
+	mask  uint64 // characters of the query
+	first uint64 // mask bit of its first character
+	last  uint64 // mask bit of its last character
+	n     int    // its length in bytes
+}
+
+func newQueryBound(folded string, mask uint64) queryBound {
+	qb := queryBound{mask: mask, n: len(folded)}
+	if len(folded) > 0 {
+		qb.first = maskBit(rune(folded[0]))
+		qb.last = maskBit(rune(folded[len(folded)-1]))
+	}
+	return qb
+}
+
+// window is the ceiling of scoreWindowASCII plus wordEndASCII for a window
+// of a text whose boundary and word-end characters are boundary and
+// wordEnd.
+func (qb queryBound) window(boundary, wordEnd uint64) int {
+	s := qb.n * scoreMatch
+	if wordEnd&qb.last != 0 {
+		s += bonusWordEnd
+	}
+	if boundary&qb.first != 0 {
+		s += bonusMax * bonusFirstCharMult
+	}
+	if boundary&qb.mask != 0 {
+		s += (qb.n - 1) * bonusMax
+	} else {
+		s += (qb.n - 1) * bonusConsecutive
+	}
+	return s
+}
+
+// scoreBound is a ceiling of scoreASCII for e (an ASCII entry whose mask
+// holds every query character), without the exact-name bonus.
+func (qb queryBound) scoreBound(e *entry) int {
+	b := &e.bounds
+	if e.baseOff == 0 {
+		return qb.window(b.boundary, b.wordEnd) + bonusBasename
+	}
+	s := qb.window(b.boundary, b.wordEnd)
+	if b.baseChars&qb.mask == qb.mask {
+		s = max(s, qb.window(b.baseBoundary, b.baseWordEnd)+bonusBasename)
+	}
+	return s
+}
