@@ -44,10 +44,6 @@ func (s *Snapshot) Candidates(q CandidateQuery) ([]Candidate, bool, error) {
 	query := foldCase(q.Query)
 	sc := s.lendScratch()
 	defer s.returnScratch(sc)
-	// Split the matches by group first (cheap), then rank only as many
-	// groups as the limit reaches: match quality is computed for the
-	// sessions that can still make the list, not for every match.
-	groups := &sc.groups
 	target := int32(-1)
 	if i, ok := s.byID[q.TargetID]; ok {
 		target = int32(i)
@@ -56,6 +52,20 @@ func (s *Snapshot) Candidates(q CandidateQuery) ([]Candidate, bool, error) {
 	if c, ok := s.cwds[targetCwd]; ok && hasTargetCwd {
 		targetGroup = c
 	}
+	if !s.narrowable(query, len(s.Sessions)) {
+		rq := rankQuery{query: query, limit: limit, target: target, targetCwd: targetGroup, byActivity: q.ByActivity}
+		if ranked, capped, ok := s.rankLazily(&rq, sc); ok {
+			out := make([]Candidate, 0, len(ranked))
+			for _, i := range ranked {
+				out = append(out, candidateOf(&s.Sessions[i], hasTargetCwd, targetCwd))
+			}
+			return out, capped, nil
+		}
+	}
+	// Split the matches by group first (cheap), then rank only as many
+	// groups as the limit reaches: match quality is computed for the
+	// sessions that can still make the list, not for every match.
+	groups := &sc.groups
 	put := func(i int32) {
 		if i == target {
 			return
@@ -128,6 +138,7 @@ type queryScratch struct {
 	parts     []matchSet // one per extra worker of a parallel match
 	groups    [groupOther + 1][]int32
 	tiers     [tierSubstring + 1][]int32
+	out       []int32 // a lazy walk's ranked list
 }
 
 // maxScratchKeep is the largest buffer (in indices) returned to the pool;
@@ -171,6 +182,7 @@ func (s *Snapshot) returnScratch(sc *queryScratch) {
 	for t := range sc.tiers {
 		sc.tiers[t] = keep(sc.tiers[t])
 	}
+	sc.out = keep(sc.out)
 	s.scratch.Put(sc)
 }
 
@@ -245,6 +257,33 @@ func (s *Snapshot) matching(query string, sc *queryScratch) []int32 {
 	s.queries.next = (s.queries.next + 1) % recentQueries
 	s.queries.mu.Unlock()
 	return sc.res.ids
+}
+
+// narrowBase is the most remembered matches a query is narrowed from
+// instead of walked lazily (plus a share of the sessions): narrowing
+// tests each of them, a dense query's walk stops sooner.
+const narrowBase = 1024
+
+// narrowable reports whether query's full match set is cheap: remembered,
+// or narrowed from a remembered query it contains that matched at most
+// narrowBase + sessions/64 sessions (the base matching would pick).
+func (s *Snapshot) narrowable(query string, sessions int) bool {
+	if query == "" {
+		return false
+	}
+	s.queries.mu.Lock()
+	defer s.queries.mu.Unlock()
+	best := -1
+	for k := range s.queries.entries {
+		c := &s.queries.entries[k]
+		if c.valid && (best < 0 || len(c.query) > len(s.queries.entries[best].query)) && strings.Contains(query, c.query) {
+			if c.query == query {
+				return true
+			}
+			best = k
+		}
+	}
+	return best >= 0 && len(s.queries.entries[best].set.ids) <= narrowBase+sessions/64
 }
 
 // candidateOf builds the §2.2 candidate of an entry.

@@ -142,3 +142,22 @@ func TestCandidatesLimit(t *testing.T) {
 	_, _, err := snap.Candidates(CandidateQuery{Limit: -1})
 	wantCode(t, err, CodeInvalidReference)
 }
+
+// TestCandidatesCappedByLowerTier: the best tier fills the list, and a
+// lesser match seen before it is what makes the list capped.
+func TestCandidatesCappedByLowerTier(t *testing.T) {
+	s := newTestStore(t)
+	s.simple("prefix", "/p", fixtureTime, titleEvent(0, "Parser rewrite"))
+	s.simple("word", "/p", fixtureTime+1, titleEvent(0, "Notes on the parser"))
+	s.simple("other", "/p", fixtureTime+2, titleEvent(0, "Unrelated"))
+	snap := s.index().Snapshot()
+	for _, byActivity := range []bool{false, true} {
+		got, capped, err := snap.Candidates(CandidateQuery{Query: "parser", Limit: 1, ByActivity: byActivity})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ids := candidateIDs(got); !reflect.DeepEqual(ids, []string{"prefix"}) || !capped {
+			t.Errorf("by activity %v: %v capped %v, want [prefix] capped", byActivity, ids, capped)
+		}
+	}
+}

@@ -37,6 +37,9 @@ type Snapshot struct {
 	queries queryCache
 	// scratch lends per-query buffers; shared by the snapshots of one index.
 	scratch *sync.Pool
+	// orders are the walk orders of lazy ranking (topk.go), shared by the
+	// snapshots that share Sessions.
+	orders *snapshotOrders
 }
 
 // Locate finds a listed session by id. It implements Locator.
@@ -125,13 +128,13 @@ func newSearchText(e *Entry) searchText {
 func (ix *Index) publishLocked(building bool) {
 	if prev := ix.snap.Load(); !ix.dirty && prev != nil && prev.byID != nil {
 		snap := &Snapshot{Root: prev.Root, Sessions: prev.Sessions, Skipped: prev.Skipped, Updated: time.Now(), Building: building,
-			UnknownEvents: prev.UnknownEvents, byID: prev.byID, search: prev.search, cwdOf: prev.cwdOf, cwds: prev.cwds, scratch: prev.scratch}
+			UnknownEvents: prev.UnknownEvents, byID: prev.byID, search: prev.search, cwdOf: prev.cwdOf, cwds: prev.cwds, scratch: prev.scratch, orders: prev.orders}
 		ix.snap.Store(snap)
 		return
 	}
 	ix.dirty = false
 	ix.changes++
-	snap := &Snapshot{Root: ix.root, Updated: time.Now(), Building: building, scratch: &ix.scratch}
+	snap := &Snapshot{Root: ix.root, Updated: time.Now(), Building: building, scratch: &ix.scratch, orders: &snapshotOrders{}}
 	listed := make([]*tracked, 0, len(ix.tracked))
 	for _, t := range ix.tracked {
 		if t.skip == "" {
