@@ -2,7 +2,11 @@
 // person needs from a test run: one line per package, the full output of
 // every failing test, every skipped test with its reason (so a test that
 // skips because a tool is missing never passes silently), and a closing
-// line "N passed, N failed, N skipped". It exits 1 when anything failed.
+// line "N passed, N failed, N skipped". Before that line it lists the
+// slowest tests and says how long the run took (from testreport's start to
+// the end of its input); with $CI_STEP set that line reads
+// "ci: $CI_STEP took N s", as .ci/run's other steps do. It exits 1 when
+// anything failed.
 //
 //	go test -race -json ./... | go run ./scripts/testreport
 package main
@@ -15,7 +19,11 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 )
+
+// slowestShown is how many of the slowest top-level tests the report lists.
+const slowestShown = 10
 
 // event is one line of `go test -json` (cmd/test2json).
 type event struct {
@@ -29,10 +37,27 @@ type event struct {
 type testKey struct{ pkg, test string }
 
 func main() {
-	os.Exit(report(os.Stdin, os.Stdout))
+	start := time.Now()
+	os.Exit(report(os.Stdin, os.Stdout, func(out io.Writer) {
+		took := int(time.Since(start).Round(time.Second) / time.Second)
+		if step := os.Getenv("CI_STEP"); step != "" {
+			fmt.Fprintf(out, "ci: %s took %d s\n", step, took)
+		} else {
+			fmt.Fprintf(out, "testreport: the run took %d s\n", took)
+		}
+	}))
 }
 
-func report(in io.Reader, out io.Writer) int {
+// timed is a passed or failed top-level test and its duration.
+type timed struct {
+	testKey
+	elapsed float64
+}
+
+// report prints the summary of the events read from in; beforeCount, when
+// not nil, prints just before the closing count line.
+func report(in io.Reader, out io.Writer, beforeCount func(io.Writer)) int {
+	var slow []timed
 	outputs := map[testKey][]string{}
 	var skipped, failed []testKey
 	passed := 0
@@ -54,6 +79,9 @@ func report(in io.Reader, out io.Writer) int {
 			}
 			outputs[k] = append(outputs[k], e.Output)
 		case "pass":
+			if e.Test != "" && !strings.Contains(e.Test, "/") {
+				slow = append(slow, timed{k, e.Elapsed})
+			}
 			if e.Test != "" {
 				passed++
 				delete(outputs, k)
@@ -69,6 +97,9 @@ func report(in io.Reader, out io.Writer) int {
 		case "fail", "build-fail":
 			if e.Test != "" {
 				failed = append(failed, k)
+				if !strings.Contains(e.Test, "/") {
+					slow = append(slow, timed{k, e.Elapsed})
+				}
 				continue
 			}
 			failedPkgs++
@@ -81,6 +112,14 @@ func report(in io.Reader, out io.Writer) int {
 	if err := sc.Err(); err != nil {
 		fmt.Fprintf(out, "testreport: reading go test output: %v\n", err)
 		return 1
+	}
+	if len(slow) > 0 {
+		sort.SliceStable(slow, func(i, j int) bool { return slow[i].elapsed > slow[j].elapsed })
+		n := min(len(slow), slowestShown)
+		fmt.Fprintf(out, "\nslowest tests (%d of %d):\n", n, len(slow))
+		for _, s := range slow[:n] {
+			fmt.Fprintf(out, "  %6.1fs %s %s\n", s.elapsed, s.pkg, s.test)
+		}
 	}
 	if len(skipped) > 0 {
 		fmt.Fprintln(out, "\nskipped (with the reason each test gave):")
@@ -95,7 +134,11 @@ func report(in io.Reader, out io.Writer) int {
 			fmt.Fprint(out, "    ", o)
 		}
 	}
-	fmt.Fprintf(out, "\n%d passed, %d failed, %d skipped\n", passed, len(failed), len(skipped))
+	fmt.Fprintln(out)
+	if beforeCount != nil {
+		beforeCount(out)
+	}
+	fmt.Fprintf(out, "%d passed, %d failed, %d skipped\n", passed, len(failed), len(skipped))
 	if len(failed) > 0 || failedPkgs > 0 {
 		return 1
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 )
@@ -19,14 +21,15 @@ func TestReport(t *testing.T) {
 		`{"Action":"fail","Package":"p","Elapsed":0.3}`,
 	}, "\n")
 	var out bytes.Buffer
-	code := report(strings.NewReader(in), &out)
+	code := report(strings.NewReader(in), &out, func(w io.Writer) { fmt.Fprintln(w, "took 3 s") })
 	got := out.String()
 	for _, want := range []string{
 		"FAIL p",
 		"p TestNvim: nvim_test.go:9: skipping: nvim is not installed",
 		"--- FAIL p TestB",
 		"got 1, want 2",
-		"1 passed, 1 failed, 1 skipped",
+		"slowest tests (2 of 2):\n     0.1s p TestA\n     0.0s p TestB\n",
+		"\ntook 3 s\n1 passed, 1 failed, 1 skipped\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q:\n%s", want, got)
@@ -37,7 +40,7 @@ func TestReport(t *testing.T) {
 	}
 
 	out.Reset()
-	if code := report(strings.NewReader(`{"Action":"pass","Package":"p","Test":"TestA"}`+"\n"+`{"Action":"pass","Package":"p"}`), &out); code != 0 {
+	if code := report(strings.NewReader(`{"Action":"pass","Package":"p","Test":"TestA"}`+"\n"+`{"Action":"pass","Package":"p"}`), &out, nil); code != 0 {
 		t.Errorf("exit code %d for a passing run:\n%s", code, out.String())
 	}
 }
