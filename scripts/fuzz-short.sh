@@ -38,7 +38,9 @@ else
 fi
 
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+pid=
+# A run cut short (^C, a failed step) stops the target being fuzzed too.
+trap '[ -z "$pid" ] || kill -INT "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 cache=$(go env GOCACHE)/fuzz
 failed=0
 summary=()
@@ -77,6 +79,7 @@ for pkg in "${pkgs[@]}"; do
 			status=FAIL
 			echo "fuzz-short: $target ended before its baseline completed"
 		fi
+		pid=
 		if [ "$status" = FAIL ]; then
 			failed=1
 			cat "$log"
