@@ -217,6 +217,8 @@ type message struct {
 	seq          int64
 	text         string
 	fStart, fEnd int
+	// ascii is set when text is all ASCII (excerpt offsets map 1:1).
+	ascii bool
 }
 
 // encodeBlock lays out messages for a block: for each, the length of its
@@ -269,6 +271,7 @@ func decodeBlock(raw []byte, f *folder) (*textBlock, error) {
 		m.fStart = len(buf)
 		buf = f.appendFold(buf, m.text)
 		m.fEnd = len(buf)
+		m.ascii = m.fEnd-m.fStart == len(m.text) && isASCII(m.text)
 		buf = append(buf, 0)
 		b.msgs = append(b.msgs, m)
 	}

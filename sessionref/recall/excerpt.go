@@ -28,8 +28,8 @@ const (
 // UTF-8 (the lone surrogates WTF-8 text may hold) become U+FFFD. "<" is
 // kept as text; JSON answers write it as \u003c (tag-safe as in §2.3.4),
 // and hosts that render Markdown must escape it (see the server).
-func excerptOf(f *folder, text, folded string, hit int, terms []string) Match {
-	m := mapper{f: f, s: text}
+func excerptOf(f *folder, text, folded string, ascii bool, hit int, terms []string) Match {
+	m := mapper{f: f, s: text, ascii: ascii}
 	start, _ := m.runeAt(hit)
 	wStart := start
 	for n := 0; n < excerptBefore && wStart > 0; n++ {
@@ -41,49 +41,63 @@ func excerptOf(f *folder, text, folded string, hit int, terms []string) Match {
 		_, size := utf8.DecodeRuneInString(text[wEnd:])
 		wEnd += size
 	}
-	var b strings.Builder
-	type pos struct{ orig, u16 int }
-	positions := make([]pos, 0, wEnd-wStart+1)
-	u16 := 0
+	// u16s[i-wStart] is the UTF-16 offset in the excerpt of the text's
+	// byte i (its rune's, for a byte inside a rune); one more for wEnd.
+	u16s := make([]int32, wEnd-wStart+1)
+	b := make([]byte, 0, wEnd-wStart+2*len(ellipsis))
+	u16 := int32(0)
 	if wStart > 0 {
-		b.WriteString(ellipsis)
+		b = append(b, ellipsis...)
 		u16++
 	}
 	lastSpace := false
 	for i := wStart; i < wEnd; {
-		r, size := utf8.DecodeRuneInString(text[i:])
-		positions = append(positions, pos{i, u16})
-		i += size
-		switch {
-		case r == utf8.RuneError && size == 1:
-			r = utf8.RuneError
-		case unsafeRune(r):
-			r = ' '
+		if c := text[i]; c < utf8.RuneSelf {
+			u16s[i-wStart] = u16
+			i++
+			if unsafeRune(rune(c)) {
+				if lastSpace {
+					continue
+				}
+				c, lastSpace = ' ', true
+			} else {
+				lastSpace = false
+			}
+			b = append(b, c)
+			u16++
+			continue
 		}
-		if r == ' ' {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		for k := 0; k < size; k++ {
+			u16s[i-wStart+k] = u16
+		}
+		i += size
+		if unsafeRune(r) {
 			if lastSpace {
 				continue
 			}
-			lastSpace = true
+			r, lastSpace = ' ', true
 		} else {
 			lastSpace = false
 		}
-		b.WriteRune(r)
-		u16 += utf16.RuneLen(r)
+		b = utf8.AppendRune(b, r) // RuneError for a byte that is not UTF-8
+		u16 += int32(utf16.RuneLen(r))
 	}
-	positions = append(positions, pos{wEnd, u16})
+	u16s[wEnd-wStart] = u16
 	if wEnd < len(text) {
-		b.WriteString(ellipsis)
+		b = append(b, ellipsis...)
 	}
-	toU16 := func(orig int) int {
-		k := sort.Search(len(positions), func(k int) bool { return positions[k].orig >= orig })
-		return positions[min(k, len(positions)-1)].u16
-	}
+	toU16 := func(orig int) int { return int(u16s[min(max(orig-wStart, 0), wEnd-wStart)]) }
 	var ranges [][2]int
 	for _, t := range terms {
-		starts, ends := mapper{f: f, s: text}, mapper{f: f, s: text}
-		for from := 0; from <= len(folded)-len(t); {
-			i := strings.Index(folded[from:], t)
+		starts, ends := mapper{f: f, s: text, ascii: ascii}, mapper{f: f, s: text, ascii: ascii}
+		from, hay := 0, folded
+		if ascii {
+			// Offsets are the text's: only the window needs searching.
+			from, hay = wStart, folded[:min(len(folded), wEnd+len(t)-1)]
+		}
+		for from <= len(hay)-len(t) {
+			i := strings.Index(hay[from:], t)
 			if i < 0 {
 				break
 			}
@@ -103,11 +117,14 @@ func excerptOf(f *folder, text, folded string, hit int, terms []string) Match {
 			}
 		}
 	}
-	return Match{Excerpt: b.String(), Ranges: mergeRanges(ranges)}
+	return Match{Excerpt: string(b), Ranges: mergeRanges(ranges)}
 }
 
 // unsafeRune reports the runes an excerpt shows as a space.
 func unsafeRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r < 0x20 || r == 0x7f || r == ' '
+	}
 	switch {
 	case unicode.IsSpace(r), unicode.IsControl(r):
 		return true

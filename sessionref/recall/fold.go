@@ -81,13 +81,32 @@ func (f *folder) fold(s string) string {
 type mapper struct {
 	f *folder
 	s string
+	// ascii is set when s is all ASCII: its folding then has the same
+	// offsets, and nothing needs to be walked.
+	ascii bool
 	// i is the offset in s of the rune whose folding starts at pos.
 	i, pos int
+}
+
+// isASCII reports whether s holds only ASCII bytes.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // runeAt returns the bytes [start, end) of s whose folding holds the
 // folded offset fo; past the end it returns len(s), len(s).
 func (m *mapper) runeAt(fo int) (start, end int) {
+	if m.ascii {
+		if fo >= len(m.s) {
+			return len(m.s), len(m.s)
+		}
+		return fo, fo + 1
+	}
 	for m.i < len(m.s) {
 		c := m.s[m.i]
 		n, width := 1, 1

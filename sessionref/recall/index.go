@@ -4,14 +4,16 @@
 // case-insensitive substring queries over it.
 //
 // The text lies on disk in compressed blocks (blocks.go), never in memory
-// as a whole; a trigram posting index over its case folding (fold.go,
-// postings.go) rules out sessions, and an exact substring check of the
-// remaining sessions' blocks, read back newest session first until enough
-// match, alone decides a match. Sessions whose log changed get new slots in
-// a small overlay beside the postings until the next merge, which
-// renumbers the postings without reading any text again. Every listed
-// session is indexed: memory holds the postings, one small record per
-// session and a bounded cache of decoded blocks.
+// as a whole. A dictionary of the tokens of the case-folded text (fold.go,
+// tokens.go) with the sessions holding each (postings.go) decides which
+// sessions hold a word without reading text; trigrams of tokens too long
+// for the dictionary, and phrases with spaces, leave candidates whose
+// blocks are read back to check. Sessions are taken newest first until
+// enough match; their blocks give the excerpts. Sessions whose log changed
+// get new slots in a small overlay beside the postings until the next
+// merge, which renumbers the postings without reading any text again.
+// Every listed session is indexed: memory holds the postings, one small
+// record per session and a bounded cache of decoded blocks.
 package recall
 
 import (
@@ -77,10 +79,14 @@ type Index struct {
 	retired []*dataFile
 	// garbage is how many bytes of data no current document refers to.
 	garbage int64
-	// base are the postings of slots 0..base.n-1; overlay holds the
-	// sorted grams of the slots from base.n to nextSlot-1.
-	base     *postings
-	overlay  map[int32][]uint32
+	// dict holds every token up to maxTokenBytes (tokens.go); tokBase
+	// are the postings of its ids and gramBase those of the trigrams of
+	// longer tokens, over slots 0..tokBase.n-1; overlay holds the sorted
+	// ids and grams of the slots from tokBase.n to nextSlot-1.
+	dict     *dictionary
+	tokBase  *postings
+	gramBase *postings
+	overlay  map[int32]overlayDoc
 	nextSlot int32
 	// cursors are the kept read states, most recent first.
 	cursors []cursorOf
@@ -95,6 +101,12 @@ type Index struct {
 	broken   map[string]bool // sessions whose blocks could not be read back
 
 	cur atomic.Pointer[view]
+}
+
+// overlayDoc is what the postings would hold of one session: its sorted
+// token ids and the sorted trigrams of its long tokens.
+type overlayDoc struct {
+	tokens, grams []uint32
 }
 
 type cursorOf struct {
@@ -126,6 +138,8 @@ type doc struct {
 	slot      int32
 	data      *dataFile
 	blocks    []blockRef
+	// long is set when the text holds a token longer than maxTokenBytes.
+	long bool
 	// textBytes and foldedBytes are the sizes of its text and folding.
 	textBytes, foldedBytes int64
 }
@@ -141,8 +155,9 @@ func (d *doc) stored() int64 {
 
 // view is what searches read.
 type view struct {
-	base    *postings
-	overlay map[int32][]uint32
+	tok, grams *postings
+	overlay    map[int32]overlayDoc
+	dict       []string
 	// order is every current document, newest first (createdAt
 	// descending, then id).
 	order []*doc
@@ -168,8 +183,10 @@ type Stats struct {
 	// Unposted is how many sessions changed since the postings were
 	// merged and are posted in the overlay beside them.
 	Unposted int `json:"unposted"`
-	// Grams is how many distinct grams the postings hold.
-	Grams int `json:"grams"`
+	// Tokens is how many distinct tokens the dictionary holds, Grams how
+	// many trigrams of longer tokens the postings hold.
+	Tokens int `json:"tokens"`
+	Grams  int `json:"grams"`
 	// Unindexed is how many listed sessions were left out; every listed
 	// session is indexed, so it is 0 (kept for hosts that read it).
 	Unindexed int `json:"unindexed"`
@@ -196,9 +213,9 @@ func New(opts Options) *Index {
 		lg = zap.NewNop()
 	}
 	ix := &Index{opts: opts, log: lg, cache: newBlockCache(opts.CacheBytes), docs: map[string]*doc{},
-		failed: map[string]entryKey{}, base: &postings{m: map[uint32]plist{}}, overlay: map[int32][]uint32{},
-		broken: map[string]bool{}}
-	ix.cur.Store(&view{base: ix.base, byID: map[string]*doc{}})
+		failed: map[string]entryKey{}, dict: newDictionary(), tokBase: emptyPostings(), gramBase: emptyPostings(),
+		overlay: map[int32]overlayDoc{}, broken: map[string]bool{}}
+	ix.cur.Store(&view{tok: ix.tokBase, grams: ix.gramBase, byID: map[string]*doc{}})
 	return ix
 }
 
@@ -306,6 +323,7 @@ func (ix *Index) dropDoc(d *doc) {
 type built struct {
 	i           int // in todo
 	d           *doc
+	tokens      map[string]struct{}
 	grams       []uint32
 	blocks      [][]byte
 	cur         *sessionref.ProjectionCursor
@@ -331,9 +349,9 @@ func (ix *Index) projectAll(ctx context.Context, todo []sessionref.Entry) error 
 			ix.dropDoc(d)
 		}
 	}
-	var b *builder
+	var tb, gb *builder
 	if len(todo) > overlayMax || len(ix.overlay)+len(todo) > overlayMax || len(ix.docs) == 0 {
-		b = ix.seed()
+		tb, gb = ix.seed()
 	}
 	results := make(chan *built, ix.opts.Parallelism)
 	next := make(chan int)
@@ -343,9 +361,9 @@ func (ix *Index) projectAll(ctx context.Context, todo []sessionref.Entry) error 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			f, gs := newFolder(), newGramSet()
+			f, gs, ts := newFolder(), newGramSet(), newTokenSet()
 			for i := range next {
-				results <- ix.build(ctx, f, gs, i, &todo[i], prev[i])
+				results <- ix.build(ctx, f, gs, ts, i, &todo[i], prev[i])
 				if ix.opts.Progress != nil {
 					ix.opts.Progress(int(finished.Add(1)), len(todo))
 				}
@@ -390,10 +408,12 @@ func (ix *Index) projectAll(ctx context.Context, todo []sessionref.Entry) error 
 		}
 		r.d.data, r.d.slot = ix.data, ix.nextSlot
 		ix.nextSlot++
-		if b != nil {
-			b.add(int(r.d.slot), r.grams)
+		ids := ix.dict.idsOf(r.tokens)
+		if tb != nil {
+			tb.add(int(r.d.slot), ids)
+			gb.add(int(r.d.slot), r.grams)
 		} else {
-			ix.overlay[r.d.slot] = r.grams
+			ix.overlay[r.d.slot] = overlayDoc{tokens: ids, grams: r.grams}
 		}
 		ix.docs[e.ID] = r.d
 		delete(ix.failed, e.ID)
@@ -402,9 +422,8 @@ func (ix *Index) projectAll(ctx context.Context, todo []sessionref.Entry) error 
 		}
 	}
 	ix.keepCursors(kept)
-	if b != nil {
-		ix.base, ix.overlay = b.postings(), map[int32][]uint32{}
-		ix.nextSlot = int32(ix.base.n)
+	if tb != nil {
+		ix.freeze(tb, gb)
 	} else if len(ix.overlay) > overlayMax || int(ix.nextSlot) > 64+2*len(ix.docs) {
 		ix.merge()
 	}
@@ -415,7 +434,7 @@ func (ix *Index) projectAll(ctx context.Context, todo []sessionref.Entry) error 
 }
 
 // build projects one session and lays out its blocks and grams.
-func (ix *Index) build(ctx context.Context, f *folder, gs *gramSet, i int, e *sessionref.Entry, prev *sessionref.ProjectionCursor) *built {
+func (ix *Index) build(ctx context.Context, f *folder, gs *gramSet, ts *tokenSet, i int, e *sessionref.Entry, prev *sessionref.ProjectionCursor) *built {
 	p, cur, resumed, err := sessionref.ReadProjectionFrom(ctx, *e, prev)
 	if err != nil {
 		return &built{i: i, err: err, interrupted: ctx.Err() != nil}
@@ -425,6 +444,7 @@ func (ix *Index) build(ctx context.Context, f *folder, gs *gramSet, i int, e *se
 	}
 	r := &built{i: i, cur: cur, d: &doc{id: e.ID, createdAt: e.CreatedAt, key: keyOf(e)}}
 	gs.reset()
+	ts.reset()
 	var pending []rawMessage
 	var folded, raw []byte
 	size := 0
@@ -437,7 +457,7 @@ func (ix *Index) build(ctx context.Context, f *folder, gs *gramSet, i int, e *se
 	}
 	for _, m := range p.Messages {
 		folded = f.appendFold(folded[:0], m.Text)
-		gs.add(folded)
+		ts.add(folded, gs)
 		r.d.textBytes += int64(len(m.Text))
 		r.d.foldedBytes += int64(len(folded) + 1)
 		pending = append(pending, rawMessage{role: m.Role, seq: m.Seq, text: m.Text})
@@ -446,13 +466,18 @@ func (ix *Index) build(ctx context.Context, f *folder, gs *gramSet, i int, e *se
 		}
 	}
 	flush()
-	r.grams = gs.sorted()
+	r.grams, r.d.long = gs.sorted(), ts.long
+	r.tokens = make(map[string]struct{}, len(ts.seen))
+	for t := range ts.seen {
+		r.tokens[t] = struct{}{}
+	}
 	return r
 }
 
-// seed returns a builder holding every current document, renumbered from
-// 0 in slot order (published copies of the documents get their new slot).
-func (ix *Index) seed() *builder {
+// seed returns builders of the token and gram postings holding every
+// current document, renumbered from 0 in slot order (published copies of
+// the documents get their new slot).
+func (ix *Index) seed() (tokens, grams *builder) {
 	cur := make([]*doc, 0, len(ix.docs))
 	for _, d := range ix.docs {
 		cur = append(cur, d)
@@ -465,8 +490,9 @@ func (ix *Index) seed() *builder {
 	for i, d := range cur {
 		remap[d.slot] = int32(i)
 	}
-	b := newBuilder()
-	b.seed(ix.base, remap[:min(len(remap), ix.base.n)])
+	tokens, grams = newBuilder(), newBuilder()
+	tokens.seed(ix.tokBase, remap[:min(len(remap), ix.tokBase.n)])
+	grams.seed(ix.gramBase, remap[:min(len(remap), ix.gramBase.n)])
 	over := make([]int32, 0, len(ix.overlay))
 	for s := range ix.overlay {
 		over = append(over, s)
@@ -474,7 +500,8 @@ func (ix *Index) seed() *builder {
 	slices.Sort(over)
 	for _, s := range over {
 		if int(s) < len(remap) && remap[s] >= 0 {
-			b.add(int(remap[s]), ix.overlay[s])
+			tokens.add(int(remap[s]), ix.overlay[s].tokens)
+			grams.add(int(remap[s]), ix.overlay[s].grams)
 		}
 	}
 	for i, d := range cur {
@@ -483,16 +510,22 @@ func (ix *Index) seed() *builder {
 		ix.docs[d.id] = &c
 	}
 	ix.nextSlot = int32(len(cur))
-	b.n = len(cur)
-	return b
+	tokens.n, grams.n = len(cur), len(cur)
+	return tokens, grams
+}
+
+// freeze makes the builders the postings; the overlay is then empty.
+func (ix *Index) freeze(tokens, grams *builder) {
+	grams.n = max(grams.n, tokens.n)
+	tokens.n = grams.n
+	ix.tokBase, ix.gramBase, ix.overlay = tokens.postings(), grams.postings(), map[int32]overlayDoc{}
+	ix.nextSlot = int32(ix.tokBase.n)
 }
 
 // merge folds the overlay into the postings and drops the slots of
 // documents no longer current.
 func (ix *Index) merge() {
-	b := ix.seed()
-	ix.base, ix.overlay = b.postings(), map[int32][]uint32{}
-	ix.nextSlot = int32(ix.base.n)
+	ix.freeze(ix.seed())
 }
 
 // takeCursor removes and returns the kept cursor of id, if any.
@@ -529,11 +562,12 @@ func (ix *Index) publish() {
 		}
 		return all[i].id < all[j].id
 	})
-	v := &view{base: ix.base, overlay: make(map[int32][]uint32, len(ix.overlay)), order: all, byID: make(map[string]*doc, len(all))}
+	v := &view{tok: ix.tokBase, grams: ix.gramBase, overlay: make(map[int32]overlayDoc, len(ix.overlay)), dict: ix.dict.tokens,
+		order: all, byID: make(map[string]*doc, len(all))}
 	var overlayBytes int64
-	for s, g := range ix.overlay {
-		v.overlay[s] = g
-		overlayBytes += int64(len(g) * 4)
+	for s, o := range ix.overlay {
+		v.overlay[s] = o
+		overlayBytes += int64(len(o.tokens)+len(o.grams)) * 4
 	}
 	for _, d := range all {
 		v.byID[d.id] = d
@@ -544,7 +578,8 @@ func (ix *Index) publish() {
 		v.stats.StoredBytes = ix.data.Size()
 	}
 	v.stats.Sessions, v.stats.Failed, v.stats.Projected = len(all), len(ix.failed), ix.projected
-	v.stats.PostingBytes, v.stats.Grams, v.stats.Unposted = ix.base.bytes+overlayBytes, len(ix.base.m), len(ix.overlay)
+	v.stats.PostingBytes = ix.tokBase.bytes + ix.gramBase.bytes + overlayBytes
+	v.stats.Tokens, v.stats.Grams, v.stats.Unposted = len(ix.dict.tokens), len(ix.gramBase.m), len(ix.overlay)
 	v.stats.Resumed = ix.resumed.Load()
 	v.stats.Synced = time.Now()
 	ix.cur.Store(v)

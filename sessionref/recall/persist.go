@@ -35,7 +35,7 @@ import (
 // (docs/reliability.md) and opened without following links.
 const (
 	storeMagic  = "dsh-refls recall index\n"
-	storeFormat = 2
+	storeFormat = 3
 	// maxStoreBytes bounds what a stored .idx file may hold.
 	maxStoreBytes = 1 << 31
 )
@@ -233,7 +233,7 @@ func (ix *Index) encodeStore(root string) []byte {
 	b = appendString(b, filepath.Base(ix.data.path))
 	b = binary.LittleEndian.AppendUint64(b, ix.data.id)
 	b = binary.LittleEndian.AppendUint64(b, uint64(ix.data.Size()))
-	b = binary.AppendUvarint(b, uint64(ix.base.n))
+	b = binary.AppendUvarint(b, uint64(ix.tokBase.n))
 	b = binary.AppendUvarint(b, uint64(len(ix.docs)))
 	for _, d := range ix.docs {
 		b = appendString(b, d.id)
@@ -245,6 +245,11 @@ func (ix *Index) encodeStore(root string) []byte {
 		b = binary.AppendVarint(b, int64(d.key.formatVersion))
 		b = appendString(b, d.key.corrupt)
 		b = binary.AppendUvarint(b, uint64(d.slot))
+		long := byte(0)
+		if d.long {
+			long = 1
+		}
+		b = append(b, long)
 		b = binary.AppendUvarint(b, uint64(d.textBytes))
 		b = binary.AppendUvarint(b, uint64(d.foldedBytes))
 		b = binary.AppendUvarint(b, uint64(len(d.blocks)))
@@ -253,14 +258,26 @@ func (ix *Index) encodeStore(root string) []byte {
 			b = binary.AppendUvarint(b, uint64(r.n))
 		}
 	}
-	grams := make([]uint32, 0, len(ix.base.m))
-	for x := range ix.base.m {
-		grams = append(grams, x)
+	b = binary.AppendUvarint(b, uint64(len(ix.dict.tokens)))
+	for _, t := range ix.dict.tokens {
+		b = appendString(b, t)
 	}
-	slices.Sort(grams)
-	b = binary.AppendUvarint(b, uint64(len(grams)))
-	for _, x := range grams {
-		pl := ix.base.m[x]
+	b = appendPostings(b, ix.tokBase)
+	b = appendPostings(b, ix.gramBase)
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[body:], castagnoli))
+}
+
+// appendPostings writes the keys of p in order, each with a bitset or a
+// delta-coded slot list.
+func appendPostings(b []byte, p *postings) []byte {
+	keys := make([]uint32, 0, len(p.m))
+	for x := range p.m {
+		keys = append(keys, x)
+	}
+	slices.Sort(keys)
+	b = binary.AppendUvarint(b, uint64(len(keys)))
+	for _, x := range keys {
+		pl := p.m[x]
 		b = binary.AppendUvarint(b, uint64(x))
 		if pl.bits != nil {
 			b = append(b, 1)
@@ -278,7 +295,7 @@ func (ix *Index) encodeStore(root string) []byte {
 			prev = s
 		}
 	}
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[body:], castagnoli))
+	return b
 }
 
 func appendString(b []byte, s string) []byte {
@@ -323,7 +340,8 @@ func (ix *Index) Load(path, root string) error {
 		ix.retired = append(ix.retired, ix.data)
 	}
 	ix.docs, ix.data, ix.garbage = st.docs, data, data.Size()-int64(dataHeaderLen)-live
-	ix.base, ix.overlay, ix.nextSlot = st.base, map[int32][]uint32{}, int32(st.base.n)
+	ix.dict, ix.tokBase, ix.gramBase = st.dict, st.tokens, st.grams
+	ix.overlay, ix.nextSlot = map[int32]overlayDoc{}, int32(st.tokens.n)
 	ix.failed, ix.cursors, ix.projected = map[string]entryKey{}, nil, 0
 	ix.changes.Add(1)
 	ix.publish()
@@ -336,7 +354,9 @@ type decoded struct {
 	dataID   uint64
 	dataSize int64
 	docs     map[string]*doc
-	base     *postings
+	dict     *dictionary
+	tokens   *postings
+	grams    *postings
 }
 
 // reader decodes the .idx body; the first error sticks.
@@ -440,6 +460,7 @@ func decodeStore(raw []byte, root string) (*decoded, error) {
 		d.key = entryKey{path: r.str(), offset: r.varint(), lastSeq: r.varint(), generation: int(r.varint()),
 			formatVersion: int(r.varint()), corrupt: r.str()}
 		slot := r.uvarint()
+		d.long = r.fixed(1)[0] == 1
 		d.textBytes, d.foldedBytes = int64(r.uvarint()), int64(r.uvarint())
 		nb := r.count(2)
 		d.blocks = make([]blockRef, 0, nb)
@@ -461,16 +482,40 @@ func decodeStore(raw []byte, root string) (*decoded, error) {
 		d.slot = int32(slot)
 		st.docs[d.id] = d
 	}
-	b := &postings{n: int(nSlots), m: map[uint32]plist{}}
-	words := (int(nSlots) + 63) / 64
-	nGrams := r.count(3)
-	for i := 0; i < nGrams && r.err == nil; i++ {
+	st.dict = newDictionary()
+	nTokens := r.count(1)
+	for i := 0; i < nTokens && r.err == nil; i++ {
+		t := r.str()
+		if _, dup := st.dict.ids[t]; dup || len(t) > maxTokenBytes {
+			r.fail("token %d repeated or too long", i)
+		}
+		st.dict.ids[t] = uint32(i)
+		st.dict.tokens = append(st.dict.tokens, t)
+	}
+	st.tokens = r.postings(int(nSlots), uint64(nTokens))
+	st.grams = r.postings(int(nSlots), 1<<24)
+	if r.err == nil && len(r.b) != 0 {
+		r.fail("%d bytes after the postings", len(r.b))
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return st, nil
+}
+
+// postings reads what appendPostings wrote, over nSlots slots, with keys
+// below maxKey.
+func (r *reader) postings(nSlots int, maxKey uint64) *postings {
+	b := &postings{n: nSlots, m: map[uint32]plist{}}
+	words := (nSlots + 63) / 64
+	n := r.count(3)
+	for i := 0; i < n && r.err == nil; i++ {
 		x := r.uvarint()
 		kind := r.fixed(1)[0]
 		var pl plist
 		switch {
-		case x >= 1<<24:
-			r.fail("gram %#x", x)
+		case x >= maxKey:
+			r.fail("posting key %#x", x)
 		case kind == 1:
 			n := r.count(8)
 			if n > words {
@@ -491,7 +536,7 @@ func decodeStore(raw []byte, root string) (*decoded, error) {
 					r.fail("a slot list out of order")
 				}
 				s += delta
-				if s >= nSlots {
+				if s >= uint64(nSlots) {
 					r.fail("slot %d of %d", s, nSlots)
 				}
 				pl.list[k] = uint32(s)
@@ -501,16 +546,9 @@ func decodeStore(raw []byte, root string) (*decoded, error) {
 			r.fail("posting kind %d", kind)
 		}
 		if _, dup := b.m[uint32(x)]; dup {
-			r.fail("gram %#x twice", x)
+			r.fail("key %#x twice", x)
 		}
 		b.m[uint32(x)] = pl
 	}
-	if r.err == nil && len(r.b) != 0 {
-		r.fail("%d bytes after the postings", len(r.b))
-	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	st.base = b
-	return st, nil
+	return b
 }

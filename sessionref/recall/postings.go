@@ -29,6 +29,8 @@ type plist struct {
 	bits []uint64
 }
 
+func emptyPostings() *postings { return &postings{m: map[uint32]plist{}} }
+
 // gramOf packs the gram starting at s[i].
 func gramOf(s string, i int) uint32 {
 	return uint32(s[i])<<16 | uint32(s[i+1])<<8 | uint32(s[i+2])

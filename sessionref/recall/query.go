@@ -115,9 +115,9 @@ func parseQuery(f *folder, text string) ([]string, error) {
 }
 
 // Search returns the sessions whose projected text holds every term of q,
-// newest first. Terms shorter than the gram length are checked by a scan
-// of the candidates the other terms leave (of every session when no term
-// is long enough). A bad query is a *QueryError.
+// newest first. A word is decided by the token dictionary alone (tokens.go);
+// a phrase with spaces, or a word that may lie inside a long token, is
+// checked in the session's text. A bad query is a *QueryError.
 func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 	f := newFolder()
 	terms, err := parseQuery(f, q.Text)
@@ -130,31 +130,30 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 	}
 	limit = min(limit, MaxLimit)
 	v := ix.cur.Load()
-	var grams []uint32
-	seen := map[uint32]bool{}
-	for _, t := range terms {
-		for i := 0; i+gramLen <= len(t); i++ {
-			if x := gramOf(t, i); !seen[x] {
-				seen[x] = true
-				grams = append(grams, x)
-			}
-		}
+	plans := make([]termPlan, len(terms))
+	for i, t := range terms {
+		plans[i] = v.plan(t)
 	}
-	slices.Sort(grams)
-	set, filtered := v.base.candidates(grams)
 	var out []Result
+	var pending []string
 	found := make([]bool, len(terms))
 	check := func(d *doc) bool {
-		if filtered {
-			if int(d.slot) < v.base.n {
-				if set[d.slot/64]&(1<<(uint(d.slot)%64)) == 0 {
-					return false
-				}
-			} else if !holdsAll(v.overlay[d.slot], grams) {
+		pending = pending[:0]
+		for i := range plans {
+			p := &plans[i]
+			tok := v.tokenHit(p, d)
+			switch {
+			case tok && !p.spaced:
+			case tok || d.long && v.gramHit(p, d):
+				pending = append(pending, p.term)
+			default:
 				return false
 			}
 		}
-		ok, err := ix.holds(f, d, terms, found)
+		if len(pending) == 0 {
+			return true
+		}
+		ok, err := ix.holds(f, d, pending, found[:len(pending)])
 		if err != nil {
 			ix.markBroken(d.id, err)
 			return false
@@ -187,6 +186,96 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 		}
 	}
 	return out, nil
+}
+
+// termPlan is how one term of a query is decided.
+type termPlan struct {
+	term string
+	// spaced is set when the term holds white space (a phrase): it then
+	// spans tokens and is checked in the text.
+	spaced bool
+	// pieces are the ids of the dictionary tokens holding each piece of
+	// the term between white space; exact is the slots of tok holding a
+	// token of every piece (nil: no piece, every slot).
+	pieces [][]uint32
+	exact  []uint64
+	// grams are the sorted trigrams of the term and gramSet the slots of
+	// grams holding them all (nil with ok false: every slot).
+	grams   []uint32
+	gramSet []uint64
+	gramOK  bool
+}
+
+// plan looks term up in the dictionary and the postings.
+func (v *view) plan(term string) termPlan {
+	p := termPlan{term: term}
+	for _, piece := range strings.FieldsFunc(term, unicode.IsSpace) {
+		p.pieces = append(p.pieces, containing(v.dict, piece))
+	}
+	p.spaced = len(p.pieces) != 1 || strings.IndexFunc(term, unicode.IsSpace) >= 0
+	if len(p.pieces) > 0 {
+		words := (v.tok.n + 63) / 64
+		for k, ids := range p.pieces {
+			set := make([]uint64, words)
+			for _, id := range ids {
+				pl := v.tok.m[id]
+				if pl.bits != nil {
+					for w, x := range pl.bits {
+						set[w] |= x
+					}
+					continue
+				}
+				for _, s := range pl.list {
+					set[s/64] |= 1 << (s % 64)
+				}
+			}
+			if k == 0 {
+				p.exact = set
+				continue
+			}
+			for w := range p.exact {
+				p.exact[w] &= set[w]
+			}
+		}
+	}
+	seen := map[uint32]bool{}
+	for i := 0; i+gramLen <= len(term); i++ {
+		if x := gramOf(term, i); !seen[x] {
+			seen[x] = true
+			p.grams = append(p.grams, x)
+		}
+	}
+	slices.Sort(p.grams)
+	p.gramSet, p.gramOK = v.grams.candidates(p.grams)
+	return p
+}
+
+// tokenHit reports whether d holds a token for every piece of p's term.
+func (v *view) tokenHit(p *termPlan, d *doc) bool {
+	if len(p.pieces) == 0 {
+		return true
+	}
+	if int(d.slot) < v.tok.n {
+		return p.exact[d.slot/64]&(1<<(uint(d.slot)%64)) != 0
+	}
+	o := v.overlay[d.slot]
+	for _, ids := range p.pieces {
+		if !intersects(ids, o.tokens) {
+			return false
+		}
+	}
+	return true
+}
+
+// gramHit reports whether the long tokens of d may hold p's term.
+func (v *view) gramHit(p *termPlan, d *doc) bool {
+	if !p.gramOK {
+		return true
+	}
+	if int(d.slot) < v.grams.n {
+		return p.gramSet[d.slot/64]&(1<<(uint(d.slot)%64)) != 0
+	}
+	return holdsAll(v.overlay[d.slot].grams, p.grams)
 }
 
 // block returns the decoded block at ref of d, from the cache when it is
@@ -247,7 +336,7 @@ func (ix *Index) resultOf(f *folder, d *doc, terms []string) (Result, error) {
 			if first < 0 {
 				continue
 			}
-			r.Matches = append(r.Matches, excerptOf(f, m.text, folded, first, terms))
+			r.Matches = append(r.Matches, excerptOf(f, m.text, folded, m.ascii, first, terms))
 			r.Matches[len(r.Matches)-1].Role, r.Matches[len(r.Matches)-1].Seq = m.role, m.seq
 			if len(r.Matches) == MaxMatches {
 				return r, nil
