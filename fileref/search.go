@@ -56,24 +56,23 @@ type cachedQuery struct {
 	matches []hit
 }
 
-// hit is one path that may match, with where its greedy match ended, in
-// the whole path and in the base name, so that one more typed character
-// costs one short scan per remaining path. end is unmatched for a path
-// that was not checked because it could not rank; the next query matches
-// it from the start.
+// hit is one matching path with where its greedy match ended, in the
+// whole path and in the base name, so that one more typed character costs
+// one short scan per remaining path. bend is baseUnknown for a path that
+// could not rank, whose base name was not looked at; the next query
+// matches its base name from the start.
 type hit struct {
 	idx  int32
 	end  uint16
 	bend uint16
 }
 
-// unmatched is the end of a hit whose match was not looked for (a real
-// match of a non-empty query ends after at least one byte).
-const unmatched = 0
+// baseUnknown is the bend of a hit whose base name was not matched.
+const baseUnknown = noBaseMatch - 1
 
-// maxIndexedPathLen: hits store match ends in 16 bits; longer paths (far
-// beyond PATH_MAX) are not indexed.
-const maxIndexedPathLen = noBaseMatch - 1
+// maxIndexedPathLen: hits store match ends in 16 bits, below baseUnknown;
+// longer paths (far beyond PATH_MAX) are not indexed.
+const maxIndexedPathLen = baseUnknown - 1
 
 // Search returns the best candidates for query (the text after "@" or
 // "@\""). An empty query or one containing "/" lists that directory live;
@@ -157,8 +156,6 @@ func (ix *Index) fuzzyIn(ctx context.Context, snap *snapshot, query string, limi
 		lo, hi := n*p/parts, n*(p+1)/parts
 		top := newTopK(limit)
 		var matches []hit
-		// found counts the paths known to match; past limit the answer is
-		// capped, and paths that cannot enter the top need no check.
 		found := 0
 		for k := lo; k < hi; k++ {
 			if (k-lo)%scanCtxCheckEvery == scanCtxCheckEvery-1 {
@@ -185,31 +182,29 @@ func (ix *Index) fuzzyIn(ctx context.Context, snap *snapshot, query string, limi
 					continue
 				}
 			} else {
-				q, from, bfrom := folded, 0, int(e.baseOff)
-				if base != nil && h.end != unmatched {
-					q, from, bfrom = extra, int(h.end), int(h.bend)
-				}
-				if top.full() && len(e.low)-int(e.baseOff) != len(folded) &&
-					!top.admits(scored{score: qb.scoreBound(e), entry: e}) {
-					// It cannot rank: remember it for the next keystroke
-					// without finding out whether it matches, unless the
-					// count still decides whether the answer is capped.
-					if found <= limit {
-						if _, ok := forwardASCII(e.low, from, q); !ok {
-							continue
-						}
-						found++
+				q, from := folded, 0
+				bq, bfrom := folded, int(e.baseOff)
+				if base != nil {
+					q, from = extra, int(h.end)
+					if h.bend != baseUnknown {
+						bq, bfrom = extra, int(h.bend)
 					}
-					matches = append(matches, hit{idx: h.idx, end: unmatched})
-					continue
 				}
 				end, ok := forwardASCII(e.low, from, q)
 				if !ok {
 					continue
 				}
+				if top.full() && len(e.low)-int(e.baseOff) != len(folded) &&
+					!top.admits(scored{score: qb.scoreBound(e), entry: e}) {
+					// It cannot rank: neither its base name nor its
+					// score is needed now.
+					found++
+					matches = append(matches, hit{idx: h.idx, end: uint16(end), bend: baseUnknown})
+					continue
+				}
 				bend := noBaseMatch
 				if bfrom != noBaseMatch {
-					if b, ok := forwardASCII(e.low, bfrom, q); ok {
+					if b, ok := forwardASCII(e.low, bfrom, bq); ok {
 						bend = b
 					}
 				}

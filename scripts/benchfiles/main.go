@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -263,6 +264,8 @@ func search(dir string, sessions int) error {
 		return err
 	}
 	fmt.Printf("index: %d files, %d paths, built in %s; peak RSS so far %s\n", ix.Files(), ix.Len(), d.Round(time.Millisecond), peakRSS())
+	heap := liveHeap()
+	fmt.Printf("index share of memory: live heap after GC %.1f MB (%d bytes per path)\n", float64(heap)/(1<<20), heap/uint64(max(1, ix.Len())))
 	var lat, cpu []time.Duration
 	var firstKey []time.Duration
 	ctx := context.Background()
@@ -339,6 +342,15 @@ func applyLatency(ix *fileref.Index, dir string) error {
 	fmt.Printf("live update (Apply + search) over %d paths: create median %s, delete median %s (target: visible within 250ms incl. debounce)\n",
 		ix.Len(), median(created).Round(time.Microsecond), median(deleted).Round(time.Microsecond))
 	return nil
+}
+
+// liveHeap is the heap in use after a collection: with nothing but the
+// index alive, the index's share of the process memory.
+func liveHeap() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapInuse
 }
 
 // peakRSS reads VmHWM from /proc/self/status.
