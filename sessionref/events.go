@@ -179,23 +179,27 @@ type messageData struct {
 // projectEvent turns one surface event into a surface item (§2.3.3; for
 // v4 SPEC §1.7: user messages whose source kind is exactly "user" or
 // "compact-checkpoint", and assistant text). e.Data must be valid JSON.
-// With inPlace the caller gives the buffer of e.Data away, and the text
-// is decoded over it (joinTextBlocks).
-func projectEvent(e *envelope, seq int64, v4, inPlace bool) (surfaceItem, error) {
+// how says how the text is decoded (joinTextBlocks); with textInPlace the
+// caller gives the buffer of e.Data away, and the text is decoded over it.
+func projectEvent(e *envelope, seq int64, v4 bool, how textDecoding) (surfaceItem, error) {
 	item := surfaceItem{seq: seq}
 	switch e.Type {
 	case typeToolResult, typeSystemMessage, typeDeveloperMessage:
 		return item, nil
 	}
 	var d messageData
-	if err := decodeMessageData(e.Data, &d); err != nil {
+	decode := decodeMessageData
+	if how == textReference {
+		decode = func(data []byte, d *messageData) error { return json.Unmarshal(data, d) }
+	}
+	if err := decode(e.Data, &d); err != nil {
 		return item, fmt.Errorf("%s data: %w", e.Type, err)
 	}
 	body := d.messageBody
 	if d.Message != nil { // the v0 wrapper, and steering's {turn, message}
 		body = *d.Message
 	}
-	text, err := joinTextBlocks(body.Content, inPlace)
+	text, err := joinTextBlocks(body.Content, how)
 	if err != nil {
 		return item, fmt.Errorf("%s content: %w", e.Type, err)
 	}

@@ -200,6 +200,10 @@ func decodeEnvelope(line []byte, e *envelope) error {
 	return json.Unmarshal(line, e)
 }
 
+// decodeEnvelopeReference is json.Unmarshal(line, e): the decoding
+// decodeEnvelope is tested against.
+func decodeEnvelopeReference(line []byte, e *envelope) error { return json.Unmarshal(line, e) }
+
 func scanEnvelope(line []byte, e *envelope) bool {
 	return scanFields(line, envelopeFields, func(i int, val []byte) bool {
 		switch i {

@@ -52,6 +52,40 @@ func keepText(out []byte, size int) string {
 	return unsafe.String(unsafe.SliceData(out), len(out))
 }
 
+// decodeJSTextRunes is decodeJSText a rune at a time (appendJSTextRunes).
+func decodeJSTextRunes(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	out, ok := appendJSTextRunes(nil, raw[1:len(raw)-1])
+	return string(out), ok
+}
+
+// textDecoding says how message text is decoded from its JSON token.
+type textDecoding uint8
+
+const (
+	// textCopy decodes into a buffer of the text's own (decodeJSText).
+	textCopy textDecoding = iota
+	// textInPlace decodes over the token's own bytes, whose buffer the
+	// caller gives away (decodeJSTextInPlace).
+	textInPlace
+	// textReference decodes a rune at a time, and message data with
+	// encoding/json: the reading the faster paths are tested against.
+	textReference
+)
+
+// decoder is the function that decodes a text token the way d says.
+func (d textDecoding) decoder() func([]byte) (string, bool) {
+	switch d {
+	case textInPlace:
+		return decodeJSTextInPlace
+	case textReference:
+		return decodeJSTextRunes
+	}
+	return decodeJSText
+}
+
 // decodeJSTextInPlace is decodeJSText writing the text over raw itself, so a
 // long message costs no second copy of its bytes. The caller gives raw away:
 // it must not read or write raw (or the buffer it lies in) afterwards,
@@ -82,6 +116,12 @@ func appendJSTextDecoded(out, body []byte) ([]byte, bool) {
 	if utf8.Valid(body) {
 		return appendUnescaped(out, body, false)
 	}
+	return appendJSTextRunes(out, body)
+}
+
+// appendJSTextRunes is appendJSTextDecoded a rune at a time: what it does
+// for invalid UTF-8, and the reference its faster paths are tested against.
+func appendJSTextRunes(out, body []byte) ([]byte, bool) {
 	for i := 0; i < len(body); {
 		c := body[i]
 		switch {

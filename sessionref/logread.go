@@ -70,13 +70,21 @@ type logScan struct {
 	// the scan may keep and write over (lineReader.onOwnedLine): its text
 	// is then decoded in place.
 	owned bool
+	// reference reads every line through encoding/json and decodes text a
+	// rune at a time: the reading the faster paths are tested against.
+	reference bool
 }
 
 // readSessionLog reads a whole log for preparation: the readable prefix of
 // §1.2 (as dsh reads it), folded into a surface, plus the closer count.
 func readSessionLog(ctx context.Context, path string, enc Encoding, frames *frameDecoder) (*sessionLog, error) {
-	sc := &logScan{ctx: ctx, path: path, enc: enc, log: &sessionLog{lastSeq: -1}}
-	r := lineReader{path: path, encoding: enc, frames: frames,
+	return (&logScan{ctx: ctx, path: path, enc: enc, log: &sessionLog{lastSeq: -1}}).readAll(frames)
+}
+
+// readAll is readSessionLog for the scan sc, which has not read yet.
+func (sc *logScan) readAll(frames *frameDecoder) (*sessionLog, error) {
+	path := sc.path
+	r := lineReader{path: path, encoding: sc.enc, frames: frames,
 		onTorn:      func() { sc.torn = true },
 		onOverlong:  sc.overlong,
 		onOwnedLine: sc.ownedLine,
@@ -155,7 +163,11 @@ func (sc *logScan) line(line []byte) error {
 	}
 	v4 := sc.log.header.Version >= 4
 	var e envelope
-	if err := decodeEnvelope(line, &e); err != nil || e.Type == "" {
+	decode := decodeEnvelope
+	if sc.reference {
+		decode = decodeEnvelopeReference
+	}
+	if err := decode(line, &e); err != nil || e.Type == "" {
 		reason := "not an event object"
 		if err != nil {
 			reason = "unparsable: " + err.Error()
@@ -220,7 +232,14 @@ func (sc *logScan) fold(e *envelope, seq int64, v4, hasOp bool) error {
 	} else if !isSurfaceType(e.Type) {
 		return nil
 	}
-	item, err := projectEvent(e, seq, v4, sc.owned)
+	how := textCopy
+	switch {
+	case sc.reference:
+		how = textReference
+	case sc.owned:
+		how = textInPlace
+	}
+	item, err := projectEvent(e, seq, v4, how)
 	if err != nil {
 		return &CorruptError{Path: sc.path, Line: sc.lineNo, Reason: err.Error()}
 	}

@@ -18,18 +18,19 @@ import (
 // as that text (a tolerance, docs/reliability.md). Content that is neither
 // an array, a string nor null is an error.
 //
-// raw must be valid JSON (a value of a parsed line). With inPlace the
+// raw must be valid JSON (a value of a parsed line). With textInPlace the
 // caller gives raw's buffer away: a single text is decoded over its own
 // bytes (decodeJSTextInPlace), so the text of a long message is its only
 // copy; the one text block of a message is returned as decoded, never
 // copied again.
-func joinTextBlocks(raw json.RawMessage, inPlace bool) (string, error) {
+func joinTextBlocks(raw json.RawMessage, how textDecoding) (string, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
 	}
-	decode := decodeJSText
-	if inPlace {
-		decode = decodeJSTextInPlace
+	decode := how.decoder()
+	decodeCopy := decodeJSText
+	if how == textReference {
+		decodeCopy = decode
 	}
 	if raw[0] == '"' {
 		s, ok := decode(raw)
@@ -75,7 +76,7 @@ func joinTextBlocks(raw json.RawMessage, inPlace bool) (string, error) {
 			}
 			return true
 		})
-		if t, ok := decodeJSText(typ); !ok || t != "text" {
+		if t, ok := decodeCopy(typ); !ok || t != "text" {
 			return
 		}
 		if len(text) == 0 || text[0] != '"' {
@@ -96,7 +97,7 @@ func joinTextBlocks(raw json.RawMessage, inPlace bool) (string, error) {
 	var b strings.Builder
 	first := true
 	for _, t := range texts {
-		s, ok := decodeJSText(t)
+		s, ok := decodeCopy(t)
 		if !ok {
 			continue
 		}
