@@ -70,6 +70,8 @@ type Index struct {
 	log   *zap.Logger
 	cache *blockCache
 
+	// saveMu serialises saves; syncMu guards everything below.
+	saveMu sync.Mutex
 	syncMu sync.Mutex
 	docs   map[string]*doc     // current documents by session id
 	failed map[string]entryKey // sessions whose projection failed, until they change
@@ -417,7 +419,9 @@ func (ix *Index) projectAll(ctx context.Context, todo []sessionref.Entry) error 
 		}
 		ix.docs[e.ID] = r.d
 		delete(ix.failed, e.ID)
-		if r.cur != nil {
+		// A cursor holds the log's surface: only the newest sessions
+		// read keep theirs (todo is newest first), never a whole build's.
+		if r.cur != nil && r.i < maxCursors {
 			kept = append(kept, cursorOf{id: e.ID, cur: r.cur})
 		}
 	}

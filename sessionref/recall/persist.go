@@ -110,31 +110,21 @@ func (ix *Index) Changes() uint64 { return ix.changes.Load() }
 // blocks no session uses when they outweigh the rest), then the .idx file
 // is replaced atomically. A failed save leaves the old files in place.
 func (ix *Index) Save(path, root string) error {
-	ix.syncMu.Lock()
-	defer ix.syncMu.Unlock()
+	ix.saveMu.Lock()
+	defer ix.saveMu.Unlock()
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("creating the recall index directory: %w", err)
 	}
-	prefix := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)) + "."
-	live := int64(0)
-	for _, d := range ix.docs {
-		live += d.stored()
+	data, body, err := ix.prepareSave(path, root)
+	if err != nil {
+		return err
 	}
-	if ix.data == nil || ix.data.temp || filepath.Dir(ix.data.path) != dir || !strings.HasPrefix(filepath.Base(ix.data.path), prefix) ||
-		ix.garbage > max(64<<20, live) || ix.dataElsewhere() {
-		if err := ix.compact(path); err != nil {
-			return err
-		}
-	}
-	if len(ix.overlay) > 0 {
-		ix.merge()
-		ix.publish()
-	}
-	if err := ix.data.f.Sync(); err != nil {
+	// Syncs go on meanwhile: they only append to data, past what body
+	// names.
+	if err := data.f.Sync(); err != nil {
 		return fmt.Errorf("syncing the recall text file: %w", err)
 	}
-	body := ix.encodeStore(root)
 	tmp, err := os.CreateTemp(dir, ".recall-*.tmp") // O_EXCL, mode 0600
 	if err != nil {
 		return fmt.Errorf("creating the recall index file: %w", err)
@@ -154,11 +144,35 @@ func (ix *Index) Save(path, root string) error {
 		return fmt.Errorf("replacing the recall index %s: %w", path, err)
 	}
 	for _, p := range storedFiles(path)[1:] {
-		if p != ix.data.path {
+		if p != data.path {
 			os.Remove(p) // an older text file, or the first format's file
 		}
 	}
 	return nil
+}
+
+// prepareSave moves or compacts the text file when needed, merges the
+// overlay and lays out the .idx file, holding syncMu.
+func (ix *Index) prepareSave(path, root string) (*dataFile, []byte, error) {
+	ix.syncMu.Lock()
+	defer ix.syncMu.Unlock()
+	dir := filepath.Dir(path)
+	prefix := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)) + "."
+	live := int64(0)
+	for _, d := range ix.docs {
+		live += d.stored()
+	}
+	if ix.data == nil || ix.data.temp || filepath.Dir(ix.data.path) != dir || !strings.HasPrefix(filepath.Base(ix.data.path), prefix) ||
+		ix.garbage > max(64<<20, live) || ix.dataElsewhere() {
+		if err := ix.compact(path); err != nil {
+			return nil, nil, err
+		}
+	}
+	if len(ix.overlay) > 0 {
+		ix.merge()
+		ix.publish()
+	}
+	return ix.data, ix.encodeStore(root), nil
 }
 
 // dataElsewhere reports whether a current document lies in a file other
