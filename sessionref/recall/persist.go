@@ -327,7 +327,7 @@ func (ix *Index) Load(path, root string) error {
 	if err != nil {
 		return err
 	}
-	raw, err := io.ReadAll(io.LimitReader(f, maxStoreBytes+1))
+	raw, err := readAllSized(f)
 	f.Close()
 	if err != nil {
 		return fmt.Errorf("reading the recall index %s: %w", path, err)
@@ -362,6 +362,32 @@ func (ix *Index) Load(path, root string) error {
 	return nil
 }
 
+// readAllSized reads f whole (at most maxStoreBytes+1 bytes) into one
+// buffer of its size, without the doublings of io.ReadAll.
+func readAllSized(f *os.File) ([]byte, error) {
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 0, min(info.Size(), maxStoreBytes)+1)
+	for {
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(buf) == cap(buf) {
+			if len(buf) > maxStoreBytes {
+				return buf, nil // refused by the decoder
+			}
+			buf = append(buf, 0)[:len(buf)] // the file grew meanwhile
+		}
+	}
+}
+
 // decoded is a decoded .idx file.
 type decoded struct {
 	dataName string
@@ -375,7 +401,10 @@ type decoded struct {
 
 // reader decodes the .idx body; the first error sticks.
 type reader struct {
-	b   []byte
+	b []byte
+	// s is b as a string, so that strings read are slices of it, not
+	// one allocation each.
+	s   string
 	err error
 }
 
@@ -434,7 +463,15 @@ func (r *reader) fixed(n int) []byte {
 	return v
 }
 
-func (r *reader) str() string { return string(r.fixed(r.count(1))) }
+func (r *reader) str() string {
+	n := r.count(1)
+	if r.err != nil {
+		return ""
+	}
+	at := len(r.s) - len(r.b)
+	r.b = r.b[n:]
+	return r.s[at : at+n]
+}
 
 func decodeStore(raw []byte, root string) (*decoded, error) {
 	if len(raw) > maxStoreBytes {
@@ -455,8 +492,8 @@ func decodeStore(raw []byte, root string) (*decoded, error) {
 	if binary.LittleEndian.Uint32(sum) != crc32.Checksum(body, castagnoli) {
 		return nil, errors.New("checksum mismatch (truncated or damaged)")
 	}
-	r := &reader{b: body[4:]}
-	st := &decoded{docs: map[string]*doc{}}
+	r := &reader{b: body[4:], s: string(body[4:])}
+	st := &decoded{}
 	if got := r.str(); r.err == nil && got != root {
 		return nil, fmt.Errorf("indexes %s, not %s", got, root)
 	}
@@ -468,7 +505,8 @@ func decodeStore(raw []byte, root string) (*decoded, error) {
 		r.fail("announces %d slots", nSlots)
 	}
 	nDocs := r.count(8)
-	seenSlot := map[uint64]bool{}
+	st.docs = make(map[string]*doc, nDocs)
+	seenSlot := make(map[uint64]bool, nDocs)
 	for i := 0; i < nDocs && r.err == nil; i++ {
 		d := &doc{id: r.str(), createdAt: r.varint()}
 		d.key = entryKey{path: r.str(), offset: r.varint(), lastSeq: r.varint(), generation: int(r.varint()),
