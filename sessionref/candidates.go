@@ -52,7 +52,7 @@ func (s *Snapshot) Candidates(q CandidateQuery) ([]Candidate, bool, error) {
 	if c, ok := s.cwds[targetCwd]; ok && hasTargetCwd {
 		targetGroup = c
 	}
-	if !s.narrowable(query, len(s.Sessions)) {
+	if !s.narrowable(query, len(s.Sessions)) && !s.sparse(query, sc) {
 		rq := rankQuery{query: query, limit: limit, target: target, targetCwd: targetGroup, byActivity: q.ByActivity}
 		if ranked, capped, ok := s.rankLazily(&rq, sc); ok {
 			out := make([]Candidate, 0, len(ranked))
@@ -139,6 +139,12 @@ type queryScratch struct {
 	groups    [groupOther + 1][]int32
 	tiers     [tierSubstring + 1][]int32
 	out       []int32 // a lazy walk's ranked list
+	// cand holds the sessions that may contain candQuery, from the pair
+	// index (candOK: set; it is nil when too many to list).
+	acc       []uint64
+	cand      []int32
+	candQuery string
+	candOK    bool
 }
 
 // maxScratchKeep is the largest buffer (in indices) returned to the pool;
@@ -183,6 +189,11 @@ func (s *Snapshot) returnScratch(sc *queryScratch) {
 		sc.tiers[t] = keep(sc.tiers[t])
 	}
 	sc.out = keep(sc.out)
+	sc.cand = keep(sc.cand)
+	if cap(sc.acc) > maxScratchKeep {
+		sc.acc = nil
+	}
+	sc.candQuery, sc.candOK = "", false
 	s.scratch.Put(sc)
 }
 
@@ -246,9 +257,16 @@ func (s *Snapshot) matching(query string, sc *queryScratch) []int32 {
 	case prefixLen >= 0:
 		s.search.extend(query, prefixLen, &sc.base, &sc.res)
 	case hasBase:
-		s.search.match(query, sc.base.ids, &sc.res, sc)
+		base := sc.base.ids
+		if cand, ok := s.pairCandidates(query, sc, min(len(base), len(s.Sessions)/denseBase)); ok {
+			base = cand
+		}
+		s.search.match(query, base, &sc.res, sc)
 	default:
-		s.search.match(query, nil, &sc.res, sc)
+		// The pair index narrows a search from scratch to the sessions
+		// that may contain the query, unless most may.
+		base, _ := s.pairCandidates(query, sc, len(s.Sessions)/denseBase)
+		s.search.match(query, base, &sc.res, sc)
 	}
 	s.queries.mu.Lock()
 	slot := &s.queries.entries[s.queries.next]
@@ -284,6 +302,47 @@ func (s *Snapshot) narrowable(query string, sessions int) bool {
 		}
 	}
 	return best >= 0 && len(s.queries.entries[best].set.ids) <= narrowBase+sessions/64
+}
+
+// sparseCandidates is the most sessions the pair index may leave for a
+// query to be matched in full rather than walked lazily: testing each
+// costs about what a dense walk does.
+func sparseCandidates(sessions int) int {
+	return 1024 + sessions/32
+}
+
+// pairCandidates lists in sc.cand the sessions the pair index leaves for
+// query, when there are at most max; ok is false when there are more, or
+// the index cannot narrow query.
+func (s *Snapshot) pairCandidates(query string, sc *queryScratch, max int) ([]int32, bool) {
+	if !pairsUsable(query) {
+		return nil, false
+	}
+	if sc.candQuery == query && sc.candOK {
+		return sc.cand, true
+	}
+	px := s.pairRows()
+	if px == nil {
+		return nil, false
+	}
+	var count int
+	sc.acc, count = px.candidates(query, sc.acc)
+	if count > max {
+		return nil, false
+	}
+	if sc.cand == nil {
+		sc.cand = make([]int32, 0, 64) // none is a result, not "no base"
+	}
+	sc.cand = appendIDs(sc.cand[:0], sc.acc)
+	sc.candQuery, sc.candOK = query, true
+	return sc.cand, true
+}
+
+// sparse reports whether the pair index leaves few sessions for query, so
+// that matching them all is cheaper than a lazy walk.
+func (s *Snapshot) sparse(query string, sc *queryScratch) bool {
+	_, ok := s.pairCandidates(query, sc, sparseCandidates(len(s.Sessions)))
+	return ok
 }
 
 // candidateOf builds the §2.2 candidate of an entry.

@@ -32,6 +32,7 @@ type walkOrder struct {
 // query; snapshots that share their sessions share them.
 type snapshotOrders struct {
 	created, active lazyOrder
+	pairs           lazyPairs
 }
 
 type lazyOrder struct {
