@@ -104,10 +104,11 @@ func (ix *Index) Apply(changes []Change) {
 	if len(targets) == 0 {
 		return
 	}
-	old := ix.snap.Load().entries
-	targets = escalate(targets, old)
+	snap := ix.snap.Load()
+	old := snap.entries
+	targets = escalate(targets, snap)
 	outer := outermost(targets)
-	var added []entry
+	var added []rawEntry
 	var jobs []walkJob
 	var scratch []byte
 	type parentState struct {
@@ -155,7 +156,7 @@ func (ix *Index) Apply(changes []Change) {
 		if ix.ignored(&f, name, isDir, &scratch) || len(t) > maxIndexedPathLen {
 			continue
 		}
-		added = append(added, newEntry(t, isDir, f.hidden || strings.HasPrefix(name, ".")))
+		added = append(added, rawEntry{path: t, dir: isDir, hidden: f.hidden || strings.HasPrefix(name, ".")})
 		if isDir {
 			jobs = append(jobs, walkJob{abs: abs, frame: f.child(name)})
 		}
@@ -167,8 +168,9 @@ func (ix *Index) Apply(changes []Change) {
 		}
 		added = append(added, found...)
 	}
-	// Sized exactly: the index is large and a grown slice would double it.
-	kept := make([]entry, 0, len(old)+len(added))
+	// Sized for the worst case: the index is large and a grown slice
+	// would double it. newSnapshot copies what is kept.
+	kept := make([]entry, 0, len(old))
 	switch {
 	case slices.Contains(outer, ""):
 		// The whole tree is re-walked.
@@ -176,7 +178,7 @@ func (ix *Index) Apply(changes []Change) {
 		for _, e := range old {
 			gone := false
 			for _, t := range outer {
-				if under(e.path, t) {
+				if under(snap.path(&e), t) {
 					gone = true
 					break
 				}
@@ -191,15 +193,15 @@ func (ix *Index) Apply(changes []Change) {
 			set[t] = true
 		}
 		for _, e := range old {
-			if !coveredBy(e.path, set) {
+			if !coveredBy(snap.path(&e), set) {
 				kept = append(kept, e)
 			}
 		}
 	}
 
-	kept = append(kept, added...)
-	ix.publish(kept)
-	ix.log.Debug("file index updated", zap.Int("changes", len(changes)), zap.Int("paths", len(kept)))
+	next := newSnapshot(snap, kept, added)
+	ix.publish(next, len(kept)+len(added))
+	ix.log.Debug("file index updated", zap.Int("changes", len(changes)), zap.Int("paths", len(next.entries)))
 }
 
 // smallTargetCount: up to this many changed subtrees, comparing prefixes
@@ -210,7 +212,7 @@ const smallTargetCount = 16
 // created in the same burst and its own notification is missing or comes
 // later) by its highest unindexed ancestor, so that no path is indexed
 // without its directory.
-func escalate(targets []string, old []entry) []string {
+func escalate(targets []string, old *snapshot) []string {
 	needed := make(map[string]bool)
 	for _, t := range targets {
 		for i := strings.LastIndexByte(t, '/'); i > 0; i = strings.LastIndexByte(t[:i], '/') {
@@ -220,10 +222,10 @@ func escalate(targets []string, old []entry) []string {
 	if len(needed) == 0 {
 		return targets
 	}
-	for _, e := range old {
-		if e.dir {
-			if _, ok := needed[e.path]; ok {
-				needed[e.path] = true
+	for i := range old.entries {
+		if e := &old.entries[i]; e.dir() {
+			if _, ok := needed[old.path(e)]; ok {
+				needed[old.path(e)] = true
 			}
 		}
 	}

@@ -19,63 +19,83 @@ package fileref
 // bonusMax is the largest bonus one matched character can earn.
 const bonusMax = bonusBoundaryDelimiter
 
-// pathBounds are the character masks (see maskBit) of one ASCII path
-// that scoreBound reads.
+// pathBounds are the character masks of one ASCII path that scoreBound
+// reads, folded to 32 bits by fold32.
 type pathBounds struct {
 	// boundary and baseBoundary: characters at positions where bonusFor
 	// is positive, in the whole path and in its base name.
-	boundary, baseBoundary uint64
+	boundary, baseBoundary uint32
 	// wordEnd and baseWordEnd: characters that end a word (wordEndASCII),
 	// in the whole path and in its base name.
-	wordEnd, baseWordEnd uint64
+	wordEnd, baseWordEnd uint32
 	// baseChars: the characters of the base name.
-	baseChars uint64
+	baseChars uint32
+}
+
+// fold32 folds a character mask (see maskBit) into 32 bits: the letters
+// keep their bits, the ten digits share one, and so do the other ASCII
+// and the non-ASCII characters. A folded mask holds at least the folded
+// characters of the unfolded one, so the tests of scoreBound stay true
+// where they were and the ceiling stays a ceiling.
+func fold32(m uint64) uint32 {
+	r := uint32(m & (1<<26 - 1))
+	if m>>maskDigit0&(1<<10-1) != 0 {
+		r |= 1 << 26
+	}
+	r |= uint32(m>>maskDot&0xf) << 27 // '.', '-', '_', ' '
+	if m>>maskOther != 0 {
+		r |= 1 << 31
+	}
+	return r
 }
 
 // boundsOf returns the pathBounds of an ASCII path whose base name starts
 // at byte base.
 func boundsOf(path string, base int) pathBounds {
-	var b pathBounds
+	var boundary, baseBoundary, wordEnd, baseWordEnd, baseChars uint64
 	prev := classDelimiter // a path starts a segment
 	for i := 0; i < len(path); i++ {
 		c := path[i]
 		cls := asciiClass[c&0x7f]
 		bit := maskBit(rune(c))
-		boundary := bonusFor(prev, cls) > 0
-		wordEnd := i+1 == len(path) || asciiClass[path[i+1]&0x7f] <= classDelimiter
-		if boundary {
-			b.boundary |= bit
+		isBoundary := bonusFor(prev, cls) > 0
+		isWordEnd := i+1 == len(path) || asciiClass[path[i+1]&0x7f] <= classDelimiter
+		if isBoundary {
+			boundary |= bit
 		}
-		if wordEnd {
-			b.wordEnd |= bit
+		if isWordEnd {
+			wordEnd |= bit
 		}
 		if i >= base {
-			b.baseChars |= bit
-			if boundary {
-				b.baseBoundary |= bit
+			baseChars |= bit
+			if isBoundary {
+				baseBoundary |= bit
 			}
-			if wordEnd {
-				b.baseWordEnd |= bit
+			if isWordEnd {
+				baseWordEnd |= bit
 			}
 		}
 		prev = cls
 	}
-	return b
+	return pathBounds{
+		boundary: fold32(boundary), baseBoundary: fold32(baseBoundary),
+		wordEnd: fold32(wordEnd), baseWordEnd: fold32(baseWordEnd), baseChars: fold32(baseChars),
+	}
 }
 
 // queryBound holds what scoreBound needs of one folded ASCII query.
 type queryBound struct {
-	mask  uint64 // characters of the query
-	first uint64 // mask bit of its first character
-	last  uint64 // mask bit of its last character
+	mask  uint32 // characters of the query (folded by fold32, as below)
+	first uint32 // its first character
+	last  uint32 // its last character
 	n     int    // its length in bytes
 }
 
 func newQueryBound(folded string, mask uint64) queryBound {
-	qb := queryBound{mask: mask, n: len(folded)}
+	qb := queryBound{mask: fold32(mask), n: len(folded)}
 	if len(folded) > 0 {
-		qb.first = maskBit(rune(folded[0]))
-		qb.last = maskBit(rune(folded[len(folded)-1]))
+		qb.first = fold32(maskBit(rune(folded[0])))
+		qb.last = fold32(maskBit(rune(folded[len(folded)-1])))
 	}
 	return qb
 }
@@ -83,7 +103,7 @@ func newQueryBound(folded string, mask uint64) queryBound {
 // window is the ceiling of scoreWindowASCII plus wordEndASCII for a window
 // of a text whose boundary and word-end characters are boundary and
 // wordEnd.
-func (qb queryBound) window(boundary, wordEnd uint64) int {
+func (qb queryBound) window(boundary, wordEnd uint32) int {
 	s := qb.n * scoreMatch
 	if wordEnd&qb.last != 0 {
 		s += bonusWordEnd

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -88,51 +89,149 @@ type Index struct {
 	cache   []*cachedQuery
 }
 
-// snapshot is one immutable generation of the index.
+// snapshot is one immutable generation of the index. It holds no
+// pointer per path: every path (and the lower-case form of those that
+// have upper-case letters) is a slice of one string, so the collector has
+// one object to look at, not two per path, and a scan reads memory in
+// order.
 type snapshot struct {
+	text    string
 	entries []entry
 	files   int
 }
 
-// entry is one indexed path.
+// entry is one indexed path, as offsets into its snapshot's text.
 type entry struct {
-	path string // root-relative, "/"-separated, no trailing slash
-	low  string // path lower-cased (shares path's bytes when equal); ASCII paths only
 	mask uint64 // characters present, for quick rejection (see charMask)
 	// bounds bound the score without scoring; ASCII paths only.
-	bounds   pathBounds
-	baseOff  int32 // byte offset of the base name in path
-	dir      bool
-	hidden   bool // some component starts with "."
-	nonASCII bool
+	bounds  pathBounds
+	off     uint32 // path is text[off:off+n]; its lower-case form follows when flagUpper
+	n       uint16
+	baseOff uint16 // byte offset of the base name in path
+	flags   uint8
 }
 
-// newEntryIn is newEntry for dir+name, with the path (and its lower-case
-// form, when different) packed into a.
-func newEntryIn(a *arena, dir, name string, isDir, hidden bool) entry {
-	path := a.join(dir, name)
-	e := entry{path: path, dir: isDir, hidden: hidden}
-	e.baseOff = int32(len(dir))
-	e.mask, e.nonASCII = charMask(path)
-	if !e.nonASCII {
-		e.low = path
-		if hasUpperASCII(path) {
-			e.low = a.lower(path)
+// Entry flags.
+const (
+	flagDir      = 1 << iota
+	flagHidden   // some component starts with "."
+	flagNonASCII // scored by the generic rune scorer
+	flagUpper    // ASCII with upper-case letters: a lower-case copy follows the path
+)
+
+func (e *entry) dir() bool      { return e.flags&flagDir != 0 }
+func (e *entry) hidden() bool   { return e.flags&flagHidden != 0 }
+func (e *entry) nonASCII() bool { return e.flags&flagNonASCII != 0 }
+
+// path returns the root-relative, "/"-separated path of e, without a
+// trailing slash.
+func (s *snapshot) path(e *entry) string { return s.text[e.off : e.off+uint32(e.n)] }
+
+// low returns the lower-case form of an ASCII entry's path.
+func (s *snapshot) low(e *entry) string {
+	if e.flags&flagUpper != 0 {
+		o := e.off + uint32(e.n)
+		return s.text[o : o+uint32(e.n)]
+	}
+	return s.path(e)
+}
+
+// rawEntry is a path found by a walk or a change, before it is packed
+// into a snapshot.
+type rawEntry struct {
+	path        string // root-relative, "/"-separated, no trailing slash
+	dir, hidden bool
+}
+
+// maxSnapshotText bounds the packed text, whose offsets are 32 bits
+// (and whose size is an int on 32-bit platforms too).
+const maxSnapshotText = math.MaxInt32
+
+// newSnapshot packs the entries kept from old (nil for a first build)
+// and the added ones into a new snapshot. Kept entries keep their masks;
+// added ones are measured. Paths that do not fit in maxSnapshotText bytes
+// are left out (publish logs it).
+func newSnapshot(old *snapshot, kept []entry, added []rawEntry) *snapshot {
+	size := 0
+	for i := range kept {
+		size += kept[i].textLen()
+	}
+	for _, r := range added {
+		size += len(r.path)
+		if hasUpperASCII(r.path) {
+			size += len(r.path)
 		}
-		e.bounds = boundsOf(path, int(e.baseOff))
+	}
+	size = min(size, maxSnapshotText)
+	var b strings.Builder
+	b.Grow(size)
+	s := &snapshot{entries: make([]entry, 0, len(kept)+len(added))}
+	for _, e := range kept {
+		if b.Len()+e.textLen() > size {
+			break
+		}
+		src := old.text[e.off : int(e.off)+e.textLen()]
+		e.off = uint32(b.Len())
+		b.WriteString(src)
+		s.entries = append(s.entries, e)
+	}
+	for _, r := range added {
+		e := measure(r)
+		if len(s.entries) < len(kept) || b.Len()+e.textLen() > size {
+			break
+		}
+		e.off = uint32(b.Len())
+		b.WriteString(r.path)
+		if e.flags&flagUpper != 0 {
+			for i := 0; i < len(r.path); i++ {
+				c := r.path[i]
+				if c >= 'A' && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				b.WriteByte(c)
+			}
+		}
+		s.entries = append(s.entries, e)
+	}
+	s.text = b.String()
+	for i := range s.entries {
+		if !s.entries[i].dir() {
+			s.files++
+		}
+	}
+	return s
+}
+
+// measure returns the entry of r without its offset.
+func measure(r rawEntry) entry {
+	e := entry{n: uint16(len(r.path)), baseOff: uint16(strings.LastIndexByte(r.path, '/') + 1)}
+	if r.dir {
+		e.flags |= flagDir
+	}
+	if r.hidden {
+		e.flags |= flagHidden
+	}
+	var nonASCII bool
+	e.mask, nonASCII = charMask(r.path)
+	switch {
+	case nonASCII:
+		e.flags |= flagNonASCII
+	case hasUpperASCII(r.path):
+		e.flags |= flagUpper
+		fallthrough
+	default:
+		e.bounds = boundsOf(r.path, int(e.baseOff))
 	}
 	return e
 }
 
-func newEntry(path string, dir, hidden bool) entry {
-	e := entry{path: path, dir: dir, hidden: hidden}
-	e.baseOff = int32(strings.LastIndexByte(path, '/') + 1)
-	e.mask, e.nonASCII = charMask(path)
-	if !e.nonASCII {
-		e.low = lowerASCII(path)
-		e.bounds = boundsOf(path, int(e.baseOff))
+// textLen is the number of text bytes e uses: its path, and the
+// lower-case copy when it has one.
+func (e *entry) textLen() int {
+	if e.flags&flagUpper != 0 {
+		return 2 * int(e.n)
 	}
-	return e
+	return int(e.n)
 }
 
 // Open prepares the index of the workspace described by opts without
@@ -210,9 +309,10 @@ func (ix *Index) Build(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("building file index of %s: %w", ix.root, err)
 	}
-	ix.publish(entries)
+	s := newSnapshot(nil, nil, entries)
+	ix.publish(s, len(entries))
 	ix.built.Store(true)
-	ix.log.Debug("file index built", zap.String("root", ix.root), zap.Int("paths", len(entries)))
+	ix.log.Debug("file index built", zap.String("root", ix.root), zap.Int("paths", len(s.entries)))
 	return nil
 }
 
@@ -230,22 +330,22 @@ func (ix *Index) Files() int { return ix.snap.Load().files }
 func (ix *Index) Paths() []string {
 	s := ix.snap.Load()
 	out := make([]string, len(s.entries))
-	for i, e := range s.entries {
-		out[i] = e.path
-		if e.dir {
+	for i := range s.entries {
+		e := &s.entries[i]
+		out[i] = s.path(e)
+		if e.dir() {
 			out[i] += "/"
 		}
 	}
 	return out
 }
 
-// publish installs a new snapshot and drops narrowing state of the old one.
-func (ix *Index) publish(entries []entry) {
-	s := &snapshot{entries: entries}
-	for i := range entries {
-		if !entries[i].dir {
-			s.files++
-		}
+// publish installs a new snapshot and drops narrowing state of the old
+// one. wanted is the number of paths found, which is more than the
+// snapshot holds only when their text exceeded maxSnapshotText.
+func (ix *Index) publish(s *snapshot, wanted int) {
+	if len(s.entries) < wanted {
+		ix.log.Warn("file index full: paths left out", zap.Int("indexed", len(s.entries)), zap.Int("found", wanted))
 	}
 	ix.snap.Store(s)
 	ix.cacheMu.Lock()

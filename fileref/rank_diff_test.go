@@ -19,14 +19,14 @@ func memIndex(t testing.TB, paths []string) *Index {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries := make([]entry, 0, len(paths))
+	raw := make([]rawEntry, 0, len(paths))
 	for _, p := range paths {
 		dir := strings.HasSuffix(p, "/")
 		p = strings.TrimSuffix(p, "/")
 		hidden := strings.HasPrefix(p, ".") || strings.Contains(p, "/.")
-		entries = append(entries, newEntry(p, dir, hidden))
+		raw = append(raw, rawEntry{path: p, dir: dir, hidden: hidden})
 	}
-	ix.publish(entries)
+	ix.publish(newSnapshot(nil, nil, raw), len(raw))
 	ix.built.Store(true)
 	return ix
 }

@@ -117,7 +117,7 @@ func (ix *Index) fuzzy(ctx context.Context, query string, limit int) ([]Candidat
 		if err != nil {
 			return nil, false, fmt.Errorf("searching files for %q before the index is built: %w", query, err)
 		}
-		res, capped, err := ix.fuzzyIn(ctx, &snapshot{entries: entries}, query, limit)
+		res, capped, err := ix.fuzzyIn(ctx, newSnapshot(nil, nil, entries), query, limit)
 		return res, capped || len(entries) >= preBuildWalkLimit, err
 	}
 	// built is set after the snapshot is published: this one is whole.
@@ -171,13 +171,14 @@ func (ix *Index) fuzzyIn(ctx context.Context, snap *snapshot, query string, limi
 				h = hit{idx: int32(k)}
 			}
 			e := &snap.entries[h.idx]
-			if e.mask&qMask != qMask || e.hidden && !hidden {
+			if e.mask&qMask != qMask || e.hidden() && !hidden {
 				continue
 			}
+			path := snap.path(e)
 			var score int
-			if e.nonASCII {
+			if e.nonASCII() {
 				var ok bool
-				score, ok = scorePath([]rune(e.path), utf8.RuneCountInString(e.path[:e.baseOff]), qRunes)
+				score, ok = scorePath([]rune(path), utf8.RuneCountInString(path[:e.baseOff]), qRunes)
 				if !ok {
 					continue
 				}
@@ -190,12 +191,13 @@ func (ix *Index) fuzzyIn(ctx context.Context, snap *snapshot, query string, limi
 						bq, bfrom = extra, int(h.bend)
 					}
 				}
-				end, ok := forwardASCII(e.low, from, q)
+				low := snap.low(e)
+				end, ok := forwardASCII(low, from, q)
 				if !ok {
 					continue
 				}
-				if top.full() && len(e.low)-int(e.baseOff) != len(folded) &&
-					!top.admits(scored{score: qb.scoreBound(e), entry: e}) {
+				if top.full() && int(e.n-e.baseOff) != len(folded) &&
+					!top.admits(scored{score: qb.scoreBound(e), path: path}) {
 					// It cannot rank: neither its base name nor its
 					// score is needed now.
 					found++
@@ -204,19 +206,19 @@ func (ix *Index) fuzzyIn(ctx context.Context, snap *snapshot, query string, limi
 				}
 				bend := noBaseMatch
 				if bfrom != noBaseMatch {
-					if b, ok := forwardASCII(e.low, bfrom, bq); ok {
+					if b, ok := forwardASCII(low, bfrom, bq); ok {
 						bend = b
 					}
 				}
 				h.end, h.bend = uint16(end), uint16(bend)
-				score = scoreASCII(e.path, e.low, int(e.baseOff), end, bend, folded)
+				score = scoreASCII(path, low, int(e.baseOff), end, bend, folded)
 			}
-			if exactName(e, folded, query) {
+			if exactName(e, path, snap.low(e), folded, query) {
 				score += bonusExactName
 			}
 			found++
 			matches = append(matches, h)
-			top.offer(scored{score: score, entry: e})
+			top.offer(scored{score: score, path: path, entry: e})
 		}
 		res[p] = partResult{matches: matches, top: top, found: found}
 	}
@@ -254,7 +256,7 @@ func (ix *Index) fuzzyIn(ctx context.Context, snap *snapshot, query string, limi
 	best := top.sorted()
 	out := make([]Candidate, len(best))
 	for i, s := range best {
-		out[i] = Candidate{Path: s.entry.path, Kind: kindOf(s.entry.dir), Score: s.score}
+		out[i] = Candidate{Path: s.path, Kind: kindOf(s.entry.dir()), Score: s.score}
 	}
 	return out, total > limit, nil
 }
@@ -265,15 +267,16 @@ func (ix *Index) fuzzyIn(ctx context.Context, snap *snapshot, query string, limi
 // paths the usual order decides (the shorter path first).
 const bonusExactName = 1 << 24
 
-// exactName reports whether the base name of e equals query (folded is
-// its lower-case form), ignoring case. A query is never a path with "/"
-// here (those are listings), so a path equal to the query is a base name
-// at the root.
-func exactName(e *entry, folded, query string) bool {
-	if e.nonASCII {
-		return strings.EqualFold(e.path[e.baseOff:], query)
+// exactName reports whether the base name of e (whose path and, for
+// ASCII, lower-case path are given) equals query (folded is its
+// lower-case form), ignoring case. A query is never a path with "/" here
+// (those are listings), so a path equal to the query is a base name at
+// the root.
+func exactName(e *entry, path, low, folded, query string) bool {
+	if e.nonASCII() {
+		return strings.EqualFold(path[e.baseOff:], query)
 	}
-	return len(e.low)-int(e.baseOff) == len(folded) && e.low[e.baseOff:] == folded
+	return len(low)-int(e.baseOff) == len(folded) && low[e.baseOff:] == folded
 }
 
 func kindOf(dir bool) Kind {
@@ -324,6 +327,7 @@ func (ix *Index) remember(c *cachedQuery) {
 // scored is a fuzzy match waiting for top-K selection.
 type scored struct {
 	score int
+	path  string
 	entry *entry
 }
 
@@ -333,10 +337,10 @@ func better(a, b scored) bool {
 	if a.score != b.score {
 		return a.score > b.score
 	}
-	if len(a.entry.path) != len(b.entry.path) {
-		return len(a.entry.path) < len(b.entry.path)
+	if len(a.path) != len(b.path) {
+		return len(a.path) < len(b.path)
 	}
-	return a.entry.path < b.entry.path
+	return a.path < b.path
 }
 
 // topK keeps the k best items in a min-heap whose root is the worst kept

@@ -42,13 +42,13 @@ const walkCtxCheckEvery = 64
 // ignored, in parallel, and returns the entries found (the start
 // directories themselves are not included). limit > 0 stops the walk once
 // about that many entries were found (a directory is always read whole).
-func (ix *Index) walk(ctx context.Context, start []walkJob, limit int) ([]entry, error) {
+func (ix *Index) walk(ctx context.Context, start []walkJob, limit int) ([]rawEntry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	q := &walkQueue{jobs: start, pending: len(start), limit: limit}
 	q.cond = sync.NewCond(&q.mu)
-	results := make([][]entry, ix.workers)
+	results := make([][]rawEntry, ix.workers)
 	var wg sync.WaitGroup
 	for w := 0; w < ix.workers; w++ {
 		wg.Add(1)
@@ -65,15 +65,15 @@ func (ix *Index) walk(ctx context.Context, start []walkJob, limit int) ([]entry,
 	for _, r := range results {
 		n += len(r)
 	}
-	out := make([]entry, 0, n)
+	out := make([]rawEntry, 0, n)
 	for _, r := range results {
 		out = append(out, r...)
 	}
 	return out, nil
 }
 
-func (ix *Index) walkWorker(ctx context.Context, q *walkQueue) []entry {
-	var out []entry
+func (ix *Index) walkWorker(ctx context.Context, q *walkQueue) []rawEntry {
+	var out []rawEntry
 	var scratch []byte
 	var paths arena
 	var children []walkJob
@@ -125,7 +125,7 @@ func (ix *Index) walkWorker(ctx context.Context, q *walkQueue) []entry {
 
 // readDir lists one directory, appends its kept entries to out and its
 // subdirectories to children.
-func (ix *Index) readDir(job walkJob, out []entry, children []walkJob, scratch *[]byte, paths *arena) ([]entry, []walkJob) {
+func (ix *Index) readDir(job walkJob, out []rawEntry, children []walkJob, scratch *[]byte, paths *arena) ([]rawEntry, []walkJob) {
 	d, err := os.Open(job.abs)
 	if err != nil {
 		ix.log.Info("skipping unreadable directory", zap.String("path", job.abs), zap.Error(err))
@@ -176,7 +176,7 @@ func (ix *Index) readDir(job walkJob, out []entry, children []walkJob, scratch *
 			continue
 		}
 		hidden := f.hidden || strings.HasPrefix(name, ".")
-		out = append(out, newEntryIn(paths, f.rel, name, isDir, hidden))
+		out = append(out, rawEntry{path: paths.join(f.rel, name), dir: isDir, hidden: hidden})
 		if isDir {
 			children = append(children, walkJob{abs: filepath.Join(job.abs, name), frame: f.child(name)})
 		}
@@ -219,9 +219,8 @@ func within(root, path string) bool {
 }
 
 // arenaChunk is the size of the blocks paths are packed into during a
-// walk. Packing keeps the paths of one directory next to each other, which
-// makes the per-keystroke scan sequential in memory and spares the
-// allocator one object per path.
+// walk, which spares the allocator one object per path until the
+// snapshot packs them into its one text.
 const arenaChunk = 64 << 10
 
 // arena packs immutable strings into large blocks. Bytes are only ever
@@ -241,20 +240,4 @@ func (a *arena) join(dir, name string) string {
 	a.buf = append(a.buf, dir...)
 	a.buf = append(a.buf, name...)
 	return unsafe.String(&a.buf[start], n)
-}
-
-// lower returns the ASCII lower-case form of s stored in the arena.
-func (a *arena) lower(s string) string {
-	if cap(a.buf)-len(a.buf) < len(s) {
-		a.buf = make([]byte, 0, max(arenaChunk, len(s)))
-	}
-	start := len(a.buf)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		a.buf = append(a.buf, c)
-	}
-	return unsafe.String(&a.buf[start], len(s))
 }
