@@ -25,6 +25,8 @@ type turnTracker struct {
 	// pending are the tool calls of assistant messages since the last turn
 	// or step boundary, in first-seen order, not yet settled by a result.
 	pending []pendingCall
+	// reference decodes every row with encoding/json (logScan.reference).
+	reference bool
 }
 
 // pendingCall is one unsettled tool call; started says a tool/call for it
@@ -54,7 +56,11 @@ func (t *turnTracker) observe(typ string, data json.RawMessage) {
 		t.openStep, t.pending = false, t.pending[:0]
 	case typeAssistantMessage:
 		if quotedTokens(data, quotedToolCall) != 0 {
-			for _, id := range toolCallIDs(data) {
+			ids, decided := scanToolCallIDs(data)
+			if !decided || t.reference {
+				ids = toolCallIDs(data)
+			}
+			for _, id := range ids {
 				t.register(id)
 			}
 		}
@@ -68,7 +74,11 @@ func (t *turnTracker) observe(typ string, data json.RawMessage) {
 			}
 		}
 	case typeToolResult:
-		if id, ok := toolResultCallID(data); ok {
+		id, ok, decided := scanToolResultCallID(data)
+		if !decided || t.reference {
+			id, ok = toolResultCallID(data)
+		}
+		if ok {
 			if i := t.find(id); i >= 0 {
 				t.pending = append(t.pending[:i], t.pending[i+1:]...)
 			}

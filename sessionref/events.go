@@ -104,7 +104,7 @@ type surfaceOp struct {
 // with start/end or startSeq/endSeq; v4 accepts only
 // {"op":"replace","startSeq":S,"endSeq":E} (SPEC §1.7).
 func parseSurfaceOp(raw json.RawMessage, v4 bool) (surfaceOp, error) {
-	if len(raw) == 0 || string(raw) == "null" {
+	if len(raw) == 0 || string(raw) == "null" || string(raw) == `"append"` {
 		return surfaceOp{}, nil // legacy events without surfaceOp append
 	}
 	var s string

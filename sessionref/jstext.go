@@ -34,11 +34,48 @@ func decodeJSText(raw []byte) (string, bool) {
 		return "", false
 	}
 	body := raw[1 : len(raw)-1]
-	out, ok := appendJSTextDecoded(make([]byte, 0, len(body)), body)
+	if utf8.Valid(body) {
+		return unescapeString(body)
+	}
+	out, ok := appendJSTextRunes(make([]byte, 0, len(body)), body)
 	if !ok {
 		return "", false
 	}
 	return keepText(out, len(body)), true
+}
+
+// unescapeString is the text of body, valid UTF-8, as a string of its
+// own: body itself when it has no escape, else its runs between escapes
+// written into a builder of body's size, whose buffer is not zeroed first
+// as a new slice's is.
+func unescapeString(body []byte) (string, bool) {
+	k := bytes.IndexByte(body, '\\')
+	if k < 0 {
+		return string(body), true
+	}
+	var b strings.Builder
+	b.Grow(len(body))
+	var esc [utf8.UTFMax]byte
+	for i := 0; ; {
+		b.Write(body[i : i+k])
+		i += k
+		if i == len(body) {
+			break
+		}
+		out, next, ok := appendJSEscape(esc[:0], body, i)
+		if !ok {
+			return "", false
+		}
+		b.Write(out)
+		i = next
+		if k = bytes.IndexByte(body[i:], '\\'); k < 0 {
+			k = len(body) - i
+		}
+	}
+	if b.Len() < len(body)/2 {
+		return strings.Clone(b.String()), true // see keepText
+	}
+	return b.String(), true
 }
 
 // keepText returns the decoded text out as a string. out is not used
@@ -110,17 +147,10 @@ func decodeJSTextInPlace(raw []byte) (string, bool) {
 	return keepText(out, len(raw)), true
 }
 
-// appendJSTextDecoded appends the decoded text of the string token body
-// (quotes removed) to out.
-func appendJSTextDecoded(out, body []byte) ([]byte, bool) {
-	if utf8.Valid(body) {
-		return appendUnescaped(out, body, false)
-	}
-	return appendJSTextRunes(out, body)
-}
-
-// appendJSTextRunes is appendJSTextDecoded a rune at a time: what it does
-// for invalid UTF-8, and the reference its faster paths are tested against.
+// appendJSTextRunes appends the decoded text of the string token body
+// (quotes removed) to out, a rune at a time: how text of invalid UTF-8 is
+// decoded (one U+FFFD per maximal subpart), and the reference the faster
+// paths for valid UTF-8 are tested against.
 func appendJSTextRunes(out, body []byte) ([]byte, bool) {
 	for i := 0; i < len(body); {
 		c := body[i]
@@ -147,7 +177,7 @@ func appendJSTextRunes(out, body []byte) ([]byte, bool) {
 	return out, true
 }
 
-// appendUnescaped is appendJSTextDecoded for a body of valid UTF-8, which
+// appendUnescaped is appendJSTextRunes for a body of valid UTF-8, which
 // decodes to itself but for its escapes: the runs between them are copied
 // whole. With inPlace, out is body[:0] (decodeJSTextInPlace), and the run
 // before the first escape is already where it belongs.

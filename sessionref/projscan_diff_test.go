@@ -26,7 +26,7 @@ func ReadLogFastAndReference(path string, zstd bool) (fast, reference string) {
 	}
 	ctx := context.Background()
 	fast = describeLog(readSessionLog(ctx, path, enc, &frameDecoder{concurrency: 1}))
-	ref := &logScan{ctx: ctx, path: path, enc: enc, log: &sessionLog{lastSeq: -1}, reference: true}
+	ref := &logScan{ctx: ctx, path: path, enc: enc, log: &sessionLog{lastSeq: -1}, reference: true, turns: turnTracker{reference: true}}
 	return fast, describeLog(ref.readAll(&frameDecoder{concurrency: 1}))
 }
 

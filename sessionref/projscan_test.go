@@ -2,6 +2,7 @@ package sessionref
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -82,6 +83,35 @@ func FuzzQuotedTokens(f *testing.F) {
 		}
 		if got := quotedTokens(data, want); got != exp {
 			t.Fatalf("quotedTokens(%q, %b) = %b, bytes.Contains says %b", data, want, got, exp)
+		}
+	})
+}
+
+// FuzzToolIDScans: where the scans decide, they find the ids encoding/json
+// finds (toolCallIDs, toolResultCallID).
+func FuzzToolIDScans(f *testing.F) {
+	for _, s := range []string{
+		`{"message":{"content":[{"type":"tool-call","id":"c1"},{"type":"text","text":"x"},null,{"type":"tool-call","id":null}]}}`,
+		`{"content":[{"type":"tool-call","id":"c2"}]}`, `{"content":null}`, `{"message":null,"content":[{"type":"tool-call","id":"c3"}]}`,
+		`{"message":{"source":{"kind":"tool","callId":"c1"}}}`, `{"callId":"c4"}`, `{"callId":"c5","message":{"source":null}}`,
+		`{"Message":{"content":[{"type":"tool-call","ID":"c6"}]}}`, `{"callId":5}`, `{"message":"x"}`, `[]`, `null`,
+		`{"content":[{"type":"tool-call","id":"c\u0037"}]}`, `{"content":["x"]}`, `{"content":{}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return // the scans read values of checked lines only
+		}
+		if ids, decided := scanToolCallIDs(data); decided {
+			if want := toolCallIDs(data); fmt.Sprint(ids) != fmt.Sprint(want) || len(ids) != len(want) {
+				t.Fatalf("scanToolCallIDs(%s) = %q, encoding/json %q", data, ids, want)
+			}
+		}
+		if id, ok, decided := scanToolResultCallID(data); decided {
+			if wantID, wantOK := toolResultCallID(data); id != wantID || ok != wantOK {
+				t.Fatalf("scanToolResultCallID(%s) = %q %v, encoding/json %q %v", data, id, ok, wantID, wantOK)
+			}
 		}
 	})
 }
