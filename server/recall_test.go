@@ -28,10 +28,12 @@ func searchOpts(t *testing.T) (Options, string) {
 	return opts, ws
 }
 
+// TestSearchOverWire: dsh/search answers with recallSearch left at its
+// default, which is on (issue 13).
 func TestSearchOverWire(t *testing.T) {
 	opts, ws := searchOpts(t)
 	h := newHarness(t, opts)
-	h.initialize(initOptions{root: ws, settings: map[string]any{"sessionId": "s-target", "recallSearch": true}})
+	h.initialize(initOptions{root: ws, settings: map[string]any{"sessionId": "s-target"}})
 
 	var res []searchResult
 	h.mustCall(MethodSearch, map[string]any{"query": "Token Bucket"}, &res)
@@ -133,7 +135,7 @@ func TestCandidatesAndCompletionGainBodyMatches(t *testing.T) {
 	}
 }
 
-// TestRecallSearchOffBuildsNothing: off by default, on when asked, off again
+// TestRecallSearchOffBuildsNothing: off when configured so, on when asked, off again
 // when set to false. Off, nothing is stored: the stored index appears
 // (0600) only once it is on, and switching off removes it.
 func TestRecallSearchOffBuildsNothing(t *testing.T) {
@@ -141,7 +143,7 @@ func TestRecallSearchOffBuildsNothing(t *testing.T) {
 	stored := filepath.Join(t.TempDir(), "cache", "recall-test.idx")
 	opts.RecallPath = func(string) (string, error) { return stored, nil }
 	h := newHarness(t, opts)
-	h.initialize(initOptions{root: ws, settings: map[string]any{"sessionId": "s-target"}})
+	h.initialize(initOptions{root: ws, settings: map[string]any{"sessionId": "s-target", "recallSearch": false}})
 	var st statusResult
 	h.mustCall(MethodStatus, nil, &st)
 	if st.Recall != nil {
