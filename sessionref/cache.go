@@ -20,7 +20,7 @@ import (
 // trusted.
 const (
 	cacheMagic  = "dsh-refls title index\n"
-	cacheFormat = 10 // 7: search texts folded with full Unicode case mapping; 8: search text parts as lengths; 9: Entry.LastEventAt; 10: flat binary body (cachecodec.go) instead of gob
+	cacheFormat = 11 // 7: search texts folded with full Unicode case mapping; 8: search text parts as lengths; 9: Entry.LastEventAt; 10: flat binary body (cachecodec.go) instead of gob; 11: the search texts' total size in the header, sessions in snapshot order
 )
 
 // maxCacheBytes bounds the cache file LoadCache reads (about 40 MB hold
@@ -62,9 +62,12 @@ type cachedSession struct {
 
 // cacheFile is the whole cache.
 type cacheFile struct {
-	Format   int
-	Root     string
-	Sessions []cachedSession
+	Format int
+	Root   string
+	// SearchBytes is the size of the sessions' search texts together, so
+	// LoadCache sizes their one string at once.
+	SearchBytes int
+	Sessions    []cachedSession
 }
 
 // DefaultCachePath is where the index of root is cached: the user cache
@@ -92,13 +95,25 @@ func (ix *Index) SaveCache(path string) error {
 		return nil
 	}
 	changes := ix.changes
-	cf := cacheFile{Format: cacheFormat, Root: ix.root, Sessions: make([]cachedSession, 0, len(ix.tracked))}
+	// Saved in the order of a snapshot, so the snapshot published on load
+	// need not sort.
+	order := make([]*tracked, 0, len(ix.tracked))
 	for _, t := range ix.tracked {
+		order = append(order, t)
+	}
+	var ids idOrder
+	sort.Slice(order, func(i, j int) bool { return listedBefore(order[i], order[j], &ids) })
+	cf := cacheFile{Format: cacheFormat, Root: ix.root, Sessions: make([]cachedSession, 0, len(order))}
+	for _, t := range order {
 		cs := cachedSession{
 			ProjectName: t.dir.projectName, DirName: t.dir.dirName, LogName: filepath.Base(t.dir.log.path),
 			DirModTime: t.dir.dirModTime, Entry: *t.entry, File: t.file, Skip: t.skip, IdentityErr: t.identityErr,
 			Started: t.started, TailLen: t.tailLen, TailSum: t.tailSum,
-			SearchAll: t.search.all, SearchIDLen: len(t.search.id), SearchTitleLen: len(t.search.title), SearchDispLen: len(t.search.display),
+		}
+		if t.skip == "" {
+			st := ix.searchOf(t)
+			cs.SearchAll, cs.SearchIDLen, cs.SearchTitleLen, cs.SearchDispLen = st.all, len(st.id), len(st.title), len(st.display)
+			cf.SearchBytes += len(st.all) + 1
 		}
 		if t.tail != nil {
 			cs.TailLen, cs.TailSum = len(t.tail), sha256.Sum256(t.tail)
@@ -107,14 +122,6 @@ func (ix *Index) SaveCache(path string) error {
 		cf.Sessions = append(cf.Sessions, cs)
 	}
 	ix.writeMu.Unlock()
-	// Saved newest first, so the snapshot published on load sorts a sorted list.
-	sort.Slice(cf.Sessions, func(i, j int) bool {
-		a, b := &cf.Sessions[i].Entry, &cf.Sessions[j].Entry
-		if a.CreatedAt != b.CreatedAt {
-			return a.CreatedAt > b.CreatedAt
-		}
-		return a.ID < b.ID
-	})
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("creating cache directory: %w", err)
@@ -210,7 +217,7 @@ func (ix *Index) LoadCache(path string) error {
 		return fmt.Errorf("%w: %s is not a dsh-refls index cache", ErrCacheUnusable, path)
 	}
 	r := &cacheReader{b: raw[len(cacheMagic):]}
-	format, root, count := r.header()
+	format, root, searchBytes, count := r.header()
 	if r.err != nil {
 		return fmt.Errorf("%w: decoding %s: %v", ErrCacheUnusable, path, r.err)
 	}
@@ -220,71 +227,101 @@ func (ix *Index) LoadCache(path string) error {
 	if root != ix.root {
 		return fmt.Errorf("%w: %s indexes %s, not %s", ErrCacheUnusable, path, root, ix.root)
 	}
+	ld := &cacheLoad{root: filepath.Clean(ix.root), intern: map[string]string{}, projectOf: map[string]string{}}
 	loaded := make(map[string]*tracked, count)
+	order := make([]*tracked, 0, count)
+	cols := newLoadedColumns(count, min(searchBytes, len(r.b)))
+	var slab []tracked // allocated a block at a time, as sessions decode
 	var cs cachedSession
 	for i := 0; i < count; i++ {
-		if r.session(&cs); r.err != nil {
+		if r.session(&cs, ld); r.err != nil {
 			return fmt.Errorf("%w: decoding %s: %v", ErrCacheUnusable, path, r.err)
 		}
-		t, err := ix.restore(&cs)
-		if err != nil {
+		if len(slab) == 0 {
+			slab = make([]tracked, min(count-i, trackedBlock))
+		}
+		t := &slab[0]
+		slab = slab[1:]
+		if err := ix.restore(&cs, ld, t, cols); err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrCacheUnusable, path, err)
 		}
 		if loaded[t.dir.path] != nil {
 			return fmt.Errorf("%w: %s lists %s twice", ErrCacheUnusable, path, t.dir.path)
 		}
 		loaded[t.dir.path] = t
+		order = append(order, t)
 	}
 	if len(r.b) != 0 {
 		return fmt.Errorf("%w: %s has %d bytes after its last session", ErrCacheUnusable, path, len(r.b))
 	}
 	ix.writeMu.Lock()
 	ix.tracked, ix.dirty = loaded, true
+	ix.cols, ix.loadOrder = cols.done(), order
 	ix.publishLocked(true)
 	ix.saved, ix.savedAt = path, ix.changes
 	ix.writeMu.Unlock()
 	return nil
 }
 
-// restore rebuilds one tracked session from the cache, deriving every path.
-func (ix *Index) restore(s *cachedSession) (*tracked, error) {
+// trackedBlock is how many sessions' writer state LoadCache allocates at
+// once: one allocation per block instead of one per session, and a forged
+// session count costs no more than the sessions the file really holds.
+const trackedBlock = 1024
+
+// restore rebuilds one tracked session from the cache into t, deriving
+// every path (ld holds the log path the names were decoded into).
+func (ix *Index) restore(s *cachedSession, ld *cacheLoad, t *tracked, cols *loadedColumns) error {
 	if !isPlainName(s.ProjectName) || !isProjectDirName(s.ProjectName) || !isPlainName(s.DirName) || !isPlainName(s.LogName) {
-		return nil, fmt.Errorf("entry names a path outside the layout: %q/%q/%q", s.ProjectName, s.DirName, s.LogName)
+		return fmt.Errorf("entry names a path outside the layout: %q/%q/%q", s.ProjectName, s.DirName, s.LogName)
 	}
 	gen, enc, ok := parseLogName(s.LogName)
 	if !ok {
-		return nil, fmt.Errorf("entry names %q, which is not a session log name", s.LogName)
+		return fmt.Errorf("entry names %q, which is not a session log name", s.LogName)
 	}
 	// One string holds the log path; the directory path and both names are
 	// substrings of it (100,000 sessions: 30 MB less than four strings each).
-	const sep = string(filepath.Separator)
-	root := filepath.Clean(ix.root)
-	logPath := root + sep + s.ProjectName + sep + s.DirName + sep + s.LogName
-	projStart := len(root) + 1
-	dirStart := projStart + len(s.ProjectName) + 1
-	dirEnd := dirStart + len(s.DirName)
-	d := sessionDir{projectName: logPath[projStart : dirStart-1], dirName: logPath[dirStart:dirEnd], path: logPath[:dirEnd],
+	logPath := ld.logPath
+	dirEnd := len(logPath) - len(s.LogName) - 1
+	d := sessionDir{projectName: s.ProjectName, dirName: s.DirName, path: logPath[:dirEnd],
 		dirModTime: s.DirModTime, log: logFile{path: logPath, encoding: enc, generation: gen}}
 	entry := s.Entry
-	t := &tracked{dir: d, entry: &entry, file: s.File, skip: s.Skip, identityErr: s.IdentityErr, started: s.Started,
+	*t = tracked{dir: d, entry: &entry, file: s.File, skip: s.Skip, identityErr: s.IdentityErr, started: s.Started,
 		tailLen: s.TailLen, tailSum: s.TailSum}
 	t.entry.Path, t.entry.Encoding, t.entry.Generation = d.log.path, enc, gen
 	t.entry.Title, t.entry.DescriptorLabel = capLabel(t.entry.Title), capLabel(t.entry.DescriptorLabel)
 	if t.skip == "" {
 		if !t.started {
-			return nil, fmt.Errorf("listed entry in %s has no header", s.DirName)
+			return fmt.Errorf("listed entry in %s has no header", s.DirName)
 		}
-		if EncodeSegment(t.entry.ID) != s.DirName || ProjectDir(t.entry.Cwd, t.entry.HasCwd) != s.ProjectName {
-			return nil, fmt.Errorf("listed entry's id and cwd do not encode to %s/%s", s.ProjectName, s.DirName)
+		if EncodeSegment(t.entry.ID) != s.DirName || ld.projectDir(t.entry) != s.ProjectName {
+			return fmt.Errorf("listed entry's id and cwd do not encode to %s/%s", s.ProjectName, s.DirName)
 		}
 	}
 	if t.tailLen < 0 || t.tailLen > resumeTailLen || int64(t.tailLen) > t.entry.Offset {
-		return nil, fmt.Errorf("entry in %s has a resume check of %d bytes", s.DirName, t.tailLen)
+		return fmt.Errorf("entry in %s has a resume check of %d bytes", s.DirName, t.tailLen)
 	}
 	if t.skip == "" {
-		t.search = searchTextFromCache(s, t.entry)
+		if cols.add(ld.search, s, t.entry) {
+			t.col = int32(cols.len())
+		} else {
+			st := newSearchText(t.entry)
+			t.fresh = &st
+		}
 	}
-	return t, nil
+	return nil
+}
+
+// projectDir is ProjectDir of e's cwd, computed once per cwd.
+func (ld *cacheLoad) projectDir(e *Entry) string {
+	if !e.HasCwd {
+		return NoCwdDir
+	}
+	if p, ok := ld.projectOf[e.Cwd]; ok {
+		return p
+	}
+	p := ProjectDir(e.Cwd, true)
+	ld.projectOf[e.Cwd] = p
+	return p
 }
 
 // isPlainName reports whether name is one directory entry name: not empty,
@@ -310,20 +347,43 @@ func tailMatches(path string, offset int64, n int, sum [sha256.Size]byte) ([]byt
 	return buf, bytes.Equal(got[:], sum[:])
 }
 
-// searchTextFromCache rebuilds the search text of a cached entry as
-// substrings of the one cached string, or from the entry when the cached
-// parts do not fit it (an older or forged cache).
-func searchTextFromCache(s *cachedSession, e *Entry) searchText {
-	all := s.SearchAll
+// loadedColumns builds the search columns of the sessions LoadCache
+// restores, straight from the cached texts: one string for all of them.
+type loadedColumns struct {
+	text strings.Builder
+	cols searchColumns
+}
+
+func newLoadedColumns(n, textBytes int) *loadedColumns {
+	c := &loadedColumns{cols: searchColumns{spans: make([]searchSpan, 0, n), bytes: make([]byteSet, 0, n), pairs: make([]pairSet, 0, n)}}
+	c.text.Grow(textBytes)
+	return c
+}
+
+func (c *loadedColumns) len() int { return len(c.cols.spans) }
+
+// add appends a cached search text when its parts fit it and its id part
+// is e's id folded; it reports false, adding nothing, for a text an older
+// or forged cache got wrong, which the caller then builds from e.
+func (c *loadedColumns) add(all []byte, s *cachedSession, e *Entry) bool {
 	li, lt, ld := s.SearchIDLen, s.SearchTitleLen, s.SearchDispLen
 	if li < 0 || lt < 0 || ld < 0 || li+lt+ld+3 > len(all) {
-		return newSearchText(e)
+		return false
 	}
 	titleEnd := len(all) - ld - 1
-	st := searchText{all: all, id: all[:li], title: all[titleEnd-lt : titleEnd], display: all[len(all)-ld:]}
-	if all[li] != 0 || all[titleEnd] != 0 || all[titleEnd-lt-1] != 0 || st.id != foldCase(e.ID) {
-		return newSearchText(e)
+	if all[li] != 0 || all[titleEnd] != 0 || all[titleEnd-lt-1] != 0 || string(all[:li]) != foldCase(e.ID) {
+		return false
 	}
-	st.bytes, st.pairs = byteSetOf(all), pairSetOf(all)
-	return st
+	start := c.text.Len()
+	c.text.Write(all)
+	c.text.WriteByte(0)
+	c.cols.spans = append(c.cols.spans, searchSpan{start: start, end: start + len(all), idLen: li, titleLen: lt, dispLen: ld})
+	c.cols.bytes = append(c.cols.bytes, byteSetOf(all))
+	c.cols.pairs = append(c.cols.pairs, pairSetOf(all))
+	return true
+}
+
+func (c *loadedColumns) done() searchColumns {
+	c.cols.text = c.text.String()
+	return c.cols
 }

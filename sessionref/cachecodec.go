@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // The cache body after cacheMagic is a flat binary encoding: the format and
@@ -58,6 +60,7 @@ func encodeCache(w *bufio.Writer, cf *cacheFile) error {
 	c := &cacheWriter{w: w}
 	c.int(int64(cf.Format))
 	c.string(cf.Root)
+	c.int(int64(cf.SearchBytes))
 	c.int(int64(len(cf.Sessions)))
 	for i := range cf.Sessions {
 		encodeSession(c, &cf.Sessions[i])
@@ -169,13 +172,66 @@ func (r *cacheReader) bool() bool {
 }
 
 func (r *cacheReader) string() string {
+	return string(r.raw())
+}
+
+// raw reads a string's bytes without copying them: they stay part of the
+// body.
+func (r *cacheReader) raw() []byte {
 	n := r.count(1)
 	if r.err != nil || n == 0 {
-		return ""
+		return nil
 	}
-	s := string(r.b[:n])
+	b := r.b[:n:n]
 	r.b = r.b[n:]
+	return b
+}
+
+// cacheLoad is what LoadCache keeps while it decodes sessions: the root
+// the paths are derived from and the strings that many sessions share.
+type cacheLoad struct {
+	root string // cleaned
+	// intern holds cwds and origins, each once for all its sessions.
+	intern map[string]string
+	// projectOf caches ProjectDir of each interned cwd.
+	projectOf map[string]string
+	// logPath is the log of the session decoded last; its names are
+	// substrings of it. search is that session's cached search text, still
+	// part of the body.
+	logPath string
+	search  []byte
+}
+
+// interned returns b as a string, the same string for the same bytes.
+func (ld *cacheLoad) interned(b []byte) string {
+	if s, ok := ld.intern[string(b)]; ok { // no allocation to look up
+		return s
+	}
+	s := string(b)
+	ld.intern[s] = s
 	return s
+}
+
+// names derives the log path from the root and the three names, in one
+// string whose substrings the names become.
+func (ld *cacheLoad) names(s *cachedSession, project, dir, log []byte) {
+	const sep = string(filepath.Separator)
+	var b strings.Builder
+	b.Grow(len(ld.root) + len(project) + len(dir) + len(log) + 3)
+	b.WriteString(ld.root)
+	b.WriteString(sep)
+	b.Write(project)
+	b.WriteString(sep)
+	b.Write(dir)
+	b.WriteString(sep)
+	b.Write(log)
+	ld.logPath = b.String()
+	at := len(ld.root) + 1
+	s.ProjectName = ld.logPath[at : at+len(project)]
+	at += len(project) + 1
+	s.DirName = ld.logPath[at : at+len(dir)]
+	at += len(dir) + 1
+	s.LogName = ld.logPath[at:]
 }
 
 func (r *cacheReader) sum(dst []byte) {
@@ -190,32 +246,55 @@ func (r *cacheReader) sum(dst []byte) {
 	r.b = r.b[len(dst):]
 }
 
-// header reads the format, root and session count.
-func (r *cacheReader) header() (format int, root string, sessions int) {
+// header reads the format, root, search text size and session count.
+func (r *cacheReader) header() (format int, root string, searchBytes, sessions int) {
 	format = r.small()
 	root = r.string()
+	searchBytes = r.count(1)
 	sessions = r.count(minSessionBytes)
-	return format, root, sessions
+	return format, root, searchBytes, sessions
 }
 
 // minSessionBytes is the fewest bytes one encoded session takes: a byte
 // per varint field and empty string, and the 32-byte tail sum.
 const minSessionBytes = 31 + 32
 
-// session decodes one session into s, which it overwrites.
-func (r *cacheReader) session(s *cachedSession) {
+// session decodes one session into s, which it overwrites. With ld (as
+// LoadCache decodes), the names become parts of the derived log path, the
+// id shares the directory name's bytes when they are equal, cwds and
+// origins are interned, and the search text is left in the body as
+// ld.search instead of s.SearchAll: the same values in fewer strings.
+func (r *cacheReader) session(s *cachedSession, ld *cacheLoad) {
 	*s = cachedSession{}
-	s.ProjectName = r.string()
-	s.DirName = r.string()
-	s.LogName = r.string()
+	if ld == nil {
+		s.ProjectName = r.string()
+		s.DirName = r.string()
+		s.LogName = r.string()
+	} else {
+		project, dir, log := r.raw(), r.raw(), r.raw()
+		ld.names(s, project, dir, log)
+	}
 	s.DirModTime = r.int()
 	e := &s.Entry
-	e.ID = r.string()
-	e.Cwd = r.string()
+	if ld == nil {
+		e.ID = r.string()
+		e.Cwd = r.string()
+	} else {
+		if id := r.raw(); string(id) == s.DirName {
+			e.ID = s.DirName
+		} else {
+			e.ID = string(id)
+		}
+		e.Cwd = ld.interned(r.raw())
+	}
 	e.HasCwd = r.bool()
 	e.CreatedAt = r.int()
 	e.ParentSession = r.string()
-	e.Origin = r.string()
+	if ld == nil {
+		e.Origin = r.string()
+	} else {
+		e.Origin = ld.interned(r.raw())
+	}
 	e.DelegationDepth = r.small()
 	e.FormatVersion = r.small()
 	e.Title = r.string()
@@ -243,7 +322,11 @@ func (r *cacheReader) session(s *cachedSession) {
 	s.Started = r.bool()
 	s.TailLen = r.small()
 	r.sum(s.TailSum[:])
-	s.SearchAll = r.string()
+	if ld == nil {
+		s.SearchAll = r.string()
+	} else {
+		ld.search = r.raw()
+	}
 	s.SearchIDLen = r.small()
 	s.SearchTitleLen = r.small()
 	s.SearchDispLen = r.small()
@@ -255,10 +338,10 @@ func decodeCache(body []byte) (*cacheFile, error) {
 	r := &cacheReader{b: body}
 	var cf cacheFile
 	var n int
-	cf.Format, cf.Root, n = r.header()
+	cf.Format, cf.Root, cf.SearchBytes, n = r.header()
 	for i := 0; i < n && r.err == nil; i++ {
 		var s cachedSession
-		r.session(&s)
+		r.session(&s, nil)
 		cf.Sessions = append(cf.Sessions, s)
 	}
 	if r.err == nil && len(r.b) != 0 {

@@ -48,7 +48,7 @@ func TestCacheCodecKeepsEveryField(t *testing.T) {
 	fillEvery(t, reflect.ValueOf(&s).Elem(), 1)
 	// Never cached: derived from the root and the names on load.
 	s.Entry.Path, s.Entry.Encoding, s.Entry.Generation = "", "", 0
-	cf := &cacheFile{Format: cacheFormat, Root: "/root/sessions", Sessions: []cachedSession{s, {}}}
+	cf := &cacheFile{Format: cacheFormat, Root: "/root/sessions", SearchBytes: len(s.SearchAll) + 2, Sessions: []cachedSession{s, {}}}
 	var buf bytes.Buffer
 	w := bufio.NewWriter(&buf)
 	if err := encodeCache(w, cf); err != nil {
@@ -63,6 +63,30 @@ func TestCacheCodecKeepsEveryField(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, cf) {
 		t.Errorf("round trip changed the cache:\n got %+v\nwant %+v", got, cf)
+	}
+	// LoadCache's decoding (names in one derived path, interned strings,
+	// the search text left in the body) gives the same values.
+	r := &cacheReader{b: buf.Bytes()}
+	if format, root, searchBytes, n := r.header(); format != cf.Format || root != cf.Root || searchBytes != cf.SearchBytes || n != 2 {
+		t.Fatalf("header %d %q %d %d", format, root, searchBytes, n)
+	}
+	ld := &cacheLoad{root: "/root/sessions", intern: map[string]string{}, projectOf: map[string]string{}}
+	for i, want := range cf.Sessions {
+		var got cachedSession
+		r.session(&got, ld)
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		if string(ld.search) != want.SearchAll {
+			t.Errorf("session %d: search text %q, want %q", i, ld.search, want.SearchAll)
+		}
+		if wantPath := "/root/sessions" + string(filepath.Separator) + want.ProjectName + string(filepath.Separator) + want.DirName + string(filepath.Separator) + want.LogName; ld.logPath != wantPath {
+			t.Errorf("session %d: log path %q, want %q", i, ld.logPath, wantPath)
+		}
+		got.SearchAll = want.SearchAll
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("session %d as LoadCache decodes it:\n got %+v\nwant %+v", i, got, want)
+		}
 	}
 }
 

@@ -29,7 +29,8 @@ func typingSnapshot(t *testing.T, n int) *Snapshot {
 			e.Cwd = ""
 		}
 		tr := &tracked{dir: sessionDir{path: filepath.Join(ix.root, e.ID)}, entry: &e, started: true}
-		tr.search = newSearchText(tr.entry)
+		st := newSearchText(tr.entry)
+		tr.fresh = &st
 		ix.tracked[tr.dir.path] = tr
 	}
 	ix.writeMu.Lock()

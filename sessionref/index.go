@@ -54,6 +54,12 @@ type Index struct {
 	// LoadCache or written by SaveCache), so saving it again is skipped.
 	changes, savedAt uint64
 	saved            string
+	// cols holds the search texts that tracked sessions' col point into:
+	// the last published snapshot's, or those LoadCache decoded.
+	cols searchColumns
+	// loadOrder is the order LoadCache found the sessions in (the last
+	// snapshot's, normally), so its publish need not sort them again.
+	loadOrder []*tracked
 	// scratch lends query buffers to every snapshot.
 	scratch   sync.Pool
 	bytesRead atomic.Int64
@@ -82,8 +88,13 @@ type tracked struct {
 	tail    []byte
 	tailLen int
 	tailSum [sha256.Size]byte
-	// search is the entry's lowercased search text.
-	search searchText
+	// col is 1 + the index of the entry's search text in Index.cols, 0
+	// when it is not there. fresh is the search text when it is not: the
+	// entry changed since the last publish, or the snapshot lists it under
+	// its parent's catalog label. A listed session keeps its search text
+	// once, in the published columns, not a second time here.
+	col   int32
+	fresh *searchText
 }
 
 // newTracked returns the state of a session not read yet.
@@ -469,8 +480,10 @@ func (ix *Index) readTracked(t *tracked) bool {
 	case !t.started:
 		t.skip = "log has no complete header line yet"
 	}
+	t.col, t.fresh = 0, nil
 	if t.skip == "" {
-		t.search = newSearchText(t.entry)
+		st := newSearchText(t.entry)
+		t.fresh = &st
 	}
 	return true
 }

@@ -3,6 +3,7 @@ package sessionref
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -75,7 +76,7 @@ func pairBit(a, b byte) uint {
 }
 
 // pairSetOf returns the pair summary of s.
-func pairSetOf(s string) pairSet {
+func pairSetOf[T ~string | ~[]byte](s T) pairSet {
 	var set pairSet
 	for i := 1; i < len(s); i++ {
 		bit := pairBit(s[i-1], s[i])
@@ -98,7 +99,7 @@ func (set *pairSet) covers(need *pairSet) bool {
 type byteSet [4]uint64
 
 // byteSetOf returns the set of the bytes of s.
-func byteSetOf(s string) byteSet {
+func byteSetOf[T ~string | ~[]byte](s T) byteSet {
 	var set byteSet
 	for i := 0; i < len(s); i++ {
 		set[s[i]>>6] |= 1 << (s[i] & 63)
@@ -135,66 +136,89 @@ func (ix *Index) publishLocked(building bool) {
 	ix.dirty = false
 	ix.changes++
 	snap := &Snapshot{Root: ix.root, Updated: time.Now(), Building: building, scratch: &ix.scratch, orders: &snapshotOrders{}}
-	listed := make([]*tracked, 0, len(ix.tracked))
-	for _, t := range ix.tracked {
-		if t.skip == "" {
-			listed = append(listed, t)
+	listed := ix.listedLocked(snap)
+	// Each id's position in listed, -1 when it is listed twice: then all
+	// its directories are skipped.
+	pos := make(map[string]int, len(listed))
+	repeated := 0
+	for i, t := range listed {
+		if _, seen := pos[t.entry.ID]; seen {
+			pos[t.entry.ID] = -1
+			repeated++
 		} else {
-			snap.Skipped = append(snap.Skipped, Skipped{Path: t.dir.path, Reason: t.skip})
+			pos[t.entry.ID] = i
 		}
 	}
-	var ids idOrder // ties on createdAt: dsh's localeCompare of ids (fold.go)
-	sort.Slice(listed, func(i, j int) bool {
-		a, b := listed[i].entry, listed[j].entry
-		if a.CreatedAt != b.CreatedAt {
-			return a.CreatedAt > b.CreatedAt
+	var count map[string]int // only when an id is repeated
+	if repeated > 0 {
+		count = make(map[string]int, repeated)
+		for _, t := range listed {
+			if pos[t.entry.ID] < 0 {
+				count[t.entry.ID]++
+			}
 		}
-		if c := ids.compare(a.ID, b.ID); c != 0 {
-			return c < 0
-		}
-		return listed[i].dir.path < listed[j].dir.path
-	})
-	// Ids listed twice are adjacent only when createdAt matches too, so
-	// count them first.
-	count := make(map[string]int, len(listed))
-	for _, t := range listed {
-		count[t.entry.ID]++
 	}
 	snap.Sessions = make([]Entry, 0, len(listed))
-	snap.byID = make(map[string]int, len(listed))
-	textBytes := 0
-	for _, t := range listed {
-		textBytes += len(t.search.all) + 1
+	// When the listed sessions are those of ix.cols in its order (the
+	// snapshot after LoadCache), the columns are shared, not copied.
+	reuse := repeated == 0 && ix.cols.len() == len(listed)
+	for i := 0; reuse && i < len(listed); i++ {
+		reuse = listed[i].fresh == nil && listed[i].col == int32(i)+1
 	}
-	cols := newColumnsBuilder(len(listed), textBytes)
+	var cols *columnsBuilder
+	if !reuse {
+		textBytes := 0
+		for _, t := range listed {
+			textBytes += ix.searchLen(t) + 1
+		}
+		cols = newColumnsBuilder(len(listed), textBytes)
+	}
 	own := make([]*tracked, 0, len(listed)) // whose search text is the snapshot's
 	snap.cwdOf = make([]int32, 0, len(listed))
 	snap.cwds = map[string]int32{}
 	parents := map[string]*Entry{} // sessions whose catalog names children
 	for _, t := range listed {
-		if len(t.entry.ChildLabels) > 0 && count[t.entry.ID] == 1 {
+		if len(t.entry.ChildLabels) > 0 && pos[t.entry.ID] >= 0 {
 			parents[t.entry.ID] = t.entry
 		}
 	}
 	for _, t := range listed {
-		if n := count[t.entry.ID]; n > 1 {
-			reason := fmt.Sprintf("session id %q appears in %d directories; all are skipped", t.entry.ID, n)
+		if pos[t.entry.ID] < 0 {
+			reason := fmt.Sprintf("session id %q appears in %d directories; all are skipped", t.entry.ID, count[t.entry.ID])
 			snap.Skipped = append(snap.Skipped, Skipped{Path: t.dir.path, Reason: reason})
+			ix.keepOwnSearch(t)
 			continue
 		}
-		e, search, shared := *t.entry, &t.search, true
+		e, shared := *t.entry, true
 		if p := parents[e.ParentSession]; p != nil && e.ParentSession != "" {
 			if label := p.ChildLabels[e.ID]; label != "" {
 				e.CatalogLabel = label
 				if e.DescriptorLabel == "" {
-					st := newSearchText(&e)
-					search, shared = &st, false
+					shared = false
 				}
 			}
 		}
-		snap.byID[e.ID] = len(snap.Sessions)
+		if !shared {
+			if reuse { // the columns hold what this one no longer lists under
+				reuse = false
+				textBytes := 0
+				for _, t := range listed {
+					textBytes += ix.searchLen(t) + 1
+				}
+				cols = newColumnsBuilder(len(listed), textBytes)
+				for i := range snap.Sessions {
+					st := ix.cols.at(int32(i))
+					cols.add(&st)
+				}
+			}
+			st := newSearchText(&e)
+			cols.add(&st)
+			ix.keepOwnSearch(t)
+		} else if !reuse {
+			st := ix.searchOf(t)
+			cols.add(&st)
+		}
 		snap.Sessions = append(snap.Sessions, e)
-		cols.add(search)
 		cwd := int32(-1)
 		if e.HasCwd {
 			var ok bool
@@ -210,13 +234,26 @@ func (ix *Index) publishLocked(building bool) {
 			own = append(own, nil)
 		}
 	}
-	snap.search = cols.done()
+	if repeated == 0 {
+		snap.byID = pos // listed and Sessions are the same list
+	} else {
+		snap.byID = make(map[string]int, len(snap.Sessions))
+		for i := range snap.Sessions {
+			snap.byID[snap.Sessions[i].ID] = i
+		}
+	}
+	if reuse {
+		snap.search = ix.cols
+	} else {
+		snap.search = cols.done()
+	}
+	ix.cols = snap.search
 	// The writer's entries become the snapshot's and its search texts
-	// substrings of the snapshot's one string, so the copies they were
-	// built in can be freed.
+	// parts of the snapshot's columns, so the copies they were built in
+	// can be freed.
 	for i, t := range own {
 		if t != nil {
-			t.search = snap.search.at(int32(i))
+			t.col, t.fresh = int32(i)+1, nil
 			t.entry, t.shared = &snap.Sessions[i], true
 			t.scanner.entry = t.entry
 		}
@@ -231,6 +268,96 @@ func (ix *Index) publishLocked(building bool) {
 	prev := ix.snap.Load()
 	ix.snap.Store(snap)
 	ix.logNewSkips(prev, snap)
+}
+
+// listedLocked returns the tracked sessions to list, newest first, and adds
+// the others to snap.Skipped. After LoadCache they come in the cache's
+// order, which is the last snapshot's: checking it costs one comparison
+// per session instead of a sort.
+func (ix *Index) listedLocked(snap *Snapshot) []*tracked {
+	listed := make([]*tracked, 0, len(ix.tracked))
+	order := ix.loadOrder
+	ix.loadOrder = nil
+	if len(order) != len(ix.tracked) {
+		order = nil
+		for _, t := range ix.tracked {
+			order = append(order, t)
+		}
+	}
+	for _, t := range order {
+		if t.skip == "" {
+			listed = append(listed, t)
+		} else {
+			t.col, t.fresh = 0, nil // read again before it is listed
+			snap.Skipped = append(snap.Skipped, Skipped{Path: t.dir.path, Reason: t.skip})
+		}
+	}
+	var ids idOrder // ties on createdAt: dsh's localeCompare of ids (fold.go)
+	less := func(i, j int) bool { return listedBefore(listed[i], listed[j], &ids) }
+	if !sort.SliceIsSorted(listed, less) {
+		sort.Slice(listed, less)
+	}
+	return listed
+}
+
+// listedBefore is the order of a snapshot's sessions: createdAt
+// descending, then ids as dsh compares them, then directory paths.
+func listedBefore(a, b *tracked, ids *idOrder) bool {
+	if a.entry.CreatedAt != b.entry.CreatedAt {
+		return a.entry.CreatedAt > b.entry.CreatedAt
+	}
+	if c := ids.compare(a.entry.ID, b.entry.ID); c != 0 {
+		return c < 0
+	}
+	return a.dir.path < b.dir.path
+}
+
+// searchOf returns the search text of a listed session.
+func (ix *Index) searchOf(t *tracked) searchText {
+	switch {
+	case t.fresh != nil:
+		return *t.fresh
+	case t.col > 0:
+		return ix.cols.at(t.col - 1)
+	}
+	return newSearchText(t.entry)
+}
+
+// searchLen is len(ix.searchOf(t).all), without building it, to size the
+// columns.
+func (ix *Index) searchLen(t *tracked) int {
+	switch {
+	case t.fresh != nil:
+		return len(t.fresh.all)
+	case t.col > 0:
+		sp := &ix.cols.spans[t.col-1]
+		return sp.end - sp.start
+	}
+	return 0 // a hint only: every listed session has one of the two
+}
+
+// keepOwnSearch gives a session that the snapshot does not list with its
+// own search text (a repeated id, or listed under a catalog label) a copy
+// of that text, which the columns being replaced no longer hold for it.
+func (ix *Index) keepOwnSearch(t *tracked) {
+	if t.fresh == nil {
+		var st searchText
+		if t.col > 0 {
+			st = cloneSearch(ix.cols.at(t.col - 1))
+		} else {
+			st = newSearchText(t.entry)
+		}
+		t.fresh = &st
+	}
+	t.col = 0
+}
+
+// cloneSearch copies a search text out of the string it is part of.
+func cloneSearch(st searchText) searchText {
+	all := strings.Clone(st.all)
+	titleEnd := len(all) - len(st.display) - 1
+	return searchText{all: all, id: all[:len(st.id)], title: all[titleEnd-len(st.title) : titleEnd],
+		display: all[len(all)-len(st.display):], bytes: st.bytes, pairs: st.pairs}
 }
 
 // logNewSkips logs each skip reason once, when it first appears.
