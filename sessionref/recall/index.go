@@ -18,6 +18,7 @@ package recall
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
@@ -139,20 +140,50 @@ type doc struct {
 	key       entryKey
 	slot      int32
 	data      *dataFile
-	blocks    []blockRef
+	// Its blocks follow one another in data from first; lens holds the
+	// compressed length of each as uvarints (refs decodes them), stored
+	// the size of all their records. A loaded index takes lens as stored,
+	// without decoding it.
+	first  int64
+	lens   string
+	stored int64
 	// long is set when the text holds a token longer than maxTokenBytes.
 	long bool
 	// textBytes and foldedBytes are the sizes of its text and folding.
 	textBytes, foldedBytes int64
 }
 
-// stored is how many bytes of its data file d takes.
-func (d *doc) stored() int64 {
-	var n int64
-	for _, b := range d.blocks {
-		n += recordHeaderLen + int64(b.n)
+// refs returns where the blocks of d lie.
+func (d *doc) refs() ([]blockRef, error) {
+	out := make([]blockRef, 0, 8)
+	off, end := d.first, d.first+d.stored
+	for s := d.lens; s != ""; {
+		n, k := binary.Uvarint([]byte(s[:min(len(s), binary.MaxVarintLen64)]))
+		if k <= 0 || n > maxBlockBytes || off+recordHeaderLen+int64(n) > end {
+			return nil, fmt.Errorf("%w: the block list of session %s is damaged", errBlock, d.id)
+		}
+		out = append(out, blockRef{off: off, n: uint32(n)})
+		off += recordHeaderLen + int64(n)
+		s = s[k:]
 	}
-	return n
+	return out, nil
+}
+
+// setRefs records refs, which must follow one another, as the blocks of d.
+func (d *doc) setRefs(refs []blockRef) error {
+	var lens []byte
+	d.first, d.stored = 0, 0
+	for i, r := range refs {
+		if i == 0 {
+			d.first = r.off
+		} else if r.off != d.first+d.stored {
+			return fmt.Errorf("the blocks of session %s are not contiguous", d.id)
+		}
+		lens = binary.AppendUvarint(lens, uint64(r.n))
+		d.stored += recordHeaderLen + int64(r.n)
+	}
+	d.lens = string(lens)
+	return nil
 }
 
 // view is what searches read.
@@ -317,7 +348,7 @@ func (ix *Index) dropDoc(d *doc) {
 	delete(ix.docs, d.id)
 	delete(ix.overlay, d.slot)
 	if d.data == ix.data {
-		ix.garbage += d.stored()
+		ix.garbage += d.stored
 	}
 }
 
@@ -397,13 +428,17 @@ func (ix *Index) projectAll(ctx context.Context, todo []sessionref.Entry) error 
 		case werr != nil:
 			continue
 		}
+		refs := make([]blockRef, 0, len(r.blocks))
 		for _, blk := range r.blocks {
 			ref, err := ix.data.append(blk)
 			if err != nil {
 				werr = err
 				break
 			}
-			r.d.blocks = append(r.d.blocks, ref)
+			refs = append(refs, ref)
+		}
+		if werr == nil {
+			werr = r.d.setRefs(refs)
 		}
 		if werr != nil {
 			continue

@@ -35,7 +35,7 @@ import (
 // (docs/reliability.md) and opened without following links.
 const (
 	storeMagic  = "dsh-refls recall index\n"
-	storeFormat = 3
+	storeFormat = 4
 	// maxStoreBytes bounds what a stored .idx file may hold.
 	maxStoreBytes = 1 << 31
 )
@@ -160,7 +160,7 @@ func (ix *Index) prepareSave(path, root string) (*dataFile, []byte, error) {
 	prefix := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)) + "."
 	live := int64(0)
 	for _, d := range ix.docs {
-		live += d.stored()
+		live += d.stored
 	}
 	if ix.data == nil || ix.data.temp || filepath.Dir(ix.data.path) != dir || !strings.HasPrefix(filepath.Base(ix.data.path), prefix) ||
 		ix.garbage > max(64<<20, live) || ix.dataElsewhere() {
@@ -198,26 +198,34 @@ func (ix *Index) compact(path string) error {
 	docs := make(map[string]*doc, len(ix.docs))
 	for id, d := range ix.docs {
 		c := *d
-		c.data, c.blocks = nd, make([]blockRef, 0, len(d.blocks))
-		for _, ref := range d.blocks {
-			rec, err := d.data.record(ref)
-			if err == nil {
+		c.data = nd
+		refs, err := d.refs()
+		moved := make([]blockRef, 0, len(refs))
+		for _, ref := range refs {
+			rec, rerr := d.data.record(ref)
+			if err = rerr; err == nil {
 				var r blockRef
 				if r, err = nd.append(rec[recordHeaderLen:]); err == nil {
-					c.blocks = append(c.blocks, r)
+					moved = append(moved, r)
 				}
 			}
-			if errors.Is(err, errBlock) {
-				// Damaged text: the session is read again from its log.
-				c.blocks = nil
-				ix.markBroken(id, err)
+			if err != nil {
 				break
 			}
-			if err != nil {
-				nd.close()
-				os.Remove(nd.path)
-				return err
-			}
+		}
+		if err == nil {
+			err = c.setRefs(moved)
+		}
+		if errors.Is(err, errBlock) {
+			// Damaged text: the session is read again from its log.
+			c.setRefs(nil)
+			ix.markBroken(id, err)
+			err = nil
+		}
+		if err != nil {
+			nd.close()
+			os.Remove(nd.path)
+			return err
 		}
 		docs[id] = &c
 	}
@@ -266,11 +274,9 @@ func (ix *Index) encodeStore(root string) []byte {
 		b = append(b, long)
 		b = binary.AppendUvarint(b, uint64(d.textBytes))
 		b = binary.AppendUvarint(b, uint64(d.foldedBytes))
-		b = binary.AppendUvarint(b, uint64(len(d.blocks)))
-		for _, r := range d.blocks {
-			b = binary.AppendUvarint(b, uint64(r.off))
-			b = binary.AppendUvarint(b, uint64(r.n))
-		}
+		b = binary.AppendUvarint(b, uint64(d.first))
+		b = binary.AppendUvarint(b, uint64(d.stored))
+		b = appendString(b, d.lens)
 	}
 	b = binary.AppendUvarint(b, uint64(len(ix.dict.tokens)))
 	for _, t := range ix.dict.tokens {
@@ -348,7 +354,7 @@ func (ix *Index) Load(path, root string) error {
 	live := int64(0)
 	for _, d := range st.docs {
 		d.data = data
-		live += d.stored()
+		live += d.stored
 	}
 	if ix.data != nil {
 		ix.retired = append(ix.retired, ix.data)
@@ -514,14 +520,10 @@ func decodeStore(raw []byte, root string) (*decoded, error) {
 		slot := r.uvarint()
 		d.long = r.fixed(1)[0] == 1
 		d.textBytes, d.foldedBytes = int64(r.uvarint()), int64(r.uvarint())
-		nb := r.count(2)
-		d.blocks = make([]blockRef, 0, nb)
-		for k := 0; k < nb; k++ {
-			off, n := r.uvarint(), r.uvarint()
-			if off < uint64(dataHeaderLen) || n > maxBlockBytes || off+recordHeaderLen+n > uint64(st.dataSize) {
-				r.fail("session %q has a block outside its text file", d.id)
-			}
-			d.blocks = append(d.blocks, blockRef{off: int64(off), n: uint32(n)})
+		first, stored := r.uvarint(), r.uvarint()
+		d.first, d.stored, d.lens = int64(first), int64(stored), r.str()
+		if stored > 0 && (first < uint64(dataHeaderLen) || first+stored > uint64(st.dataSize) || uint64(len(d.lens)) > stored) {
+			r.fail("session %q has blocks outside its text file", d.id)
 		}
 		switch {
 		case r.err != nil:

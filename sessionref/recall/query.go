@@ -299,7 +299,11 @@ func (ix *Index) block(f *folder, d *doc, ref blockRef) (*textBlock, error) {
 func (ix *Index) holds(f *folder, d *doc, terms []string, found []bool) (bool, error) {
 	clear(found)
 	left := len(terms)
-	for _, ref := range d.blocks {
+	refs, err := d.refs()
+	if err != nil {
+		return false, err
+	}
+	for _, ref := range refs {
 		b, err := ix.block(f, d, ref)
 		if err != nil {
 			return false, err
@@ -320,7 +324,11 @@ func (ix *Index) holds(f *folder, d *doc, terms []string, found []bool) (bool, e
 // resultOf reports the messages of d that hold a term.
 func (ix *Index) resultOf(f *folder, d *doc, terms []string) (Result, error) {
 	r := Result{SessionID: d.id, CreatedAt: d.createdAt}
-	for _, ref := range d.blocks {
+	refs, err := d.refs()
+	if err != nil {
+		return Result{}, err
+	}
+	for _, ref := range refs {
 		b, err := ix.block(f, d, ref)
 		if err != nil {
 			return Result{}, err
