@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"unsafe"
 )
 
 // A scanner over JSON that is already known to be valid (validJSON, or a
@@ -137,13 +138,14 @@ func arrayElements(raw []byte, fn func(val []byte)) bool {
 }
 
 // memberName is the key token's text, or ok false when it holds an escape
-// (rare; callers then fall back to encoding/json).
+// (rare; callers then fall back to encoding/json). The text is a view of
+// key's bytes, not a copy: it is for comparing, not for keeping.
 func memberName(key []byte) (string, bool) {
 	body := key[1 : len(key)-1]
 	if bytes.IndexByte(body, '\\') >= 0 {
 		return "", false
 	}
-	return string(body), true
+	return unsafe.String(unsafe.SliceData(body), len(body)), true
 }
 
 // fieldOf returns the index in names of the key exactly, -1 when the key
@@ -238,6 +240,36 @@ func scanInt(val []byte, p **int64) bool {
 	return json.Unmarshal(val, p) == nil
 }
 
+// messageSourceFields are the keys of messageSource.
+var messageSourceFields = []string{"kind", "plugin"}
+
+// scanSource sets *p as json.Unmarshal(val, p) would for a null source or
+// one whose kind and plugin are plain strings or null; it reports false,
+// leaving *p alone, for any other value.
+func scanSource(val []byte, p **messageSource) bool {
+	if string(val) == "null" {
+		*p = nil
+		return true
+	}
+	var s messageSource
+	ok := scanFields(val, messageSourceFields, func(i int, val []byte) bool {
+		if i < 0 || string(val) == "null" {
+			return true
+		}
+		text, ok := plainStringValue(val)
+		if i == 0 {
+			s.Kind = text
+		} else {
+			s.Plugin = text
+		}
+		return ok
+	})
+	if ok {
+		*p = &s
+	}
+	return ok
+}
+
 // messageFields are the keys of messageData (messageBody's promoted).
 var messageFields = []string{"content", "source", "message"}
 
@@ -257,6 +289,9 @@ func scanMessageData(data []byte, d *messageData) bool {
 		case 0:
 			d.Content = val
 		case 1:
+			if scanSource(val, &d.Source) {
+				return true
+			}
 			return json.Unmarshal(val, &d.Source) == nil
 		case 2:
 			if string(val) == "null" {

@@ -115,3 +115,32 @@ func FuzzToolIDScans(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeMessageData: decodeMessageData decodes any valid JSON as
+// json.Unmarshal does, error included.
+func FuzzDecodeMessageData(f *testing.F) {
+	for _, s := range []string{
+		`{"content":[{"type":"text","text":"hi"}],"source":{"kind":"user"}}`,
+		`{"message":{"content":"x","source":{"kind":"plugin","plugin":"compact"}},"turn":1}`,
+		`{"source":null}`, `{"source":{"kind":null,"plugin":"p"}}`, `{"source":{"Kind":"user"}}`, `{"source":{"kind":5}}`,
+		`{"source":{"kind":"a","kind":"b"}}`, `{"source":{"kind":"\u0075ser"}}`, `{"source":[]}`, `{"source":"user"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return // message data is a value of a checked line
+		}
+		var want, got messageData
+		wantErr := json.Unmarshal(data, &want)
+		gotErr := decodeMessageData(data, &got)
+		if fmt.Sprint(wantErr) != fmt.Sprint(gotErr) {
+			t.Fatalf("%s: error %v, encoding/json %v", data, gotErr, wantErr)
+		}
+		w, _ := json.Marshal(want)
+		g, _ := json.Marshal(got)
+		if string(w) != string(g) {
+			t.Fatalf("%s: decoded %s, encoding/json %s", data, g, w)
+		}
+	})
+}
