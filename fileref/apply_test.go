@@ -176,19 +176,23 @@ func TestApply(t *testing.T) {
 }
 
 // TestApplyInvalidatesNarrowing checks that a search after Apply sees the
-// new snapshot even when an earlier, shorter query was cached.
+// new snapshot even when an earlier, shorter query was cached, or the
+// same query was answered before.
 func TestApplyInvalidatesNarrowing(t *testing.T) {
 	root := t.TempDir()
 	mkTree(t, root, map[string]string{"alpha.go": ""})
 	ix := buildTest(t, root)
 	search(t, ix, "al", 5)
+	search(t, ix, "alp", 5)
 	if err := os.WriteFile(filepath.Join(root, "alpine.go"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ix.Apply([]Change{{Path: "alpine.go"}})
-	got := candPaths(search(t, ix, "alp", 5))
-	if !slices.Contains(got, "alpine.go") {
-		t.Errorf("after Apply: %q lacks alpine.go", got)
+	for _, q := range []string{"alp", "alpi"} {
+		got := candPaths(search(t, ix, q, 5))
+		if !slices.Contains(got, "alpine.go") {
+			t.Errorf("after Apply: %q gives %q, which lacks alpine.go", q, got)
+		}
 	}
 }
 

@@ -80,6 +80,7 @@ func BenchmarkTyping20(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		ix.cacheMu.Lock()
 		ix.cache = nil // each session starts cold
+		ix.answers = nil
 		ix.cacheMu.Unlock()
 		for n := 1; n <= len(query); n++ {
 			if _, _, err := ix.Search(context.Background(), query[:n], 0); err != nil {
@@ -102,6 +103,7 @@ func BenchmarkFirstKeystroke(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		ix.cacheMu.Lock()
 		ix.cache = nil
+		ix.answers = nil
 		ix.cacheMu.Unlock()
 		if _, _, err := ix.Search(context.Background(), "s", 0); err != nil {
 			b.Fatal(err)
@@ -149,6 +151,7 @@ func BenchmarkTypingWords(b *testing.B) {
 		for _, word := range benchTitleWords {
 			ix.cacheMu.Lock()
 			ix.cache = nil
+			ix.answers = nil
 			ix.cacheMu.Unlock()
 			for n := 1; n <= len(word); n++ {
 				if _, _, err := ix.Search(context.Background(), word[:n], DefaultLimit+8); err != nil {
@@ -169,6 +172,7 @@ func BenchmarkFirstKeystrokeLarge(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		ix.cacheMu.Lock()
 		ix.cache = nil
+		ix.answers = nil
 		ix.cacheMu.Unlock()
 		if _, _, err := ix.Search(context.Background(), "r", DefaultLimit+8); err != nil {
 			b.Fatal(err)

@@ -84,9 +84,10 @@ type Index struct {
 	applyMu sync.Mutex
 
 	// cacheMu guards cache, the recent fuzzy results that longer queries
-	// narrow instead of rescanning.
+	// narrow instead of rescanning, and answers, the recent fuzzy answers.
 	cacheMu sync.Mutex
 	cache   []*cachedQuery
+	answers []*answer
 }
 
 // snapshot is one immutable generation of the index. It holds no
@@ -350,5 +351,6 @@ func (ix *Index) publish(s *snapshot, wanted int) {
 	ix.snap.Store(s)
 	ix.cacheMu.Lock()
 	ix.cache = nil
+	ix.answers = nil
 	ix.cacheMu.Unlock()
 }

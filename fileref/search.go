@@ -121,7 +121,58 @@ func (ix *Index) fuzzy(ctx context.Context, query string, limit int) ([]Candidat
 		return res, capped || len(entries) >= preBuildWalkLimit, err
 	}
 	// built is set after the snapshot is published: this one is whole.
-	return ix.fuzzyIn(ctx, ix.snap.Load(), query, limit)
+	snap := ix.snap.Load()
+	if res, capped, ok := ix.recall(snap, query, limit); ok {
+		return res, capped, nil
+	}
+	res, capped, err := ix.fuzzyIn(ctx, snap, query, limit)
+	if err == nil {
+		ix.keep(&answer{snap: snap, query: query, limit: limit, results: res, capped: capped})
+	}
+	return res, capped, err
+}
+
+// answer is the result of one fuzzy search, kept so that the same query
+// asked again of the same snapshot is answered without a scan: editors ask
+// again after a deletion brings a query back, and many mentions start with
+// the same few letters.
+type answer struct {
+	snap    *snapshot
+	query   string // as typed (the exact-name rule reads its case)
+	limit   int
+	results []Candidate
+	capped  bool
+}
+
+// maxAnswers bounds the remembered answers; each holds at most MaxLimit
+// candidates, which share the snapshot's text.
+const maxAnswers = 64
+
+// recall returns a remembered answer to query over snap, as a copy.
+func (ix *Index) recall(snap *snapshot, query string, limit int) ([]Candidate, bool, bool) {
+	ix.cacheMu.Lock()
+	defer ix.cacheMu.Unlock()
+	for _, a := range ix.answers {
+		if a.snap == snap && a.query == query && a.limit == limit {
+			return slices.Clone(a.results), a.capped, true
+		}
+	}
+	return nil, false, false
+}
+
+// keep remembers an answer of the published snapshot, evicting the
+// oldest.
+func (ix *Index) keep(a *answer) {
+	a.results = slices.Clone(a.results)
+	ix.cacheMu.Lock()
+	defer ix.cacheMu.Unlock()
+	if ix.snap.Load() != a.snap {
+		return
+	}
+	if len(ix.answers) >= maxAnswers {
+		ix.answers = slices.Delete(ix.answers, 0, 1)
+	}
+	ix.answers = append(ix.answers, a)
 }
 
 // fuzzyIn ranks the entries of snap for query.
