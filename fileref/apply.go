@@ -156,7 +156,7 @@ func (ix *Index) Apply(changes []Change) {
 		if ix.ignored(&f, name, isDir, &scratch) || len(t) > maxIndexedPathLen {
 			continue
 		}
-		added = append(added, rawEntry{path: t, dir: isDir, hidden: f.hidden || strings.HasPrefix(name, ".")})
+		added = append(added, newRawEntry(t, isDir, f.hidden || strings.HasPrefix(name, ".")))
 		if isDir {
 			jobs = append(jobs, walkJob{abs: abs, frame: f.child(name)})
 		}

@@ -49,15 +49,18 @@ func fold32(m uint64) uint32 {
 	return r
 }
 
-// boundsOf returns the pathBounds of an ASCII path whose base name starts
-// at byte base.
-func boundsOf(path string, base int) pathBounds {
+// boundsOf returns, in one pass over a path whose base name starts at
+// byte base, its character mask (see maskBit), whether it has ASCII
+// upper-case letters, and its pathBounds (of use only when it is ASCII).
+func boundsOf(path string, base int) (b pathBounds, mask uint64, upper bool) {
 	var boundary, baseBoundary, wordEnd, baseWordEnd, baseChars uint64
 	prev := classDelimiter // a path starts a segment
 	for i := 0; i < len(path); i++ {
 		c := path[i]
+		upper = upper || c >= 'A' && c <= 'Z'
 		cls := asciiClass[c&0x7f]
 		bit := maskBit(rune(c))
+		mask |= bit
 		isBoundary := bonusFor(prev, cls) > 0
 		isWordEnd := i+1 == len(path) || asciiClass[path[i+1]&0x7f] <= classDelimiter
 		if isBoundary {
@@ -77,10 +80,11 @@ func boundsOf(path string, base int) pathBounds {
 		}
 		prev = cls
 	}
-	return pathBounds{
+	b = pathBounds{
 		boundary: fold32(boundary), baseBoundary: fold32(baseBoundary),
 		wordEnd: fold32(wordEnd), baseWordEnd: fold32(baseWordEnd), baseChars: fold32(baseChars),
 	}
+	return b, mask, upper
 }
 
 // queryBound holds what scoreBound needs of one folded ASCII query.

@@ -251,25 +251,6 @@ func maskBit(c rune) uint64 {
 	return 1 << maskNonASCII
 }
 
-// charMask returns the character mask of s and whether s has non-ASCII.
-func charMask(s string) (uint64, bool) {
-	var m uint64
-	for i := 0; i < len(s); i++ {
-		m |= maskBit(rune(s[i]))
-	}
-	return m, m&(1<<maskNonASCII) != 0
-}
-
-// hasUpperASCII reports whether s has an ASCII upper-case letter.
-func hasUpperASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= 'A' && c <= 'Z' {
-			return true
-		}
-	}
-	return false
-}
-
 // lowerASCII lower-cases an ASCII string, returning s itself when it has
 // no upper-case letter so that most paths share their bytes.
 func lowerASCII(s string) string {

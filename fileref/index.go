@@ -103,7 +103,7 @@ type snapshot struct {
 
 // entry is one indexed path, as offsets into its snapshot's text.
 type entry struct {
-	mask uint64 // characters present, for quick rejection (see charMask)
+	mask uint64 // characters present, for quick rejection (see maskBit)
 	// bounds bound the score without scoring; ASCII paths only.
 	bounds  pathBounds
 	off     uint32 // path is text[off:off+n]; its lower-case form follows when flagUpper
@@ -137,11 +137,36 @@ func (s *snapshot) low(e *entry) string {
 	return s.path(e)
 }
 
-// rawEntry is a path found by a walk or a change, before it is packed
-// into a snapshot.
+// rawEntry is a path found by a walk or a change, measured, before it is
+// packed into a snapshot (e.off is not set yet).
 type rawEntry struct {
-	path        string // root-relative, "/"-separated, no trailing slash
-	dir, hidden bool
+	path string // root-relative, "/"-separated, no trailing slash
+	e    entry
+}
+
+// newRawEntry measures a path: its flags, character mask and, for ASCII,
+// the masks that bound its score. Walk workers call it, so that this work
+// is spread over the cores.
+func newRawEntry(path string, dir, hidden bool) rawEntry {
+	e := entry{n: uint16(len(path)), baseOff: uint16(strings.LastIndexByte(path, '/') + 1)}
+	if dir {
+		e.flags |= flagDir
+	}
+	if hidden {
+		e.flags |= flagHidden
+	}
+	bounds, mask, upper := boundsOf(path, int(e.baseOff))
+	e.mask = mask
+	switch {
+	case mask&(1<<maskNonASCII) != 0:
+		e.flags |= flagNonASCII
+	case upper:
+		e.flags |= flagUpper
+		e.bounds = bounds
+	default:
+		e.bounds = bounds
+	}
+	return rawEntry{path: path, e: e}
 }
 
 // maxSnapshotText bounds the packed text, whose offsets are 32 bits
@@ -149,19 +174,15 @@ type rawEntry struct {
 const maxSnapshotText = math.MaxInt32
 
 // newSnapshot packs the entries kept from old (nil for a first build)
-// and the added ones into a new snapshot. Kept entries keep their masks;
-// added ones are measured. Paths that do not fit in maxSnapshotText bytes
+// and the added ones into a new snapshot. Paths that do not fit in maxSnapshotText bytes
 // are left out (publish logs it).
 func newSnapshot(old *snapshot, kept []entry, added []rawEntry) *snapshot {
 	size := 0
 	for i := range kept {
 		size += kept[i].textLen()
 	}
-	for _, r := range added {
-		size += len(r.path)
-		if hasUpperASCII(r.path) {
-			size += len(r.path)
-		}
+	for i := range added {
+		size += added[i].e.textLen()
 	}
 	size = min(size, maxSnapshotText)
 	var b strings.Builder
@@ -177,7 +198,7 @@ func newSnapshot(old *snapshot, kept []entry, added []rawEntry) *snapshot {
 		s.entries = append(s.entries, e)
 	}
 	for _, r := range added {
-		e := measure(r)
+		e := r.e
 		if len(s.entries) < len(kept) || b.Len()+e.textLen() > size {
 			break
 		}
@@ -201,29 +222,6 @@ func newSnapshot(old *snapshot, kept []entry, added []rawEntry) *snapshot {
 		}
 	}
 	return s
-}
-
-// measure returns the entry of r without its offset.
-func measure(r rawEntry) entry {
-	e := entry{n: uint16(len(r.path)), baseOff: uint16(strings.LastIndexByte(r.path, '/') + 1)}
-	if r.dir {
-		e.flags |= flagDir
-	}
-	if r.hidden {
-		e.flags |= flagHidden
-	}
-	var nonASCII bool
-	e.mask, nonASCII = charMask(r.path)
-	switch {
-	case nonASCII:
-		e.flags |= flagNonASCII
-	case hasUpperASCII(r.path):
-		e.flags |= flagUpper
-		fallthrough
-	default:
-		e.bounds = boundsOf(r.path, int(e.baseOff))
-	}
-	return e
 }
 
 // textLen is the number of text bytes e uses: its path, and the

@@ -24,7 +24,7 @@ func memIndex(t testing.TB, paths []string) *Index {
 		dir := strings.HasSuffix(p, "/")
 		p = strings.TrimSuffix(p, "/")
 		hidden := strings.HasPrefix(p, ".") || strings.Contains(p, "/.")
-		raw = append(raw, rawEntry{path: p, dir: dir, hidden: hidden})
+		raw = append(raw, newRawEntry(p, dir, hidden))
 	}
 	ix.publish(newSnapshot(nil, nil, raw), len(raw))
 	ix.built.Store(true)

@@ -176,7 +176,7 @@ func (ix *Index) readDir(job walkJob, out []rawEntry, children []walkJob, scratc
 			continue
 		}
 		hidden := f.hidden || strings.HasPrefix(name, ".")
-		out = append(out, rawEntry{path: paths.join(f.rel, name), dir: isDir, hidden: hidden})
+		out = append(out, newRawEntry(paths.join(f.rel, name), isDir, hidden))
 		if isDir {
 			children = append(children, walkJob{abs: filepath.Join(job.abs, name), frame: f.child(name)})
 		}
