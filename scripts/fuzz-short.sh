@@ -9,7 +9,8 @@
 # then stopped with SIGINT, which go's fuzzing engine takes as the end of a
 # clean run. A target that fails, or never finishes its baseline within
 # FUZZ_LIMIT (default 120s), fails the step.
-# CI runs it with the default; the reliability figures use FUZZTIME=60s.
+# FUZZ_PARALLEL=N fuzzes with N worker processes (default: one per core).
+# CI runs it with the default time; the reliability figures use FUZZTIME=60s.
 # A failing input is written to the package's testdata/fuzz/<Target>/, as
 # go test does; commit it as a regression seed once the bug is fixed.
 #
@@ -39,8 +40,11 @@ fi
 
 work="$(mktemp -d)"
 pid=
+parallel=()
+[ -z "${FUZZ_PARALLEL:-}" ] || parallel=(-test.parallel="$FUZZ_PARALLEL")
 # A run cut short (^C, a failed step) stops the target being fuzzed too.
 trap '[ -z "$pid" ] || kill -INT "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'exit 143' TERM
 cache=$(go env GOCACHE)/fuzz
 failed=0
 summary=()
@@ -59,7 +63,7 @@ for pkg in "${pkgs[@]}"; do
 		log="$work/log"
 		: >"$log"
 		(cd "$dir" && exec "$bin" -test.run='^$' -test.fuzz="^${target}\$" -test.fuzztime="$limit" \
-			-test.fuzzcachedir="$cache/$importpath") >"$log" 2>&1 &
+			"${parallel[@]}" -test.fuzzcachedir="$cache/$importpath") >"$log" 2>&1 &
 		pid=$!
 		# Wait for the end of the baseline (or the end of the run).
 		while kill -0 "$pid" 2>/dev/null && ! grep -q 'now fuzzing' "$log"; do

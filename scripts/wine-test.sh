@@ -83,9 +83,10 @@ declare -A notrun=(
 declare -A only=([server]='^(TestURI|TestPathToURI|TestSamePath|TestCompletion|TestResolve|TestHover|TestDiagnostics|TestCustomMethods|TestConfigurationReplaces|TestWatched|TestWorkspaceWatched|TestRefused)')
 pkgs=(completion sessionref fileref fileref/ignore watch server)
 
-for p in "${pkgs[@]}"; do
-  GOOS=windows GOARCH=amd64 go test -c -overlay "$work/overlay.json" -o "$work/${p//\//_}.test.exe" "./$p"
-done
+# One go test -c for all packages: they load once and link in parallel.
+# Each binary is named after its package's last path element.
+mkdir -p "$work/bin"
+GOOS=windows GOARCH=amd64 go test -c -overlay "$work/overlay.json" -o "$work/bin/" "${pkgs[@]/#/./}"
 for p in "${pkgs[@]}"; do
   short=${p##*/}
   skips=()
@@ -102,5 +103,5 @@ for p in "${pkgs[@]}"; do
   if [ -n "${only[$short]:-}" ]; then
     args+=("-test.run=${only[$short]}")
   fi
-  (cd "$p" && go tool test2json -t -p "$mod/$p" wine64 "$work/${p//\//_}.test.exe" "${args[@]}") || true
+  (cd "$p" && go tool test2json -t -p "$mod/$p" wine64 "$work/bin/$short.test.exe" "${args[@]}") || true
 done
