@@ -117,6 +117,8 @@ func (e *emacsScreen) eval(t *testing.T, expr string) string {
 // read-only recall preview; and M-x dsh-refls-search finds a session by a
 // phrase said in it, RET opening its preview. -v prints the screens.
 func TestEmacsFeatures(t *testing.T) {
+	// Emacs mostly waits on its screen: it runs beside the VS Code test.
+	t.Parallel()
 	// dsh/search needs the body index, off by default (docs/search.md).
 	e := startEmacsScreen(t, ":recallSearch t", map[string]string{linesFile: "alpha line\nbravo line\ncharlie line\ndelta line\n"})
 

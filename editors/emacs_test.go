@@ -33,6 +33,8 @@ func lookEglot(t *testing.T) (string, string) {
 // accepts the session, then runs dsh-refls-prepare and dsh-refls-status and
 // checks their buffers are read-only and visit no file. -v prints the screens.
 func TestEmacsEglotScreen(t *testing.T) {
+	// Emacs mostly waits on its screen: it runs beside the VS Code test.
+	t.Parallel()
 	e := startEmacsScreen(t, "", nil)
 	tmux := e.tmux
 	tmux.run("send-keys", "-t", "dsh", "M->", "Enter", "Rate: @rate")

@@ -4,7 +4,7 @@
 # binary is built once (go test -c -fuzz) and run for each of its targets in
 # turn, so a target costs no build or link of its own. A target first runs
 # its baseline: the seeds in testdata/fuzz and the corpus earlier runs cached
-# in $GOCACHE/fuzz; then it fuzzes for ${FUZZTIME:-2s}, counted from the end
+# in $GOCACHE/fuzz; then it fuzzes for ${FUZZTIME:-3s}, counted from the end
 # of that baseline, so a grown cache never eats the fuzzing time. The run is
 # then stopped with SIGINT, which go's fuzzing engine takes as the end of a
 # clean run. A target that fails, or never finishes its baseline within
@@ -14,13 +14,13 @@
 # A failing input is written to the package's testdata/fuzz/<Target>/, as
 # go test does; commit it as a regression seed once the bug is fixed.
 #
-#   scripts/fuzz-short.sh                 # every target, 2 s each
+#   scripts/fuzz-short.sh                 # every target, 3 s each
 #   FUZZTIME=60s scripts/fuzz-short.sh    # every target, 60 s each
 #   scripts/fuzz-short.sh ./server        # only the targets of ./server
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-fuzztime="${FUZZTIME:-2s}"
+fuzztime="${FUZZTIME:-3s}"
 limit="${FUZZ_LIMIT:-120s}"
 seconds() { # 2s, 1m, 500ms → seconds for sleep
 	case $1 in
@@ -71,7 +71,9 @@ for pkg in "${pkgs[@]}"; do
 		done
 		status=ok
 		if grep -q 'now fuzzing' "$log"; then
-			base=$(grep -o 'elapsed: [0-9]*s, gathering baseline coverage: [0-9/]* completed, now' "$log" | head -1 | awk '{sub(",", "", $2); print $6 " inputs in " $2}')
+			line=$(grep -o 'elapsed: [0-9]*s, gathering baseline coverage: [0-9/]* completed, now' "$log" | head -1)
+			inputs=$(echo "$line" | awk '{split($6, n, "/"); print n[1]}')
+			base=$(echo "$line" | awk '{sub(",", "", $2); print $6 " inputs in " $2}')
 			sleep "$slice"
 			kill -INT "$pid" 2>/dev/null || true
 		else
@@ -88,8 +90,11 @@ for pkg in "${pkgs[@]}"; do
 			failed=1
 			cat "$log"
 		fi
+		# The exec count includes the baseline's inputs.
 		execs="$(grep -o 'execs: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)"
-		summary+=("$(printf '%-4s %-28s %-26s execs %-8s baseline %s' "$status" "$pkg" "$target" "${execs:-?}" "$base")")
+		fuzzed=?
+		[ -z "$execs" ] || [ "$base" = none ] || fuzzed=$((execs - inputs))
+		summary+=("$(printf '%-4s %-28s %-26s execs %-8s fuzzed %-8s baseline %s' "$status" "$pkg" "$target" "${execs:-?}" "$fuzzed" "$base")")
 	done
 done
 echo
