@@ -101,6 +101,18 @@ func TestFailuresJudgeBounds(t *testing.T) {
 		{"slow completion", func(r *report) {
 			r.latencies["textDocument/completion"] = []time.Duration{60 * time.Millisecond}
 		}, "completion p99"},
+		{"slow completion on a quiet machine", func(r *report) {
+			r.latencies["textDocument/completion"] = []time.Duration{60 * time.Millisecond}
+			r.latencies["dsh/status"] = []time.Duration{time.Millisecond, 2 * time.Millisecond}
+		}, "completion p99 60ms, bound 50ms (dsh/status p99 2ms)"},
+		{"a busy machine delays every request alike", func(r *report) {
+			r.latencies["textDocument/completion"] = []time.Duration{84 * time.Millisecond}
+			r.latencies["dsh/status"] = []time.Duration{time.Millisecond, 109 * time.Millisecond}
+		}, ""},
+		{"completion slower than the busy machine explains", func(r *report) {
+			r.latencies["textDocument/completion"] = []time.Duration{400 * time.Millisecond}
+			r.latencies["dsh/status"] = []time.Duration{time.Millisecond, 109 * time.Millisecond}
+		}, "bound 327ms (3× the dsh/status p99 109ms of this run"},
 		{"an internal error", func(r *report) { r.errors["dsh/prepare: -32603 boom"] = 2 }, "2 × dsh/prepare"},
 		{"a contract error is an answer", func(r *report) { r.errors["dsh/prepare: -32014 READ_FAILED"] = 1 }, ""},
 	}
