@@ -400,10 +400,13 @@ func TestDebounce(t *testing.T) {
 			r := start(t, Options{Root: root, Mode: ModeFsnotify, Debounce: debounce, MaxWait: maxWait})
 			mark := r.c.mark()
 			begin := time.Now()
+			var lastWrite time.Time
 			for range 5 {
+				// Taken before the write: its event cannot come earlier,
+				// however long the write itself is held up.
+				lastWrite = time.Now()
 				appendFile(t, path, "x")
 			}
-			lastWrite := time.Now()
 			at := r.c.waitPaths(t, mark, path)
 			time.Sleep(2 * debounce) // a second batch would show up by now
 			r.stop()
