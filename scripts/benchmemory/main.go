@@ -29,12 +29,13 @@ func main() {
 	messageMB := flag.Int("large-message-mb", 0, "instead: the release scenario with a session of one message this large (MiB)")
 	requestMB := flag.Int("large-request-mb", 0, "instead: the release scenario with a request this large (MiB)")
 	check := flag.Bool("check", false, "with --large-*: exit 1 when a bound fails (CI's short form)")
+	recall := flag.Bool("recall-search", true, "index what was said in sessions too (the server's recallSearch setting); --recall-search=false measures the title and file indexes alone")
 	flag.Parse()
 	var err error
 	if *messageMB > 0 || *requestMB > 0 {
 		err = runLarge(*bin, *messageMB, *requestMB, *check)
 	} else {
-		err = run(*bin, *root, *ws)
+		err = run(*bin, *root, *ws, *recall)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchmemory:", err)
@@ -105,7 +106,7 @@ func (c *conn) call(id int, method string, params any) (json.RawMessage, error) 
 	}
 }
 
-func run(bin, root, ws string) error {
+func run(bin, root, ws string, recall bool) error {
 	ws, err := filepath.Abs(ws)
 	if err != nil {
 		return err
@@ -119,7 +120,8 @@ func run(bin, root, ws string) error {
 	defer cmd.Process.Kill()
 	c := &conn{in: in, out: bufio.NewReader(out)}
 	start := time.Now()
-	if _, err := c.call(1, "initialize", map[string]any{"processId": nil, "rootUri": "file://" + ws, "capabilities": map[string]any{}}); err != nil {
+	if _, err := c.call(1, "initialize", map[string]any{"processId": nil, "rootUri": "file://" + ws, "capabilities": map[string]any{},
+		"initializationOptions": map[string]any{"recallSearch": recall}}); err != nil {
 		return err
 	}
 	if err := c.send(map[string]any{"jsonrpc": "2.0", "method": "initialized", "params": map[string]any{}}); err != nil {
@@ -146,22 +148,41 @@ func run(bin, root, ws string) error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	built := time.Since(start)
+	rss, hwm, err := procMemory(cmd.Process.Pid)
 	if err != nil {
 		return err
 	}
-	var rss, hwm string
-	for _, line := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			rss = strings.TrimSpace(v)
-		}
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			hwm = strings.TrimSpace(v)
-		}
+	// Issue 15's bound: 200 MB with 100,000 sessions and a 200,000-file
+	// workspace; SPEC §5's: 150 MB at 10,000 sessions.
+	bound := 150.0
+	if st.SessionsIndexed > 10000 {
+		bound = 200
 	}
-	fmt.Printf("both indexes built in %v: %d sessions, %d workspace files; server RSS %s, peak RSS %s (SPEC §5: ≤ 150 MB)\n",
-		time.Since(start).Round(100*time.Millisecond), st.SessionsIndexed, st.FilesIndexed, rss, hwm)
+	fmt.Printf("both indexes built in %v: %d sessions, %d workspace files, recallSearch %v; server RSS %.0f MB, peak RSS %.0f MB = %.2f× the bound %.0f MB\n",
+		built.Round(100*time.Millisecond), st.SessionsIndexed, st.FilesIndexed, recall, rss, hwm, hwm/bound, bound)
+	// What the server keeps once the build's garbage is returned.
+	time.Sleep(steadyAfter)
+	if rss, _, err = procMemory(cmd.Process.Pid); err != nil {
+		return err
+	}
+	fmt.Printf("steady, %v later: server RSS %.0f MB = %.2f× the bound %.0f MB\n", steadyAfter, rss, rss/bound, bound)
 	_, _ = c.call(1<<20, "shutdown", nil)
 	_ = c.send(map[string]any{"jsonrpc": "2.0", "method": "exit"})
 	return cmd.Wait()
+}
+
+// steadyAfter is how long after the build the steady RSS is read: the
+// memory releaser returns the build's garbage within it
+// (docs/reliability.md).
+const steadyAfter = 10 * time.Second
+
+// procMemory reads a process's RSS and peak RSS (VmHWM), in MB.
+func procMemory(pid int) (rss, hwm float64, err error) {
+	r, err := procKB(pid, "VmRSS")
+	if err != nil {
+		return 0, 0, err
+	}
+	h, err := procKB(pid, "VmHWM")
+	return float64(r) * 1024 / 1e6, float64(h) * 1024 / 1e6, err
 }
