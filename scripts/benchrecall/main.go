@@ -366,6 +366,13 @@ func run(ctx context.Context, c config) error {
 	fmt.Printf("warm restart (server start → stored recall index searchable): %v = %.2f× rg  (issue: ≤ 150 ms); first sync after it %v, %d sessions read again from their logs\n",
 		warmT.Round(time.Millisecond), ratio(warmT, rgTitle), warmSync.Round(time.Millisecond), synced.Recall.Projected)
 	warm.stop()
+	if raw, err := os.ReadFile(filepath.Join(tmp, "server2.log")); err == nil {
+		for _, line := range strings.Split(string(raw), "\n") {
+			if strings.Contains(line, "recall index loaded") {
+				fmt.Printf("  of which the server's load of the stored index: %s\n", line[strings.Index(line, "recall index loaded"):])
+			}
+		}
+	}
 
 	if c.check && (missing > 0 || wrong > 0) {
 		return fmt.Errorf("recall %.2f%%, precision %.2f%%: both must be 100%%", recallPct, precisionPct)
