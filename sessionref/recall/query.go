@@ -337,7 +337,12 @@ func (ix *Index) resultOf(f *folder, d *doc, terms []string) (Result, error) {
 			folded := b.folded[m.fStart:m.fEnd]
 			first := -1
 			for _, t := range terms {
-				if i := strings.Index(folded, t); i >= 0 && (first < 0 || i < first) {
+				// Once a hit is known, only an earlier one matters.
+				hay := folded
+				if first >= 0 {
+					hay = folded[:min(len(folded), first+len(t)-1)]
+				}
+				if i := strings.Index(hay, t); i >= 0 && (first < 0 || i < first) {
 					first = i
 				}
 			}
