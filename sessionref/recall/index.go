@@ -62,6 +62,10 @@ const (
 	// (ProjectionCursor holds the log's folded surface), so that an
 	// append to one of them is read alone: the most recently read first.
 	maxCursors = 8
+	// maxCursorLog bounds the log (and its text) of a session whose
+	// cursor is kept, so the kept cursors hold at most a few MiB: a
+	// larger log that grows is read in full again.
+	maxCursorLog = 1 << 20
 )
 
 // Index is the recall index. Sync has one caller at a time; Search may be
@@ -455,8 +459,9 @@ func (ix *Index) projectAll(ctx context.Context, todo []sessionref.Entry) error 
 		ix.docs[e.ID] = r.d
 		delete(ix.failed, e.ID)
 		// A cursor holds the log's surface: only the newest sessions
-		// read keep theirs (todo is newest first), never a whole build's.
-		if r.cur != nil && r.i < maxCursors {
+		// read keep theirs (todo is newest first), never a whole build's,
+		// and only for logs of at most maxCursorLog bytes.
+		if r.cur != nil && r.i < maxCursors && e.Offset <= maxCursorLog && r.d.textBytes <= maxCursorLog {
 			kept = append(kept, cursorOf{id: e.ID, cur: r.cur})
 		}
 	}

@@ -66,3 +66,24 @@ func TestOverlayIsMergedIntoThePostings(t *testing.T) {
 		t.Errorf("the postings keep %d slots for 2 sessions after the merge", n)
 	}
 }
+
+// TestALargeLogKeepsNoCursor: the read state of a log larger than
+// maxCursorLog (it holds the log's surface, the text included) is not
+// kept, so the memory after indexing a large session falls back; an
+// append to it is read in full, and still found.
+func TestALargeLogKeepsNoCursor(t *testing.T) {
+	s := dshgen.NewSession("s-big").UserText(strings.Repeat("large text ", maxCursorLog/10))
+	st := newStore(t, s)
+	if n := len(st.rc.cursors); n != 0 {
+		t.Fatalf("%d cursors kept for a log over %d bytes", n, maxCursorLog)
+	}
+	s.AssistantText("an appended kumquat")
+	if err := s.Append(s.Path(st.root, dshgen.Raw)); err != nil {
+		t.Fatal(err)
+	}
+	st.sync()
+	wantIDs(t, "kumquat", st.search("kumquat"), "s-big")
+	if r := st.rc.Stats().Resumed; r != 0 {
+		t.Errorf("the large log was resumed %d times without a kept cursor", r)
+	}
+}
