@@ -257,16 +257,16 @@ func (s *Snapshot) matching(query string, sc *queryScratch) []int32 {
 	case prefixLen >= 0:
 		s.search.extend(query, prefixLen, &sc.base, &sc.res)
 	case hasBase:
-		base := sc.base.ids
+		base, paired := sc.base.ids, false
 		if cand, ok := s.pairCandidates(query, sc, min(len(base), len(s.Sessions)/denseBase)); ok {
-			base = cand
+			base, paired = cand, true
 		}
-		s.search.match(query, base, &sc.res, sc)
+		s.search.match(query, base, paired, &sc.res, sc)
 	default:
 		// The pair index narrows a search from scratch to the sessions
 		// that may contain the query, unless most may.
-		base, _ := s.pairCandidates(query, sc, len(s.Sessions)/denseBase)
-		s.search.match(query, base, &sc.res, sc)
+		base, paired := s.pairCandidates(query, sc, len(s.Sessions)/denseBase)
+		s.search.match(query, base, paired, &sc.res, sc)
 	}
 	s.queries.mu.Lock()
 	slot := &s.queries.entries[s.queries.next]
@@ -308,7 +308,7 @@ func (s *Snapshot) narrowable(query string, sessions int) bool {
 // query to be matched in full rather than walked lazily: testing each
 // costs about what a dense walk does.
 func sparseCandidates(sessions int) int {
-	return 1024 + sessions/32
+	return 256 + sessions/128
 }
 
 // pairCandidates lists in sc.cand the sessions the pair index leaves for

@@ -197,8 +197,10 @@ const denseBase = 4
 // match sets out to the sessions whose search text contains the
 // lowercased, non-empty query, in order (with the occurrences when they
 // can be kept): among base when base is not nil, else among all sessions.
-// Large inputs are split across GOMAXPROCS goroutines.
-func (c *searchColumns) match(query string, base []int32, out *matchSet, sc *queryScratch) {
+// Large inputs are split across GOMAXPROCS goroutines. paired says that
+// base came from the pair index, so each member has the query's pair bits
+// and only its text is searched.
+func (c *searchColumns) match(query string, base []int32, paired bool, out *matchSet, sc *queryScratch) {
 	need, needPairs := byteSetOf(query), pairSetOf(query)
 	occ := c.occurrences(query)
 	if base != nil && len(base) > c.len()/denseBase && occ {
@@ -216,7 +218,12 @@ func (c *searchColumns) match(query string, base []int32, out *matchSet, sc *que
 		switch {
 		case base != nil:
 			for _, i := range base[lo:hi] {
-				if !c.contains(i, query, &need, &needPairs) {
+				if paired {
+					sp := &c.spans[i]
+					if !strings.Contains(c.text[sp.start:sp.end], query) {
+						continue
+					}
+				} else if !c.contains(i, query, &need, &needPairs) {
 					continue
 				}
 				if occ {
