@@ -11,7 +11,7 @@
 ;;   M-x dsh-refls-prepare  the message as it will be sent, and its context
 ;;   M-x dsh-refls-status   the server's index facts
 ;;   M-x dsh-refls-search   sessions found by what was said in them
-;;                          (needs :recallSearch t in `dsh-refls-settings')
+;;                          (off with :recallSearch :json-false)
 ;;
 ;; M-. on a session mention and xref-find-apropos (sessions by title, id
 ;; or directory) open a session's recall preview, read-only, and
@@ -378,8 +378,8 @@ has no document links of its own."
 (defun dsh-refls-search (query)
   "Find sessions by what was said in them (dsh/search) and list them.
 Every word of QUERY must occur in a session; \"a phrase\" as written.
-The server needs (:recallSearch t) in `dsh-refls-settings'.  RET on a
-result opens its recall preview."
+The server answers it unless `dsh-refls-settings' has
+(:recallSearch :json-false).  RET on a result opens its recall preview."
   (interactive (list (read-string "Search sessions: ")))
   (when (string-empty-p (string-trim query))
     (user-error "Search for what? Type words or \"a phrase\""))
