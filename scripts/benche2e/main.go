@@ -38,8 +38,13 @@ func main() {
 	titles := flag.Int("titles", 50, "titles to type, 20 keystrokes each")
 	sessionBound := flag.Duration("session-p99", time.Millisecond, "bound on the p99 of session-only queries")
 	mixedBound := flag.Duration("mixed-p99", 10*time.Millisecond, "bound on the p99 of mixed completion")
+	recallSearch := flag.String("recall-search", "", `"on" or "off" sets the server's recallSearch (body search, issue 13); empty keeps its default`)
 	flag.Parse()
-	if err := run(*bin, *root, *ws, *titles, *sessionBound, *mixedBound); err != nil {
+	if *recallSearch != "" && *recallSearch != "on" && *recallSearch != "off" {
+		fmt.Fprintf(os.Stderr, "benche2e: --recall-search is on, off or empty, got %q\n", *recallSearch)
+		os.Exit(2)
+	}
+	if err := run(*bin, *root, *ws, *titles, *sessionBound, *mixedBound, *recallSearch); err != nil {
 		fmt.Fprintln(os.Stderr, "benche2e:", err)
 		os.Exit(1)
 	}
@@ -116,7 +121,7 @@ func pct(d []time.Duration, p float64) time.Duration {
 	return s[min(len(s)-1, int(p*float64(len(s)-1)+0.5))]
 }
 
-func run(bin, root, ws string, titles int, sessionBound, mixedBound time.Duration) error {
+func run(bin, root, ws string, titles int, sessionBound, mixedBound time.Duration, recallSearch string) error {
 	ws, err := filepath.Abs(ws)
 	if err != nil {
 		return err
@@ -168,7 +173,7 @@ func run(bin, root, ws string, titles int, sessionBound, mixedBound time.Duratio
 	c := &conn{in: in, out: bufio.NewReaderSize(out, 1<<20)}
 	start := time.Now()
 	if _, err := c.call(1, "initialize", map[string]any{"processId": nil, "rootUri": "file://" + ws, "capabilities": map[string]any{},
-		"initializationOptions": map[string]any{"sessionId": target.ID, "cwd": ws}}); err != nil {
+		"initializationOptions": initOptions(target.ID, ws, recallSearch)}); err != nil {
 		return err
 	}
 	if err := c.send(map[string]any{"method": "initialized", "params": map[string]any{}}); err != nil {
@@ -265,4 +270,14 @@ func utf16(s string) []uint16 {
 		out = append(out, uint16(r))
 	}
 	return out
+}
+
+// initOptions are the server's initializationOptions: the target session,
+// its cwd and, when recallSearch is "on" or "off", that setting.
+func initOptions(target, cwd, recallSearch string) map[string]any {
+	opts := map[string]any{"sessionId": target, "cwd": cwd}
+	if recallSearch != "" {
+		opts["recallSearch"] = recallSearch == "on"
+	}
+	return opts
 }
