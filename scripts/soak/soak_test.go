@@ -109,10 +109,14 @@ func TestFailuresJudgeBounds(t *testing.T) {
 			r.latencies["textDocument/completion"] = []time.Duration{84 * time.Millisecond}
 			r.latencies["dsh/status"] = []time.Duration{time.Millisecond, 109 * time.Millisecond}
 		}, ""},
+		{"a busy machine with few status calls", func(r *report) {
+			r.latencies["textDocument/completion"] = []time.Duration{55 * time.Millisecond}
+			r.latencies["dsh/status"] = []time.Duration{time.Millisecond, 17 * time.Millisecond}
+		}, ""},
 		{"completion slower than the busy machine explains", func(r *report) {
-			r.latencies["textDocument/completion"] = []time.Duration{400 * time.Millisecond}
+			r.latencies["textDocument/completion"] = []time.Duration{600 * time.Millisecond}
 			r.latencies["dsh/status"] = []time.Duration{time.Millisecond, 109 * time.Millisecond}
-		}, "bound 327ms (3× the dsh/status p99 109ms of this run"},
+		}, "bound 545ms (5× the dsh/status p99 109ms of this run"},
 		{"an internal error", func(r *report) { r.errors["dsh/prepare: -32603 boom"] = 2 }, "2 × dsh/prepare"},
 		{"a contract error is an answer", func(r *report) { r.errors["dsh/prepare: -32014 READ_FAILED"] = 1 }, ""},
 	}
