@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"runtime"
 	"strings"
 	"time"
 	"unicode/utf16"
@@ -75,7 +76,7 @@ func (s *Server) openRecall(h *sessionsHolder, on bool) {
 			s.logger.Warn("recall index kept in a temporary file only", zap.Error(err))
 		}
 	}
-	rh.ix = recall.New(recall.Options{Logger: s.logger.Named("recall"), Path: rh.path})
+	rh.ix = recall.New(recall.Options{Logger: s.logger.Named("recall"), Path: rh.path, Parallelism: recallParallelism()})
 	if !s.recall.CompareAndSwap(nil, rh) {
 		cancel() // another caller opened one for the same sessions meanwhile
 		return
@@ -387,3 +388,8 @@ func (s *Server) bodyItems(ctx context.Context, snap *sessionref.Snapshot, line 
 	}
 	return items
 }
+
+// recallParallelism is how many logs the recall index projects at once: half
+// the processors, at least one, so a first build of the body index leaves
+// the other half to the keystrokes it runs beside.
+func recallParallelism() int { return max(1, runtime.GOMAXPROCS(0)/2) }
