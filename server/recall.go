@@ -135,7 +135,14 @@ func (s *Server) runRecall(ctx context.Context, rh *recallHolder, h *sessionsHol
 		lastSave = time.Now()
 	}
 	for {
-		s.syncRecall(ctx, rh, h)
+		if first {
+			// Nothing was stored: this sync reads every log.
+			restore := s.gc.lower(recallBuildGCPercent)
+			s.syncRecall(ctx, rh, h)
+			restore()
+		} else {
+			s.syncRecall(ctx, rh, h)
+		}
 		if first {
 			close(rh.synced)
 			first = false

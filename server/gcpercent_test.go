@@ -1,0 +1,49 @@
+package server
+
+import (
+	"runtime/debug"
+	"testing"
+)
+
+// gcPercent reads the collector's target (SetGCPercent returns the old one).
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
+func TestGCLoweringRestoresTheTargetAfterTheLastHolder(t *testing.T) {
+	orig := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(orig) })
+
+	var g gcLowering
+	first := g.lower(25)
+	if got := gcPercent(); got != 25 {
+		t.Fatalf("target while lowered = %d, want 25", got)
+	}
+	second := g.lower(25)
+	first()
+	first() // a second call of the same restore changes nothing
+	if got := gcPercent(); got != 25 {
+		t.Fatalf("target with one holder left = %d, want 25", got)
+	}
+	second()
+	if got := gcPercent(); got != 100 {
+		t.Fatalf("target after the last holder = %d, want 100 (what it was)", got)
+	}
+}
+
+func TestGCLoweringKeepsALowerTarget(t *testing.T) {
+	orig := debug.SetGCPercent(10)
+	t.Cleanup(func() { debug.SetGCPercent(orig) })
+
+	var g gcLowering
+	restore := g.lower(25)
+	if got := gcPercent(); got != 10 {
+		t.Errorf("target while lowered = %d, want 10 (GOGC asked for less)", got)
+	}
+	restore()
+	if got := gcPercent(); got != 10 {
+		t.Errorf("target after = %d, want 10", got)
+	}
+}
