@@ -14,8 +14,7 @@ import (
 const recallBuildGCPercent = 25
 
 // gcLowering lowers the collector's target while at least one holder asks
-// for it and puts back the target it found when the last one is done. Each
-// server has its own; the target itself is the process's.
+// for it and puts back the target it found when the last one is done.
 type gcLowering struct {
 	mu      sync.Mutex
 	holders int
@@ -46,3 +45,9 @@ func (g *gcLowering) lower(percent int) (restore func()) {
 		})
 	}
 }
+
+// processGC coordinates the servers of one process (tests run many) around
+// the collector's target, which is the process's own and not a server's:
+// with one coordinator per server, two overlapping builds would put back
+// each other's lowered target and leave it lowered.
+var processGC gcLowering

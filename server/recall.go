@@ -137,7 +137,7 @@ func (s *Server) runRecall(ctx context.Context, rh *recallHolder, h *sessionsHol
 	for {
 		if first {
 			// Nothing was stored: this sync reads every log.
-			restore := s.gc.lower(recallBuildGCPercent)
+			restore := processGC.lower(recallBuildGCPercent)
 			s.syncRecall(ctx, rh, h)
 			restore()
 		} else {

@@ -116,8 +116,6 @@ type Server struct {
 	docs     *documents
 	diags    *diagnostics
 	memory   *memoryReleaser
-	// gc lowers the collector's target during a recall first build.
-	gc gcLowering
 
 	// bgCtx ends when the connection ends; background work uses it.
 	bgCtx    context.Context
