@@ -184,7 +184,9 @@ func TestConfigurationReplaces(t *testing.T) {
 func TestPanicIsRecovered(t *testing.T) {
 	opts, fake, _ := testOptions(t)
 	h := newHarness(t, opts)
-	h.initialize(initOptions{})
+	// Without the recall index, whose background sync would take the
+	// next snapshot (and its panic) before the request does.
+	h.initialize(initOptions{settings: map[string]any{"recallSearch": false}})
 	fake.panicNext.Store(true)
 	err := h.call(MethodCandidates, map[string]any{"query": "parser"}, nil)
 	if code, _ := rpcError(t, err); code != jsonrpc2.InternalError {
