@@ -42,6 +42,11 @@ type recallHolder struct {
 // panic while doing so is logged with its stack and the index keeps serving
 // what it had: the background loop must not take the server down with it.
 func (s *Server) syncRecall(ctx context.Context, rh *recallHolder, h *sessionsHolder) {
+	// A sync is work like a request: the memory releaser waits for its
+	// end (memory.go), so what it allocated is returned after it, not
+	// left behind by a check that ran in its middle.
+	s.memory.begin()
+	defer s.memory.end()
 	defer func() {
 		if p := recover(); p != nil {
 			s.logger.Error("recall index sync panicked", zap.Any("panic", p), zap.Stack("stack"))
@@ -127,6 +132,8 @@ func (s *Server) runRecall(ctx context.Context, rh *recallHolder, h *sessionsHol
 			return
 		}
 		n := rh.ix.Changes()
+		s.memory.begin()
+		defer s.memory.end()
 		if err := rh.ix.Save(rh.path, root); err != nil {
 			s.logger.Warn("saving the recall index failed", zap.Error(err))
 		} else {
