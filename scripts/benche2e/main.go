@@ -28,6 +28,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dsh-refls/dsh-refls/internal/lsptest"
+
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
@@ -61,32 +63,13 @@ func (c *conn) send(msg map[string]any) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(c.in, "Content-Length: %d\r\n\r\n%s", len(body), body)
+	_, err = c.in.Write(lsptest.Frame(body))
 	return err
 }
 
 func (c *conn) recv() (map[string]json.RawMessage, error) {
-	length := -1
-	for {
-		line, err := c.out.ReadString('\n')
-		if err != nil {
-			return nil, err
-		}
-		line = strings.TrimSpace(line)
-		if line == "" {
-			break
-		}
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(k, "Content-Length") {
-			if length, err = strconv.Atoi(strings.TrimSpace(v)); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if length < 0 {
-		return nil, errors.New("frame without Content-Length")
-	}
-	body := make([]byte, length)
-	if _, err := io.ReadFull(c.out, body); err != nil {
+	body, err := lsptest.ReadFrame(c.out)
+	if err != nil {
 		return nil, err
 	}
 	var m map[string]json.RawMessage
