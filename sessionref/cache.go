@@ -230,7 +230,7 @@ func (ix *Index) LoadCache(path string) error {
 	ld := &cacheLoad{root: filepath.Clean(ix.root), intern: map[string]string{}, projectOf: map[string]string{}}
 	loaded := make(map[string]*tracked, count)
 	order := make([]*tracked, 0, count)
-	cols := newLoadedColumns(count, min(searchBytes, len(r.b)))
+	cols := newColumnsBuilder(count, min(searchBytes, len(r.b)))
 	var slab []tracked // allocated a block at a time, as sessions decode
 	var cs cachedSession
 	for i := 0; i < count; i++ {
@@ -270,7 +270,7 @@ const trackedBlock = 1024
 
 // restore rebuilds one tracked session from the cache into t, deriving
 // every path (ld holds the log path the names were decoded into).
-func (ix *Index) restore(s *cachedSession, ld *cacheLoad, t *tracked, cols *loadedColumns) error {
+func (ix *Index) restore(s *cachedSession, ld *cacheLoad, t *tracked, cols *columnsBuilder) error {
 	if !isPlainName(s.ProjectName) || !isProjectDirName(s.ProjectName) || !isPlainName(s.DirName) || !isPlainName(s.LogName) {
 		return fmt.Errorf("entry names a path outside the layout: %q/%q/%q", s.ProjectName, s.DirName, s.LogName)
 	}
@@ -301,7 +301,7 @@ func (ix *Index) restore(s *cachedSession, ld *cacheLoad, t *tracked, cols *load
 		return fmt.Errorf("entry in %s has a resume check of %d bytes", s.DirName, t.tailLen)
 	}
 	if t.skip == "" {
-		if cols.add(ld.search, s, t.entry) {
+		if cols.addCached(ld.search, s, t.entry) {
 			t.col = int32(cols.len())
 		} else {
 			st := newSearchText(t.entry)
@@ -347,25 +347,11 @@ func tailMatches(path string, offset int64, n int, sum [sha256.Size]byte) ([]byt
 	return buf, bytes.Equal(got[:], sum[:])
 }
 
-// loadedColumns builds the search columns of the sessions LoadCache
-// restores, straight from the cached texts: one string for all of them.
-type loadedColumns struct {
-	text strings.Builder
-	cols searchColumns
-}
-
-func newLoadedColumns(n, textBytes int) *loadedColumns {
-	c := &loadedColumns{cols: searchColumns{spans: make([]searchSpan, 0, n), bytes: make([]byteSet, 0, n), pairs: make([]pairSet, 0, n)}}
-	c.text.Grow(textBytes)
-	return c
-}
-
-func (c *loadedColumns) len() int { return len(c.cols.spans) }
-
-// add appends a cached search text when its parts fit it and its id part
+// addCached appends the search text LoadCache restores for e, straight
+// from the cache, when its parts fit it and its id part
 // is e's id folded; it reports false, adding nothing, for a text an older
 // or forged cache got wrong, which the caller then builds from e.
-func (c *loadedColumns) add(all []byte, s *cachedSession, e *Entry) bool {
+func (b *columnsBuilder) addCached(all []byte, s *cachedSession, e *Entry) bool {
 	li, lt, ld := s.SearchIDLen, s.SearchTitleLen, s.SearchDispLen
 	if li < 0 || lt < 0 || ld < 0 || li+lt+ld+3 > len(all) {
 		return false
@@ -374,16 +360,11 @@ func (c *loadedColumns) add(all []byte, s *cachedSession, e *Entry) bool {
 	if all[li] != 0 || all[titleEnd] != 0 || all[titleEnd-lt-1] != 0 || string(all[:li]) != foldCase(e.ID) {
 		return false
 	}
-	start := c.text.Len()
-	c.text.Write(all)
-	c.text.WriteByte(0)
-	c.cols.spans = append(c.cols.spans, searchSpan{start: start, end: start + len(all), idLen: li, titleLen: lt, dispLen: ld})
-	c.cols.bytes = append(c.cols.bytes, byteSetOf(all))
-	c.cols.pairs = append(c.cols.pairs, pairSetOf(all))
+	start := b.text.Len()
+	b.text.Write(all)
+	b.text.WriteByte(0)
+	b.cols.spans = append(b.cols.spans, searchSpan{start: start, end: start + len(all), idLen: li, titleLen: lt, dispLen: ld})
+	b.cols.bytes = append(b.cols.bytes, byteSetOf(all))
+	b.cols.pairs = append(b.cols.pairs, pairSetOf(all))
 	return true
-}
-
-func (c *loadedColumns) done() searchColumns {
-	c.cols.text = c.text.String()
-	return c.cols
 }

@@ -49,6 +49,9 @@ func newColumnsBuilder(n, textBytes int) *columnsBuilder {
 	return b
 }
 
+// len is how many texts were added.
+func (b *columnsBuilder) len() int { return len(b.cols.spans) }
+
 func (b *columnsBuilder) add(st *searchText) {
 	start := b.text.Len()
 	b.text.WriteString(st.all)
