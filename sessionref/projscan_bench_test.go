@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/dsh-refls/dsh-refls/internal/cputime"
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
@@ -71,7 +72,7 @@ func BenchmarkReadProjection(b *testing.B) {
 			b.ReportAllocs()
 			runtime.GC()
 			b.ResetTimer()
-			cpu := processCPU()
+			cpu := cputime.Process()
 			for i := 0; i < b.N; i++ {
 				for _, e := range entries {
 					sessionref.ReadProjection(context.Background(), e) //nolint:errcheck // unreadable logs count as read
@@ -80,7 +81,7 @@ func BenchmarkReadProjection(b *testing.B) {
 			// CPU time, unlike wall-clock time, hardly depends on what
 			// else the machine runs: MB per CPU-second is the figure to
 			// compare on a shared machine.
-			if used := processCPU() - cpu; cpu > 0 && used > 0 {
+			if used := cputime.Process() - cpu; cpu > 0 && used > 0 {
 				b.ReportMetric(float64(total)*float64(b.N)/used.Seconds()/1e6, "MB/cpu-s")
 			}
 		})

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dsh-refls/dsh-refls/internal/cputime"
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/live"
@@ -102,7 +103,7 @@ func run(root string, sessions int, size string, seed int64, runs int, v4 bool, 
 		}
 		warm := sessionref.NewIndex(root, sessionref.IndexOptions{})
 		runtime.GC() // the cold index's garbage is not the restart's
-		c0 := processCPU()
+		c0 := cputime.Process()
 		t0 = time.Now()
 		if err := warm.LoadCache(cache); err != nil {
 			return fmt.Errorf("loading the cache: %w", err)
@@ -112,7 +113,7 @@ func run(root string, sessions int, size string, seed int64, runs int, v4 bool, 
 			return err
 		}
 		warmTimes = append(warmTimes, time.Since(t0))
-		warmCPU = append(warmCPU, processCPU()-c0)
+		warmCPU = append(warmCPU, cputime.Process()-c0)
 		if warm.BytesRead() != 0 {
 			return fmt.Errorf("warm restart read %d log bytes", warm.BytesRead())
 		}
