@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,12 +27,65 @@ type serverRestart struct {
 	// revalidated is from starting the process to dsh/status reporting the
 	// index built: every directory and log checked against the cache.
 	revalidated time.Duration
+	// cpu is the user and system CPU the process used from its start to
+	// its exit, right after it reported the index built.
+	cpu time.Duration
 }
 
-// serverRestarts saves ix's cache where the binary looks for it (the user
-// cache dir, here a private one) and starts the binary runs times over the
-// same root, timing each restart from the process start.
-func serverRestarts(bin, root string, ix *sessionref.Index, runs int) ([]serverRestart, error) {
+// serverOnly builds the index once, in process, and times only the
+// server restarts over its cache.
+func serverOnly(ctx context.Context, root string, runs int, bins binaries) error {
+	ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	t0 := time.Now()
+	if err := ix.Build(ctx, nil); err != nil {
+		return fmt.Errorf("building the index: %w", err)
+	}
+	n := len(ix.Snapshot().Sessions)
+	fmt.Printf("sessions indexed: %d, built in process in %v (only to save the cache)\n", n, time.Since(t0).Round(time.Millisecond))
+	bound, _ := restartBound(n)
+	return reportServerRestarts(bins, root, ix, runs, bound)
+}
+
+// reportServerRestarts restarts bins.b (and bins.a, interleaved, when set)
+// runs times each over ix's cache and prints the medians, as ratios to
+// bound and, with a baseline, to it.
+func reportServerRestarts(bins binaries, root string, ix *sessionref.Index, runs int, bound time.Duration) error {
+	list := []string{bins.b}
+	if bins.a != "" {
+		list = []string{bins.a, bins.b}
+	}
+	restarts, err := serverRestarts(list, root, ix, runs)
+	if err != nil {
+		return fmt.Errorf("restarting the server: %w", err)
+	}
+	type medians struct{ first, valid, cpu time.Duration }
+	med := make([]medians, len(list))
+	for k, name := range list {
+		var first, valid, cpu []time.Duration
+		for _, r := range restarts[k] {
+			first, valid, cpu = append(first, r.firstAnswer), append(valid, r.revalidated), append(cpu, r.cpu)
+		}
+		m := medians{median(first), median(valid), median(cpu)}
+		med[k] = m
+		label := "server restart (binary):   "
+		if len(list) > 1 {
+			label = fmt.Sprintf("server restart (%s): ", []string{"A, baseline", "B"}[k])
+		}
+		fmt.Printf("%s first @ completion listing sessions after %v (%.2f× the bound %v); index revalidated after %v (%.2f× the bound); process CPU %v; medians of %d, from process start (%s)\n",
+			label, m.first.Round(time.Millisecond), ratio(m.first, bound), bound, m.valid.Round(time.Millisecond), ratio(m.valid, bound), m.cpu.Round(time.Millisecond), runs, name)
+	}
+	if len(list) > 1 {
+		fmt.Printf("server restart B/A:         first answer %.2f×, revalidated %.2f×, process CPU %.2f× (interleaved, same minute)\n",
+			ratio(med[1].first, med[0].first), ratio(med[1].valid, med[0].valid), ratio(med[1].cpu, med[0].cpu))
+	}
+	return nil
+}
+
+// serverRestarts saves ix's cache where the binaries look for it (the user
+// cache dir, here a private one) and starts each binary runs times over
+// the same root, interleaved, timing each restart from the process start.
+// out[k] holds the restarts of bins[k].
+func serverRestarts(bins []string, root string, ix *sessionref.Index, runs int) ([][]serverRestart, error) {
 	home, err := os.MkdirTemp("", "benchsessions-server-")
 	if err != nil {
 		return nil, err
@@ -58,13 +112,15 @@ func serverRestarts(bin, root string, ix *sessionref.Index, runs int) ([]serverR
 	if err := ix.SaveCache(cachePath); err != nil {
 		return nil, err
 	}
-	var out []serverRestart
+	out := make([][]serverRestart, len(bins))
 	for i := 0; i < runs; i++ {
-		r, err := oneServerRestart(bin, root, ws, env)
-		if err != nil {
-			return nil, err
+		for k, bin := range bins {
+			r, err := oneServerRestart(bin, root, ws, env)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = append(out[k], r)
 		}
-		out = append(out, r)
 	}
 	return out, nil
 }
@@ -85,7 +141,13 @@ func oneServerRestart(bin, root, ws string, env []string) (serverRestart, error)
 	if err := cmd.Start(); err != nil {
 		return r, fmt.Errorf("starting %s: %w", bin, err)
 	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	exited := false
+	defer func() {
+		if !exited {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}()
 	c := &rpcConn{in: in, out: bufio.NewReaderSize(out, 1<<20)}
 	if _, err := c.call("initialize", map[string]any{"processId": nil, "rootUri": "file://" + ws, "capabilities": map[string]any{}}); err != nil {
 		return r, err
@@ -124,6 +186,11 @@ func oneServerRestart(bin, root, ws string, env []string) (serverRestart, error)
 		if time.Now().After(deadline) {
 			return r, errors.New("no session listed within 5 minutes")
 		}
+		if r.firstAnswer == 0 {
+			// A pause between polls, so that polling does not take a core
+			// from the server it times (an editor asks once per keystroke).
+			time.Sleep(2 * time.Millisecond)
+		}
 	}
 	for r.revalidated == 0 {
 		raw, err := c.call("dsh/status", map[string]any{})
@@ -153,7 +220,15 @@ func oneServerRestart(bin, root, ws string, env []string) (serverRestart, error)
 	if _, err := c.call("shutdown", nil); err != nil {
 		return r, err
 	}
-	return r, c.notify("exit", nil)
+	if err := c.notify("exit", nil); err != nil {
+		return r, err
+	}
+	exited = true
+	if err := cmd.Wait(); err != nil {
+		return r, fmt.Errorf("%s exited: %w", bin, err)
+	}
+	r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	return r, nil
 }
 
 // rpcConn speaks JSON-RPC with Content-Length framing over pipes.

@@ -124,10 +124,16 @@ func (s *Store) Index() *sessionref.Index { return s.index }
 // Ready is closed when the first build has finished.
 func (s *Store) Ready() <-chan struct{} { return s.ready }
 
-// Run restores the cache (its snapshot is served at once), builds the
-// index once the watcher is attached, and keeps it fresh until ctx is
-// done; then it saves the cache and returns.
+// Run restores the cache (its snapshot is served at once), then attaches
+// the watcher, builds the index once it is attached, and keeps it fresh
+// until ctx is done; then it saves the cache and returns.
 func (s *Store) Run(ctx context.Context) error {
+	// The cache is restored before the watcher attaches: over a large
+	// store the attach takes seconds of CPU (a directory read and an
+	// inotify watch per directory), and the restored snapshot is what
+	// answers until the build below has checked it against the logs.
+	start := time.Now()
+	s.loadCache()
 	batches := make(chan watch.Batch, 1)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -146,13 +152,9 @@ func (s *Store) Run(ctx context.Context) error {
 		}
 	}()
 	defer wg.Wait()
-	// The cache is restored while the watcher attaches (over a large store
-	// that takes seconds): its snapshot answers at once, and the build
-	// below checks all of it against the logs.
-	start := time.Now()
-	s.loadCache()
-	// Watch first, then build: a change made during the build arrives as a
-	// batch afterwards instead of being missed.
+	// Watch first, then build: a change made during the attach or the
+	// build is seen by the build or arrives as a batch afterwards instead
+	// of being missed.
 	select {
 	case <-s.watcher.Ready():
 	case <-ctx.Done():

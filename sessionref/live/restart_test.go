@@ -19,7 +19,9 @@ import (
 // its first attach: the cached snapshot must be served meanwhile (over a
 // large store the attach takes seconds), still marked as building, and the
 // build that follows the attach must bring in what changed while the
-// server was down.
+// server was down and what changed while the watcher attached. The attach
+// begins only once the cache is restored, so it does not compete with the
+// restore for the cores.
 func TestRestartServesTheCacheWhileTheWatcherAttaches(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "sessions")
 	for i := 0; i < 5; i++ {
@@ -40,11 +42,18 @@ func TestRestartServesTheCacheWhileTheWatcherAttaches(t *testing.T) {
 	attaching := make(chan struct{})
 	release := make(chan struct{})
 	var once sync.Once
+	var st *live.Store
+	restoredFirst := false
 	hold := func(string, bool) bool {
-		once.Do(func() { close(attaching); <-release })
+		once.Do(func() {
+			restoredFirst = len(st.Index().Snapshot().Sessions) == 5
+			close(attaching)
+			<-release
+		})
 		return false
 	}
-	st, err := live.Open(live.WithWatchSkip(live.Options{Root: root, Watch: watch.ModeFsnotify, CachePath: cache, Logger: zaptest.NewLogger(t)}, hold))
+	var err error
+	st, err = live.Open(live.WithWatchSkip(live.Options{Root: root, Watch: watch.ModeFsnotify, CachePath: cache, Logger: zaptest.NewLogger(t)}, hold))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +79,9 @@ func TestRestartServesTheCacheWhileTheWatcherAttaches(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the watcher never began attaching")
 	}
+	if !restoredFirst {
+		t.Error("the watcher began attaching before the cache was restored")
+	}
 	deadline := time.Now().Add(visibleWithin)
 	for snap := st.Index().Snapshot(); len(snap.Sessions) != 5; snap = st.Index().Snapshot() {
 		if time.Now().After(deadline) {
@@ -92,6 +104,9 @@ func TestRestartServesTheCacheWhileTheWatcherAttaches(t *testing.T) {
 	if got := st.Index().BytesRead(); got != 0 {
 		t.Errorf("%d log bytes read before the watcher attached", got)
 	}
+	// Changed while the watcher attaches: no event may reach it, so the
+	// build after the attach must find it.
+	appendFile(t, filepath.Join(sessionDir(root, "r-3"), "session.jsonl"), []byte(titleLine(1, "renamed while attaching")))
 	close(release)
 	released = true
 	select {
@@ -100,8 +115,9 @@ func TestRestartServesTheCacheWhileTheWatcherAttaches(t *testing.T) {
 		t.Fatal("store never became ready")
 	}
 	snap = st.Index().Snapshot()
-	if snap.Building || !titleIs("r-2", "renamed while down")(snap) || !titleIs("r-4", "cached r-4")(snap) {
-		t.Errorf("after the build: building %v, r-2 %v", snap.Building, snap.Sessions)
+	if snap.Building || !titleIs("r-2", "renamed while down")(snap) || !titleIs("r-3", "renamed while attaching")(snap) ||
+		!titleIs("r-4", "cached r-4")(snap) {
+		t.Errorf("after the build: building %v, sessions %v", snap.Building, snap.Sessions)
 	}
 	if !st.Status().CacheLoaded {
 		t.Error("status says the cache was not loaded")
