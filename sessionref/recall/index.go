@@ -358,14 +358,32 @@ func (ix *Index) dropDoc(d *doc) {
 
 // built is one projected session, ready to be written.
 type built struct {
-	i           int // in todo
-	d           *doc
-	tokens      map[string]struct{}
-	grams       []uint32
-	blocks      [][]byte
+	i      int // in todo
+	d      *doc
+	tokens []string
+	grams  []uint32
+	// recs holds the records of its blocks, one after the other, and
+	// lens their compressed lengths.
+	recs        []byte
+	lens        []uint32
 	cur         *sessionref.ProjectionCursor
 	err         error
 	interrupted bool
+}
+
+// worker is what one projecting goroutine reuses from session to session.
+type worker struct {
+	f           *folder
+	gs          *gramSet
+	ts          *tokenSet
+	folded, raw []byte
+	pending     []rawMessage
+	// free returns record buffers once written, for the next sessions.
+	free chan []byte
+}
+
+func newWorker(free chan []byte) *worker {
+	return &worker{f: newFolder(), gs: newGramSet(), ts: newTokenSet(), free: free}
 }
 
 // projectAll reads the projections of todo in parallel and adds them: to
@@ -391,6 +409,7 @@ func (ix *Index) projectAll(ctx context.Context, todo []sessionref.Entry) error 
 		tb, gb = ix.seed()
 	}
 	results := make(chan *built, ix.opts.Parallelism)
+	free := make(chan []byte, 2*ix.opts.Parallelism+2)
 	next := make(chan int)
 	var finished atomic.Int64
 	var wg sync.WaitGroup
@@ -398,9 +417,9 @@ func (ix *Index) projectAll(ctx context.Context, todo []sessionref.Entry) error 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			f, gs, ts := newFolder(), newGramSet(), newTokenSet()
+			w := newWorker(free)
 			for i := range next {
-				results <- ix.build(ctx, f, gs, ts, i, &todo[i], prev[i])
+				results <- ix.build(ctx, w, i, &todo[i], prev[i])
 				if ix.opts.Progress != nil {
 					ix.opts.Progress(int(finished.Add(1)), len(todo))
 				}
@@ -432,17 +451,21 @@ func (ix *Index) projectAll(ctx context.Context, todo []sessionref.Entry) error 
 		case werr != nil:
 			continue
 		}
-		refs := make([]blockRef, 0, len(r.blocks))
-		for _, blk := range r.blocks {
-			ref, err := ix.data.append(blk)
-			if err != nil {
-				werr = err
-				break
-			}
-			refs = append(refs, ref)
-		}
+		var base int64
+		base, werr = ix.data.appendRecords(r.recs)
 		if werr == nil {
+			refs := make([]blockRef, len(r.lens))
+			for k, n := range r.lens {
+				refs[k] = blockRef{off: base, n: n}
+				base += recordHeaderLen + int64(n)
+			}
 			werr = r.d.setRefs(refs)
+		}
+		if cap(r.recs) <= 1<<20 { // a large session's buffer is not kept
+			select {
+			case free <- r.recs[:0]:
+			default:
+			}
 		}
 		if werr != nil {
 			continue
@@ -478,7 +501,7 @@ func (ix *Index) projectAll(ctx context.Context, todo []sessionref.Entry) error 
 }
 
 // build projects one session and lays out its blocks and grams.
-func (ix *Index) build(ctx context.Context, f *folder, gs *gramSet, ts *tokenSet, i int, e *sessionref.Entry, prev *sessionref.ProjectionCursor) *built {
+func (ix *Index) build(ctx context.Context, w *worker, i int, e *sessionref.Entry, prev *sessionref.ProjectionCursor) *built {
 	p, cur, resumed, err := sessionref.ReadProjectionFrom(ctx, *e, prev)
 	if err != nil {
 		return &built{i: i, err: err, interrupted: ctx.Err() != nil}
@@ -487,34 +510,47 @@ func (ix *Index) build(ctx context.Context, f *folder, gs *gramSet, ts *tokenSet
 		ix.resumed.Add(1)
 	}
 	r := &built{i: i, cur: cur, d: &doc{id: e.ID, createdAt: e.CreatedAt, key: keyOf(e)}}
-	gs.reset()
-	ts.reset()
-	var pending []rawMessage
-	var folded, raw []byte
+	select {
+	case r.recs = <-w.free:
+	default:
+	}
+	w.gs.reset()
+	w.ts.reset()
 	size := 0
 	flush := func() {
-		if len(pending) > 0 {
-			raw = encodeBlock(raw[:0], pending)
-			r.blocks = append(r.blocks, compressBlock(raw))
-			pending, size = pending[:0], 0
+		if len(w.pending) > 0 {
+			w.raw = encodeBlock(w.raw[:0], w.pending)
+			var n uint32
+			r.recs, n = appendRecord(r.recs, w.raw)
+			r.lens = append(r.lens, n)
+			clear(w.pending)
+			w.pending, size = w.pending[:0], 0
 		}
 	}
 	for _, m := range p.Messages {
-		folded = f.appendFold(folded[:0], m.Text)
-		ts.add(folded, gs)
+		w.folded = w.f.appendFold(w.folded[:0], m.Text)
+		w.ts.add(w.folded, w.gs)
 		r.d.textBytes += int64(len(m.Text))
-		r.d.foldedBytes += int64(len(folded) + 1)
-		pending = append(pending, rawMessage{role: m.Role, seq: m.Seq, text: m.Text})
+		r.d.foldedBytes += int64(len(w.folded) + 1)
+		w.pending = append(w.pending, rawMessage{role: m.Role, seq: m.Seq, text: m.Text})
 		if size += len(m.Text); size >= blockTarget {
 			flush()
 		}
 	}
 	flush()
-	r.grams, r.d.long = gs.sorted(), ts.long
-	r.tokens = make(map[string]struct{}, len(ts.seen))
-	for t := range ts.seen {
-		r.tokens[t] = struct{}{}
+	if cap(w.folded) > 1<<20 {
+		w.folded = nil // one huge message is not kept for every next session
 	}
+	if cap(w.raw) > 1<<20 {
+		w.raw = nil
+	}
+	for _, n := range r.lens {
+		if n > maxBlockBytes {
+			return &built{i: i, err: fmt.Errorf("a text block of %d bytes exceeds %d", n, maxBlockBytes)}
+		}
+	}
+	r.grams, r.d.long = w.gs.sorted(), w.ts.long
+	r.tokens = w.ts.tokens()
 	return r
 }
 

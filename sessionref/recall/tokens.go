@@ -1,6 +1,8 @@
 package recall
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"slices"
 	"strings"
 	"unicode"
@@ -29,47 +31,188 @@ import (
 // each of their pieces passed the dictionary.
 const maxTokenBytes = 64
 
-// tokenSet collects the distinct tokens of one session.
+// tokenSet collects the distinct tokens of one session. It is the hot
+// loop of a build (every byte of every log's text passes through it), so
+// it finds the end of a token by a table of byte classes, hashes it eight
+// bytes at a time, and keeps the tokens in an open-addressing table of
+// its own over one byte arena: a repeated token of up to eight bytes
+// costs one probe and no byte comparison. A Go map keyed by the token
+// string took 46% of a build's CPU (recallprof, 300 MB dshgen store:
+// tokenising 12.1 CPU-s per GB of text, now about 2).
 type tokenSet struct {
-	seen map[string]struct{}
+	// slots has a power-of-two length; a slot with n == 0 is empty.
+	slots []tokenSlot
+	used  int
+	arena []byte
 	// long is set when a token longer than maxTokenBytes was seen.
 	long bool
 }
 
-func newTokenSet() *tokenSet { return &tokenSet{seen: map[string]struct{}{}} }
+// tokenSlot is one distinct token: arena[off:off+n], its hash and its
+// first eight bytes (zero padded), which decide tokens of up to eight.
+type tokenSlot struct {
+	head uint64
+	hash uint32
+	n    uint32
+	off  int
+}
+
+// Byte classes of folded text: part of a token, ASCII white space, or
+// the first byte of a rune that is not ASCII (white space or not).
+const (
+	classToken = iota
+	classSpace
+	classRune
+)
+
+// byteClass is the class of every byte value.
+var byteClass = func() (t [256]uint8) {
+	for c := utf8.RuneSelf; c < 256; c++ {
+		t[c] = classRune
+	}
+	for _, c := range []byte{' ', '\t', '\n', '\v', '\f', '\r'} {
+		t[c] = classSpace
+	}
+	return t
+}()
+
+func newTokenSet() *tokenSet { return &tokenSet{slots: make([]tokenSlot, 1024)} }
 
 func (ts *tokenSet) reset() {
-	clear(ts.seen)
-	ts.long = false
+	if len(ts.slots) > 1<<16 && ts.used < len(ts.slots)/16 {
+		ts.slots = make([]tokenSlot, 1024) // a huge session once: not kept for every next one
+	} else {
+		clear(ts.slots)
+	}
+	ts.used, ts.arena, ts.long = 0, ts.arena[:0], false
+	if cap(ts.arena) > 1<<20 {
+		ts.arena = nil
+	}
 }
 
 // add splits folded, the folding of one message, into tokens; those longer
 // than maxTokenBytes go to gs as trigrams instead.
 func (ts *tokenSet) add(folded []byte, gs *gramSet) {
-	for i := 0; i < len(folded); {
-		n := spaceAt(folded, i)
-		if n > 0 {
-			i += n
+	n := len(folded)
+	for i := 0; i < n; {
+		switch byteClass[folded[i]] {
+		case classSpace:
+			i++
 			continue
-		}
-		j := i
-		for j < len(folded) && spaceAt(folded, j) == 0 {
-			if folded[j] < utf8.RuneSelf {
-				j++
-			} else {
-				_, sz := utf8.DecodeRune(folded[j:])
-				j += sz
+		case classRune:
+			if k := spaceAt(folded, i); k > 0 {
+				i += k
+				continue
 			}
 		}
-		tok := folded[i:j]
-		if len(tok) > maxTokenBytes {
+		start := i
+		for i < n {
+			if i+8 <= n {
+				// Eight bytes at a time: the first byte below 0x21 (ASCII
+				// white space is) or not ASCII ends the plain run.
+				x := binary.LittleEndian.Uint64(folded[i:])
+				if m := ((x-0x2121212121212121)&^x | x) & 0x8080808080808080; m == 0 {
+					i += 8
+					continue
+				} else {
+					i += bits.TrailingZeros64(m) / 8
+				}
+			}
+			cl := byteClass[folded[i]]
+			if cl == classToken {
+				i++
+				continue
+			}
+			if cl == classSpace {
+				break
+			}
+			r, sz := utf8.DecodeRune(folded[i:])
+			if r != utf8.RuneError && unicode.IsSpace(r) {
+				break
+			}
+			i += sz
+		}
+		if tok := folded[start:i]; len(tok) > maxTokenBytes {
 			ts.long = true
 			gs.add(tok)
-		} else if _, ok := ts.seen[string(tok)]; !ok {
-			ts.seen[string(tok)] = struct{}{}
+		} else {
+			ts.insert(tok)
 		}
-		i = j
 	}
+}
+
+// headOf returns the first eight bytes of tok, zero padded, little endian.
+func headOf(tok []byte) uint64 {
+	if len(tok) >= 8 {
+		return binary.LittleEndian.Uint64(tok)
+	}
+	var h uint64
+	for k := len(tok) - 1; k >= 0; k-- {
+		h = h<<8 | uint64(tok[k])
+	}
+	return h
+}
+
+// hashOf hashes tok, whose head is head, eight bytes at a time.
+func hashOf(tok []byte, head uint64) uint32 {
+	const m = 0x9e3779b97f4a7c15
+	h := (head ^ uint64(len(tok))) * m
+	for k := 8; k < len(tok); k += 8 {
+		h = (h ^ headOf(tok[k:])) * m
+	}
+	return uint32(h >> 32)
+}
+
+// insert adds tok unless it is in the set.
+func (ts *tokenSet) insert(tok []byte) {
+	head := headOf(tok)
+	h := hashOf(tok, head)
+	mask := uint32(len(ts.slots) - 1)
+	for j := h & mask; ; j = (j + 1) & mask {
+		sl := &ts.slots[j]
+		if sl.n == 0 {
+			*sl = tokenSlot{head: head, hash: h, n: uint32(len(tok)), off: len(ts.arena)}
+			ts.arena = append(ts.arena, tok...)
+			if ts.used++; ts.used*2 > len(ts.slots) {
+				ts.grow()
+			}
+			return
+		}
+		if sl.hash == h && sl.head == head && int(sl.n) == len(tok) &&
+			(len(tok) <= 8 || string(ts.arena[sl.off+8:sl.off+int(sl.n)]) == string(tok[8:])) {
+			return
+		}
+	}
+}
+
+// grow doubles the table.
+func (ts *tokenSet) grow() {
+	old := ts.slots
+	ts.slots = make([]tokenSlot, 2*len(old))
+	mask := uint32(len(ts.slots) - 1)
+	for _, sl := range old {
+		if sl.n == 0 {
+			continue
+		}
+		j := sl.hash & mask
+		for ts.slots[j].n != 0 {
+			j = (j + 1) & mask
+		}
+		ts.slots[j] = sl
+	}
+}
+
+// tokens returns the distinct tokens of the set, in no order, as slices
+// of one string.
+func (ts *tokenSet) tokens() []string {
+	all := string(ts.arena)
+	out := make([]string, 0, ts.used)
+	for _, sl := range ts.slots {
+		if sl.n != 0 {
+			out = append(out, all[sl.off:sl.off+int(sl.n)])
+		}
+	}
+	return out
 }
 
 // spaceAt returns the length of the white-space rune at s[i], 0 when it is
@@ -98,13 +241,15 @@ type dictionary struct {
 
 func newDictionary() *dictionary { return &dictionary{ids: map[string]uint32{}} }
 
-// idsOf returns the sorted ids of tokens, adding the new ones.
-func (d *dictionary) idsOf(tokens map[string]struct{}) []uint32 {
+// idsOf returns the sorted ids of tokens, adding the new ones (copied:
+// tokens may be slices of a larger string that is not kept).
+func (d *dictionary) idsOf(tokens []string) []uint32 {
 	out := make([]uint32, 0, len(tokens))
-	for t := range tokens {
+	for _, t := range tokens {
 		id, ok := d.ids[t]
 		if !ok {
 			id = uint32(len(d.tokens))
+			t = strings.Clone(t)
 			d.ids[t] = id
 			d.tokens = append(d.tokens, t)
 		}

@@ -2,8 +2,10 @@ package recall
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 )
@@ -85,5 +87,64 @@ func TestALargeLogKeepsNoCursor(t *testing.T) {
 	wantIDs(t, "kumquat", st.search("kumquat"), "s-big")
 	if r := st.rc.Stats().Resumed; r != 0 {
 		t.Errorf("the large log was resumed %d times without a kept cursor", r)
+	}
+}
+
+// TestTokenSetSplitsAsFields: the token set holds exactly the distinct
+// white-space-separated fields of its text (strings.FieldsFunc with
+// unicode.IsSpace) up to maxTokenBytes, and flags longer ones: across
+// eight-byte boundaries, control bytes that are not white space, white
+// space that is not ASCII (U+00A0, U+3000, U+2028), bytes that are not
+// UTF-8, and enough tokens to grow its table several times.
+func TestTokenSetSplitsAsFields(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 5000; i++ {
+		fmt.Fprintf(&b, "w%d ", i%3000)
+	}
+	texts := []string{
+		"a bb ccc dddd eeeee ffffff ggggggg hhhhhhhh iiiiiiiii jjjjjjjjjjjjjjjjj",
+		"tab\tsep\nnew\vline\fform\rret  double",
+		"ctl\x00byte\x01and\x1fmore\x7fdel!bang",
+		"nbsp\u00a0ideo\u3000line\u2028para\u2029end",
+		"bad\xffutf8\xc3 and\xe2\x82 cut",
+		"東京 大阪\u3000京都 emoji🙂face " + strings.Repeat("x", maxTokenBytes) + " " + strings.Repeat("y", maxTokenBytes+1),
+		b.String(),
+	}
+	for _, text := range texts {
+		ts, gs := newTokenSet(), newGramSet()
+		ts.add([]byte(text), gs)
+		want := map[string]bool{}
+		long := false
+		for _, f := range strings.FieldsFunc(text, unicode.IsSpace) {
+			if len(f) > maxTokenBytes {
+				long = true
+			} else {
+				want[f] = true
+			}
+		}
+		got := map[string]bool{}
+		for _, tok := range ts.tokens() {
+			if got[tok] {
+				t.Errorf("%.40q: token %q listed twice", text, tok)
+			}
+			got[tok] = true
+		}
+		if !maps.Equal(got, want) || ts.long != long {
+			t.Errorf("%.40q: tokens %d (long %v), want %d (long %v)", text, len(got), ts.long, len(want), long)
+			for w := range want {
+				if !got[w] {
+					t.Errorf("  missing %q", w)
+				}
+			}
+			for g := range got {
+				if !want[g] {
+					t.Errorf("  extra %q", g)
+				}
+			}
+		}
+		ts.reset()
+		if len(ts.tokens()) != 0 || ts.long {
+			t.Errorf("reset left %d tokens", len(ts.tokens()))
+		}
 	}
 }
