@@ -115,9 +115,6 @@ func (ix *Index) SaveCache(path string) error {
 			cs.SearchAll, cs.SearchIDLen, cs.SearchTitleLen, cs.SearchDispLen = st.all, len(st.id), len(st.title), len(st.display)
 			cf.SearchBytes += len(st.all) + 1
 		}
-		if t.tail != nil {
-			cs.TailLen, cs.TailSum = len(t.tail), sha256.Sum256(t.tail)
-		}
 		cs.Entry.Path = "" // derived on load
 		cf.Sessions = append(cf.Sessions, cs)
 	}
@@ -328,23 +325,6 @@ func (ld *cacheLoad) projectDir(e *Entry) string {
 // not . or .., without a separator or NUL.
 func isPlainName(name string) bool {
 	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\\\x00")
-}
-
-// tailMatches reports whether the n bytes before offset in the log at path
-// hash to sum, and returns them. It is how a session restored from the cache,
-// which keeps only the hash, tells growth from a rewrite in place.
-func tailMatches(path string, offset int64, n int, sum [sha256.Size]byte) ([]byte, bool) {
-	f, err := openRegular(path)
-	if err != nil {
-		return nil, false
-	}
-	defer f.Close()
-	buf := make([]byte, n)
-	if _, err := f.ReadAt(buf, offset-int64(n)); err != nil {
-		return nil, false
-	}
-	got := sha256.Sum256(buf)
-	return buf, bytes.Equal(got[:], sum[:])
 }
 
 // addCached appends the search text LoadCache restores for e, straight

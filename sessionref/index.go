@@ -60,41 +60,49 @@ type Index struct {
 	// loadOrder is the order LoadCache found the sessions in (the last
 	// snapshot's, normally), so its publish need not sort them again.
 	loadOrder []*tracked
+	// names interns the cwds and origins that the logs being read name:
+	// a project's sessions share one cwd string.
+	names interner
 	// scratch lends query buffers to every snapshot.
 	scratch   sync.Pool
 	bytesRead atomic.Int64
 	logsRead  atomic.Int64
 }
 
-// tracked is the writer's state for one session directory.
+// tracked is the writer's state for one session directory. There is one
+// per session (100,000 on a large store), so it holds no per-read state
+// (the title scanner lives for one read) and no bytes of the log: the
+// check that a log only grew keeps the SHA-256 of the bytes before the
+// resume offset, not the bytes.
 type tracked struct {
 	dir sessionDir
 	// entry is never nil. While shared, it is the published snapshot's
 	// copy (one Entry per session, not two), and the writer copies it
 	// before changing anything (own).
-	entry  *Entry
-	shared bool
-	file   fileIdentity
+	entry *Entry
+	file  fileIdentity
 	// skip is set when the session is known but must not be listed.
 	skip string
-	// started reports that the header has been read.
-	started bool
 	// identityErr says why the header does not belong where the log lies.
 	identityErr string
-	scanner     titleScanner
-	// tail holds the bytes before entry.Offset, to tell growth from a
-	// rewrite in place. A session restored from the cache has only their
-	// length and SHA-256 (tailLen, tailSum) until its next read.
-	tail    []byte
+	// fresh is the search text when it is not in Index.cols and was
+	// built already: the snapshot lists the session under its parent's
+	// catalog label, or LoadCache could not use the cached text. A
+	// session read since the last publish has neither (col 0, fresh nil):
+	// publish builds its text straight into the new columns, so a build
+	// does not hold a second copy of every text until it publishes.
+	fresh *searchText
+	// tailLen and tailSum are the length and SHA-256 of the bytes before
+	// entry.Offset, to tell growth from a rewrite in place.
 	tailLen int
 	tailSum [sha256.Size]byte
 	// col is 1 + the index of the entry's search text in Index.cols, 0
-	// when it is not there. fresh is the search text when it is not: the
-	// entry changed since the last publish, or the snapshot lists it under
-	// its parent's catalog label. A listed session keeps its search text
-	// once, in the published columns, not a second time here.
-	col   int32
-	fresh *searchText
+	// when it is not there. A listed session keeps its search text once,
+	// in the published columns, not a second time here.
+	col    int32
+	shared bool
+	// started reports that the header has been read.
+	started bool
 }
 
 // newTracked returns the state of a session not read yet.
@@ -107,8 +115,38 @@ func (t *tracked) own() {
 	if t.shared {
 		e := *t.entry
 		t.entry, t.shared = &e, false
-		t.scanner.entry = t.entry
 	}
+}
+
+// interner hands out one string per distinct value to the workers of an
+// update; reset empties it, so it holds no more than one update's values.
+type interner struct {
+	mu   sync.Mutex
+	seen map[string]string
+}
+
+// intern returns s, or the equal string it returned before.
+func (in *interner) intern(s string) string {
+	if s == "" {
+		return ""
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if v, ok := in.seen[s]; ok {
+		return v
+	}
+	if in.seen == nil {
+		in.seen = map[string]string{}
+	}
+	in.seen[s] = s
+	return s
+}
+
+// reset forgets every value.
+func (in *interner) reset() {
+	in.mu.Lock()
+	in.seen = nil
+	in.mu.Unlock()
 }
 
 // fileIdentity is what tells that a log is the same file grown, not a new one.
@@ -317,6 +355,7 @@ func (ix *Index) updateLocked(ctx context.Context, refs []dirRef, progress func(
 		prior[i] = ix.tracked[r.path]
 	}
 	results := make([]updateResult, len(refs))
+	defer ix.names.reset()
 	next := make(chan int)
 	var wg sync.WaitGroup
 	var done atomic.Int64
@@ -409,13 +448,11 @@ func (ix *Index) readTracked(t *tracked) bool {
 	t.own()
 	if !t.started {
 		t.entry = &Entry{Path: t.dir.log.path, Encoding: t.dir.log.encoding, Generation: t.dir.log.generation, LastSeq: -1}
-		t.scanner = titleScanner{}
 		t.identityErr = ""
 	}
-	t.scanner.entry = t.entry
-	t.scanner.torn = false
+	sc := titleScanner{entry: t.entry}
 	r := lineReader{path: t.dir.log.path, encoding: t.dir.log.encoding, frames: &ix.frames, skipCorruptFrames: true,
-		onTorn: func() { t.scanner.torn = true },
+		onTorn: func() { sc.torn = true },
 		onOverlong: func(n int64) error {
 			ix.log.Info("over-long log line skipped", zap.String("path", t.dir.log.path), zap.Int64("bytes", n), zap.Int64("cap", maxLineBytes))
 			return nil
@@ -423,7 +460,7 @@ func (ix *Index) readTracked(t *tracked) bool {
 	var headerErr error
 	scan := func(line []byte) error {
 		if t.started {
-			t.scanner.line(line)
+			sc.line(line)
 			return nil
 		}
 		h, herr := parseHeader(line)
@@ -432,6 +469,10 @@ func (ix *Index) readTracked(t *tracked) bool {
 			return herr
 		}
 		t.started = true
+		if h.ID == t.dir.dirName {
+			h.ID = t.dir.dirName // shares the log path's bytes
+		}
+		h.Cwd, h.Origin = ix.names.intern(h.Cwd), ix.names.intern(h.Origin)
 		t.entry.ID, t.entry.Cwd, t.entry.HasCwd = h.ID, h.Cwd, h.HasCwd
 		t.entry.CreatedAt, t.entry.ParentSession, t.entry.Origin = h.CreatedAt, h.ParentSession, h.Origin
 		t.entry.FormatVersion, t.entry.DelegationDepth = h.Version, h.DelegationDepth
@@ -440,28 +481,18 @@ func (ix *Index) readTracked(t *tracked) bool {
 		}
 		return nil
 	}
-	tail := t.tail
-	if tail == nil && t.tailLen > 0 {
-		var ok bool
-		if tail, ok = tailMatches(t.dir.log.path, t.entry.Offset, t.tailLen, t.tailSum); !ok {
-			tail = nil
-			err = errRewritten
-		}
-	}
 	var res readResult
-	if err == nil {
-		res, err = r.read(t.entry.Offset, tail, scan)
-	}
+	res, err = r.readResumed(t.entry.Offset, t.tailLen, &t.tailSum, scan)
 	if errors.Is(err, errRewritten) {
 		ix.log.Info("log rewritten in place; reading it again", zap.String("path", t.dir.log.path))
 		*t = tracked{dir: t.dir}
 		t.entry = &Entry{Path: t.dir.log.path, Encoding: t.dir.log.encoding, Generation: t.dir.log.generation, LastSeq: -1}
-		t.scanner = titleScanner{entry: t.entry}
+		sc = titleScanner{entry: t.entry}
 		res, err = r.read(0, nil, scan)
 	}
-	t.scanner.finish(res.LastLine)
+	sc.finish(res.LastLine)
 	t.entry.Title, t.entry.DescriptorLabel = capLabel(t.entry.Title), capLabel(t.entry.DescriptorLabel)
-	t.tail, t.tailLen = res.Tail, 0
+	t.tailLen, t.tailSum = len(res.Tail), sha256.Sum256(res.Tail)
 	ix.bytesRead.Add(res.BytesRead)
 	ix.logsRead.Add(1)
 	t.entry.Offset = res.Offset
@@ -480,11 +511,7 @@ func (ix *Index) readTracked(t *tracked) bool {
 	case !t.started:
 		t.skip = "log has no complete header line yet"
 	}
-	t.col, t.fresh = 0, nil
-	if t.skip == "" {
-		st := newSearchText(t.entry)
-		t.fresh = &st
-	}
+	t.col, t.fresh = 0, nil // publish builds the search text
 	return true
 }
 

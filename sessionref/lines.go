@@ -3,6 +3,7 @@ package sessionref
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -107,14 +108,30 @@ type readResult struct {
 // the slice. tail, when not empty, must equal the bytes just before offset,
 // else the read fails with errRewritten.
 func (r lineReader) read(offset int64, tail []byte, fn func(line []byte) error) (readResult, error) {
+	return r.readChecked(offset, len(tail), func(got []byte) bool { return bytes.Equal(got, tail) }, fn)
+}
+
+// readResumed is read for a caller that kept only the length n and the
+// SHA-256 of the bytes before offset, not the bytes: the title index keeps
+// 32 bytes of hash per session instead of a slice and its array.
+func (r lineReader) readResumed(offset int64, n int, sum *[sha256.Size]byte, fn func(line []byte) error) (readResult, error) {
+	return r.readChecked(offset, n, func(got []byte) bool { return sha256.Sum256(got) == *sum }, fn)
+}
+
+// readChecked is read with the n bytes before offset checked by same.
+func (r lineReader) readChecked(offset int64, n int, same func(got []byte) bool, fn func(line []byte) error) (readResult, error) {
 	f, err := openRegular(r.path)
 	if err != nil {
 		return readResult{Offset: offset}, err
 	}
 	defer f.Close()
-	if offset > 0 && len(tail) > 0 {
-		got := make([]byte, len(tail))
-		if _, err := f.ReadAt(got, offset-int64(len(tail))); err != nil || !bytes.Equal(got, tail) {
+	if offset > 0 && n > 0 {
+		var arr [resumeTailLen]byte
+		got := arr[:min(n, len(arr))]
+		if n > len(arr) {
+			got = make([]byte, n)
+		}
+		if _, err := f.ReadAt(got, offset-int64(n)); err != nil || !same(got) {
 			return readResult{Offset: offset}, errRewritten
 		}
 	}

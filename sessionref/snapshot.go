@@ -255,7 +255,6 @@ func (ix *Index) publishLocked(building bool) {
 		if t != nil {
 			t.col, t.fresh = int32(i)+1, nil
 			t.entry, t.shared = &snap.Sessions[i], true
-			t.scanner.entry = t.entry
 		}
 	}
 	for _, s := range ix.skipped {
@@ -323,8 +322,8 @@ func (ix *Index) searchOf(t *tracked) searchText {
 	return newSearchText(t.entry)
 }
 
-// searchLen is len(ix.searchOf(t).all), without building it, to size the
-// columns.
+// searchLen is len(ix.searchOf(t).all), or close to it, without building
+// it, to size the columns.
 func (ix *Index) searchLen(t *tracked) int {
 	switch {
 	case t.fresh != nil:
@@ -333,7 +332,11 @@ func (ix *Index) searchLen(t *tracked) int {
 		sp := &ix.cols.spans[t.col-1]
 		return sp.end - sp.start
 	}
-	return 0 // a hint only: every listed session has one of the two
+	// Read since the last publish: the folded parts are as long as the
+	// parts but for case changes that change a character's length, and
+	// this is only a hint.
+	e := t.entry
+	return len(e.ID) + len(e.Cwd) + len(e.Title) + len(e.DisplayTitle()) + 3
 }
 
 // keepOwnSearch gives a session that the snapshot does not list with its

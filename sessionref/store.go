@@ -181,7 +181,15 @@ func chooseSessionLog(ref dirRef, prior *sessionDir) (sessionDir, *Skipped) {
 	if !ok {
 		return sessionDir{}, &Skipped{Path: ref.path, Reason: "session directory holds no session log"}
 	}
-	return sessionDir{projectName: ref.projectName, dirName: ref.dirName, path: ref.path, log: lf, dirModTime: mod}, nil
+	d := sessionDir{projectName: ref.projectName, dirName: ref.dirName, path: ref.path, log: lf, dirModTime: mod}
+	// The directory path and its name are kept as substrings of the log
+	// path: one string per session instead of three (100,000 sessions:
+	// ~14 MB less).
+	if n := len(ref.path); len(lf.path) > n && lf.path[:n] == ref.path && os.IsPathSeparator(lf.path[n]) && strings.HasSuffix(ref.path, ref.dirName) {
+		d.path = lf.path[:n]
+		d.dirName = d.path[n-len(ref.dirName):]
+	}
+	return d, nil
 }
 
 func isLogLike(name string) bool {
