@@ -2,6 +2,7 @@ package fileref
 
 import (
 	"math"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -274,14 +275,11 @@ func lowerASCII(s string) string {
 // longer query continues from the end for its prefix.
 func forwardASCII(low string, pos int, query string) (int, bool) {
 	for i := 0; i < len(query); i++ {
-		c := query[i]
-		for pos < len(low) && low[pos] != c {
-			pos++
-		}
-		if pos == len(low) {
+		j := strings.IndexByte(low[pos:], query[i])
+		if j < 0 {
 			return 0, false
 		}
-		pos++
+		pos += j + 1
 	}
 	return pos, true
 }

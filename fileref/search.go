@@ -206,7 +206,9 @@ func (ix *Index) fuzzyIn(ctx context.Context, snap *snapshot, query string, limi
 	scan := func(p int) {
 		lo, hi := n*p/parts, n*(p+1)/parts
 		top := newTopK(limit)
-		var matches []hit
+		// Short queries match most paths: growing the slice would
+		// copy it several times.
+		matches := make([]hit, 0, hi-lo)
 		found := 0
 		for k := lo; k < hi; k++ {
 			if (k-lo)%scanCtxCheckEvery == scanCtxCheckEvery-1 {
@@ -302,6 +304,9 @@ func (ix *Index) fuzzyIn(ctx context.Context, snap *snapshot, query string, limi
 				top.offer(s)
 			}
 		}
+	}
+	if cap(all) >= 2*len(all)+64 {
+		all = slices.Clone(all) // do not keep the unused room
 	}
 	ix.remember(&cachedQuery{snap: snap, query: folded, hidden: hidden, matches: all})
 	best := top.sorted()
