@@ -13,8 +13,8 @@ import (
 )
 
 // keepServing wraps the handler chain so that a notification error (such
-// as a malformed $/cancelRequest, which protocol.CancelHandler reports as a
-// parse error) is logged instead of failing the whole connection.
+// as a malformed $/cancelRequest, which cancelHandler reports as a parse
+// error) is logged instead of failing the whole connection.
 func (s *Server) keepServing(h jsonrpc2.Handler) jsonrpc2.Handler {
 	return func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 		res, err := h(ctx, req)
@@ -55,10 +55,8 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	start := time.Now()
 	s.logger.Debug("request", zap.String("method", method))
 	run, err := s.admitAndRoute(ctx, method, json.RawMessage(req.Params()))
-	// Every call is released from the read loop, even one answered at once:
-	// jsonrpc2 recycles the request context of a call that stays
-	// synchronous, while the context CancelHandler derived from it may still
-	// be watched by a goroutine of package context.
+	// Every call is released from the read loop, even one answered at once,
+	// so that a $/cancelRequest behind a slow call is read while it runs.
 	jsonrpc2.Async(ctx)
 	if err != nil {
 		return nil, toRPCError(ctx, err)

@@ -50,10 +50,11 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) (int, erro
 
 	stream := newServerStream(rwc, newTracer(opts.Trace))
 	stream.inner.written = s.memory.touch
+	stream.writeFailed = s.cancels.cancelAll
 	s.stream = stream
 	s.conn = jsonrpc2.NewConn(stream, jsonrpc2.WithCodec(jsonCodec{}))
 	connCtx := protocol.WithLogger(s.bgCtx, NewSlogLogger(s.logger))
-	s.conn.Go(connCtx, s.keepServing(protocol.CancelHandler(s.handle)))
+	s.conn.Go(connCtx, s.keepServing(s.cancelHandler(connCtx, s.handle)))
 
 	select {
 	case <-s.conn.Done():

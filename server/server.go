@@ -117,6 +117,10 @@ type Server struct {
 	diags    *diagnostics
 	memory   *memoryReleaser
 
+	// cancels holds the cancel func of every call being handled
+	// ($/cancelRequest, cancel.go).
+	cancels cancels
+
 	// bgCtx ends when the connection ends; background work uses it.
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
