@@ -5,6 +5,8 @@ import (
 	"io"
 	"strconv"
 	"sync"
+
+	"go.lsp.dev/jsonrpc2"
 )
 
 // keepWriteBuffer is the largest frame whose header and body are composed
@@ -14,6 +16,11 @@ import (
 // ever wrote: 30 MB live for the rest of the process after one 30 MB
 // answer.)
 const keepWriteBuffer = 64 << 10
+
+// headerRoom is the room WriteMessage keeps in front of a message it
+// encodes into the buffer, for the header: "Content-Length: ", at most 20
+// digits and the blank line.
+const headerRoom = len("Content-Length: ") + 20 + len("\r\n\r\n")
 
 // frameWriter writes LSP base-protocol frames to w, one at a time.
 type frameWriter struct {
@@ -58,6 +65,44 @@ func (f *frameWriter) WriteFrame(ctx context.Context, data []byte) (int64, error
 	}
 	m, err := f.w.Write(data)
 	return int64(n + m), err
+}
+
+// WriteMessage encodes msg straight into the reused buffer, behind room
+// for its header, and writes header and body in one write: the message is
+// never copied. sent is called with the body under the lock, after the
+// write, whether or not the write failed. A buffer grown past
+// keepWriteBuffer by a large message is dropped once written.
+func (f *frameWriter) WriteMessage(ctx context.Context, msg jsonrpc2.Message, sent func(body []byte)) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.written != nil {
+		defer f.written()
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if cap(f.buf) < headerRoom {
+		f.buf = make([]byte, 0, 4<<10)
+	}
+	buf := jsonrpc2.AppendMessage(f.buf[:headerRoom], msg)
+	body := buf[headerRoom:]
+	var header [headerRoom]byte
+	h := append(header[:0], "Content-Length: "...)
+	h = strconv.AppendInt(h, int64(len(body)), 10)
+	h = append(h, "\r\n\r\n"...)
+	start := headerRoom - len(h)
+	copy(buf[start:], h)
+	n, err := f.w.Write(buf[start:])
+	sent(body)
+	if cap(buf) <= keepWriteBuffer {
+		f.buf = buf[:0]
+	} else {
+		f.buf = nil
+	}
+	return int64(n), err
 }
 
 // Close closes w.
