@@ -47,6 +47,8 @@ type call func(ctx context.Context) (any, error)
 func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 	s.memory.begin() // see memory.go
 	defer s.memory.end()
+	s.requests.begin() // see recall.go
+	defer s.requests.end()
 	method := strings.Clone(req.Method())
 	if !req.IsCall() {
 		s.safeNotify(ctx, method, json.RawMessage(req.Params()))

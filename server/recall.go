@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf16"
 
@@ -29,9 +30,13 @@ type recallHolder struct {
 	ix       *recall.Index
 	// kick asks the sync loop for another pass; one pending is enough.
 	kick chan struct{}
-	// synced is closed after the first sync.
-	synced chan struct{}
-	cancel context.CancelFunc
+	// synced is closed after the first sync; searchable once the index
+	// published its first view (a first build publishes its steps, the
+	// newest sessions first).
+	synced     chan struct{}
+	searchable chan struct{}
+	searchOnce sync.Once
+	cancel     context.CancelFunc
 	// path is where the index is stored, "" when it is not.
 	path string
 }
@@ -73,7 +78,7 @@ func (s *Server) openRecall(h *sessionsHolder, on bool) {
 		return
 	}
 	ctx, cancel := context.WithCancel(h.ctx)
-	rh := &recallHolder{sessions: h, kick: make(chan struct{}, 1), synced: make(chan struct{}), cancel: cancel}
+	rh := &recallHolder{sessions: h, kick: make(chan struct{}, 1), synced: make(chan struct{}), searchable: make(chan struct{}), cancel: cancel}
 	if s.opts.RecallPath != nil {
 		if p, err := s.opts.RecallPath(root); err == nil {
 			rh.path = p
@@ -81,7 +86,8 @@ func (s *Server) openRecall(h *sessionsHolder, on bool) {
 			s.logger.Warn("recall index kept in a temporary file only", zap.Error(err))
 		}
 	}
-	rh.ix = recall.New(recall.Options{Logger: s.logger.Named("recall"), Path: rh.path, Parallelism: recallParallelism()})
+	rh.ix = recall.New(recall.Options{Logger: s.logger.Named("recall"), Path: rh.path, Parallelism: recallParallelism(),
+		Yield: s.recallYield, Published: func(recall.Stats) { rh.searchOnce.Do(func() { close(rh.searchable) }) }})
 	if !s.recall.CompareAndSwap(nil, rh) {
 		cancel() // another caller opened one for the same sessions meanwhile
 		return
@@ -112,6 +118,7 @@ func (s *Server) runRecall(ctx context.Context, rh *recallHolder, h *sessionsHol
 		case err == nil:
 			s.logger.Info("recall index loaded", zap.String("path", rh.path), zap.Int("sessions", rh.ix.Stats().Sessions),
 				zap.Duration("took", time.Since(t0)))
+			rh.searchOnce.Do(func() { close(rh.searchable) })
 			close(rh.synced)
 			first = false
 		case errors.Is(err, fs.ErrNotExist):
@@ -195,30 +202,40 @@ func (s *Server) kickRecall() {
 	}
 }
 
-// readyRecall waits for the first sync of the recall index; nil when
-// recallSearch is off.
+// readyRecall waits until the recall index is searchable: its first view
+// published (during a first build, the newest sessions read so far); nil
+// when recallSearch is off.
 func (s *Server) readyRecall(ctx context.Context) (*recallHolder, error) {
 	rh := s.recall.Load()
 	if rh == nil {
 		return nil, nil
 	}
 	select {
-	case <-rh.synced:
+	case <-rh.searchable:
+		return rh, nil
+	default:
+	}
+	// A request waiting for the build is not work the build gives way to
+	// (it would wait for itself).
+	s.requests.end()
+	defer s.requests.begin()
+	select {
+	case <-rh.searchable:
 		return rh, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 }
 
-// syncedRecall is the recall index when its first sync is done, for
-// answers that never wait (completion).
+// syncedRecall is the recall index once it is searchable (readyRecall),
+// for answers that never wait (completion).
 func (s *Server) syncedRecall() *recallHolder {
 	rh := s.recall.Load()
 	if rh == nil {
 		return nil
 	}
 	select {
-	case <-rh.synced:
+	case <-rh.searchable:
 		return rh
 	default:
 		return nil
@@ -403,7 +420,71 @@ func (s *Server) bodyItems(ctx context.Context, snap *sessionref.Snapshot, line 
 	return items
 }
 
-// recallParallelism is how many logs the recall index projects at once: half
-// the processors, at least one, so a first build of the body index leaves
-// the other half to the keystrokes it runs beside.
-func recallParallelism() int { return max(1, runtime.GOMAXPROCS(0)/2) }
+// recallParallelism is how many logs the recall index projects at once:
+// one per processor. recallYield keeps all but one of them from running
+// beside a request, so a build uses every core while nobody types and
+// leaves all but one to the keystrokes while somebody does (it projected
+// on half the processors before: a first build of 10,000 sessions on 2
+// cores took twice the time with one idle most of it).
+func recallParallelism() int { return max(1, runtime.GOMAXPROCS(0)) }
+
+// recallYield is where a projecting goroutine of the recall index gives
+// way (recall.Options.Yield), before each session and between messages:
+// it lets any goroutine waiting for a processor run first (a request
+// read from the pipe while every processor projects), and holds every
+// worker but the first while requests are being handled.
+func (s *Server) recallYield(ctx context.Context, worker int) {
+	runtime.Gosched()
+	if worker > 0 {
+		s.requests.waitIdle(ctx)
+	}
+}
+
+// requestActivity counts the messages being handled, and lets the
+// recall index's workers wait for none.
+type requestActivity struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n falls to 0; nil while n is 0
+}
+
+func (a *requestActivity) begin() {
+	a.mu.Lock()
+	if a.n == 0 {
+		a.idle = make(chan struct{})
+	}
+	a.n++
+	a.mu.Unlock()
+}
+
+func (a *requestActivity) end() {
+	a.mu.Lock()
+	if a.n--; a.n == 0 {
+		close(a.idle)
+		a.idle = nil
+	}
+	a.mu.Unlock()
+}
+
+// maxRecallHold bounds how long one pause of a recall worker waits for
+// the requests being handled: a long one (a large prepare) does not
+// keep the build off the other processors for its whole length.
+const maxRecallHold = 100 * time.Millisecond
+
+// waitIdle returns once no message is being handled, after maxRecallHold
+// at most, or when ctx ended.
+func (a *requestActivity) waitIdle(ctx context.Context) {
+	a.mu.Lock()
+	idle := a.idle
+	a.mu.Unlock()
+	if idle == nil {
+		return
+	}
+	t := time.NewTimer(maxRecallHold)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}

@@ -172,6 +172,9 @@ type Server struct {
 	// recall is the body search index of the current sessions, nil when
 	// recallSearch is off (server/recall.go).
 	recall atomic.Pointer[recallHolder]
+	// requests counts the messages being handled, which a recall build
+	// gives way to (recall.go).
+	requests requestActivity
 
 	progressSeq atomic.Int64
 	// firstBuild is the progress of the first session index build, which

@@ -187,13 +187,21 @@ func run(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
+	step, err := srv.waitSearchable(30 * time.Minute)
+	if err != nil {
+		return err
+	}
+	searchable := time.Since(t0)
 	st, err := srv.waitRecall(30 * time.Minute)
 	if err != nil {
 		return err
 	}
 	first := time.Since(t0)
+	buildCPU := srv.cpu()
 	fmt.Printf("first build (server start → recall synced): %v = %.2f× rg  (issue: ≤ 3×); %d sessions indexed, %d left out by the text budget, %.1f MB text\n",
 		first.Round(time.Millisecond), ratio(first, rgTitle), st.Recall.Sessions, st.Recall.Unindexed, float64(st.Recall.TextBytes)/1e6)
+	fmt.Printf("  newest %d sessions searchable after %v = %.2f× rg (%d still to read); server process CPU from start to all synced %.1f s\n",
+		step.Recall.Sessions, searchable.Round(time.Millisecond), ratio(searchable, rgTitle), step.Recall.Pending, buildCPU.Seconds())
 	fmt.Printf("  title index ready after %v; first completion with sessions answered after %v (recall build does not delay it when < first build)\n",
 		titleReady.Round(time.Millisecond), firstCompletion.Round(time.Millisecond))
 

@@ -150,6 +150,7 @@ type recallStatus struct {
 		Unindexed int       `json:"unindexed"`
 		TextBytes int64     `json:"textBytes"`
 		Projected int       `json:"projected"`
+		Pending   int       `json:"pending"`
 		Synced    time.Time `json:"synced"`
 	} `json:"recall"`
 }
@@ -160,7 +161,20 @@ func (s *server) waitRecall(deadline time.Duration) (recallStatus, error) {
 	return s.waitRecallAfter(time.Time{}, deadline)
 }
 
+// waitSearchable polls dsh/status until the recall index has published
+// its first view, which during a first build holds the newest sessions
+// read so far.
+func (s *server) waitSearchable(deadline time.Duration) (recallStatus, error) {
+	return s.waitRecallUntil(time.Time{}, deadline, true)
+}
+
+// waitRecallAfter polls dsh/status until the recall index has published a
+// complete view (no session pending) after `after`.
 func (s *server) waitRecallAfter(after time.Time, deadline time.Duration) (recallStatus, error) {
+	return s.waitRecallUntil(after, deadline, false)
+}
+
+func (s *server) waitRecallUntil(after time.Time, deadline time.Duration, searchable bool) (recallStatus, error) {
 	t0 := time.Now()
 	for {
 		raw, _, err := s.call("dsh/status", map[string]any{})
@@ -171,7 +185,7 @@ func (s *server) waitRecallAfter(after time.Time, deadline time.Duration) (recal
 		if err := json.Unmarshal(raw, &st); err != nil {
 			return recallStatus{}, fmt.Errorf("dsh/status: %w", err)
 		}
-		if st.Recall != nil && st.Recall.Synced.After(after) {
+		if st.Recall != nil && st.Recall.Synced.After(after) && (st.Recall.Pending == 0 || searchable) {
 			return st, nil
 		}
 		if time.Since(t0) > deadline {
@@ -179,6 +193,23 @@ func (s *server) waitRecallAfter(after time.Time, deadline time.Duration) (recal
 		}
 		time.Sleep(5 * time.Millisecond) // the granularity of the warm-restart figure
 	}
+}
+
+// cpu reads the CPU time (user and system) the server process used so
+// far, from /proc (clock ticks of 10 ms); 0 where it cannot be read.
+func (s *server) cpu() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// The command name may hold spaces: the fields follow its ')'.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
 // rss reads the resident set size and its peak, in bytes.

@@ -51,10 +51,25 @@ type Options struct {
 	// projects are done, out of how many, after each one. It is called
 	// from several goroutines at once, and done may arrive out of order.
 	Progress func(done, total int)
+	// Yield, when set, is called by each projecting goroutine (worker 0
+	// to Parallelism-1) before each session and between the messages of
+	// one, so that it can give way: the server lets the other goroutines
+	// run there, and holds every worker but the first while a request is
+	// being answered. It returns when the worker may go on.
+	Yield func(ctx context.Context, worker int)
+	// Published, when set, is called after each view is published,
+	// with its statistics: at the end of every Sync and, during a first
+	// build (nothing indexed yet), after each step of it.
+	Published func(Stats)
 }
 
 // Bounds of the incremental state.
 const (
+	// firstStep is how many sessions a first build reads before it
+	// publishes the first of its steps; stepEvery bounds the time
+	// between two.
+	firstStep = 64
+	stepEvery = 2 * time.Second
 	// overlayMax is how many changed sessions are kept beside the
 	// postings before they are merged into them.
 	overlayMax = 64
@@ -224,6 +239,10 @@ type Stats struct {
 	// many trigrams of longer tokens the postings hold.
 	Tokens int `json:"tokens"`
 	Grams  int `json:"grams"`
+	// Pending is how many listed sessions the first build running has
+	// not indexed yet: its steps publish the newest sessions first, and
+	// searches answer from them meanwhile. 0 once a Sync ended.
+	Pending int `json:"pending"`
 	// Unindexed is how many listed sessions were left out; every listed
 	// session is indexed, so it is 0 (kept for hosts that read it).
 	Unindexed int `json:"unindexed"`
@@ -380,10 +399,27 @@ type worker struct {
 	pending     []rawMessage
 	// free returns record buffers once written, for the next sessions.
 	free chan []byte
+	// yield is Options.Yield for this worker, its number k.
+	yield func(context.Context, int)
+	ctx   context.Context
+	k     int
+	// since counts the text read since the last pause.
+	since int
 }
 
-func newWorker(free chan []byte) *worker {
-	return &worker{f: newFolder(), gs: newGramSet(), ts: newTokenSet(), free: free}
+// yieldEvery is how much text a worker reads between two pauses inside
+// one session (about 0.1 ms of work).
+const yieldEvery = 32 << 10
+
+func newWorker(free chan []byte, yield func(context.Context, int), ctx context.Context, k int) *worker {
+	return &worker{f: newFolder(), gs: newGramSet(), ts: newTokenSet(), free: free, yield: yield, ctx: ctx, k: k}
+}
+
+// pause gives way where Options.Yield says to.
+func (w *worker) pause() {
+	if w.yield != nil {
+		w.yield(w.ctx, w.k)
+	}
 }
 
 // projectAll reads the projections of todo in parallel and adds them: to
@@ -413,11 +449,11 @@ func (ix *Index) projectAll(ctx context.Context, todo []sessionref.Entry) error 
 	next := make(chan int)
 	var finished atomic.Int64
 	var wg sync.WaitGroup
-	for w := 0; w < min(ix.opts.Parallelism, len(todo)); w++ {
+	for k := 0; k < min(ix.opts.Parallelism, len(todo)); k++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := newWorker(free)
+			w := newWorker(free, ix.opts.Yield, ctx, k)
 			for i := range next {
 				results <- ix.build(ctx, w, i, &todo[i], prev[i])
 				if ix.opts.Progress != nil {
@@ -439,7 +475,18 @@ func (ix *Index) projectAll(ctx context.Context, todo []sessionref.Entry) error 
 	}()
 	var kept []cursorOf
 	var werr error
+	// A first build publishes its steps: the newest sessions (todo is
+	// newest first, and so are the results, nearly) are searchable
+	// after the first few, and then at every doubling and at least every
+	// stepEvery, while the older ones are read.
+	stepped := len(ix.docs) == 0 && tb != nil
+	collected, nextStep, lastStep := 0, firstStep, time.Now()
 	for r := range results {
+		collected++
+		if stepped && werr == nil && (collected >= nextStep || time.Since(lastStep) >= stepEvery) && collected < len(todo) {
+			ix.publishStep(tb, gb, len(todo)-collected+1)
+			nextStep, lastStep = 2*collected, time.Now()
+		}
 		e := &todo[r.i]
 		switch {
 		case r.interrupted:
@@ -502,6 +549,7 @@ func (ix *Index) projectAll(ctx context.Context, todo []sessionref.Entry) error 
 
 // build projects one session and lays out its blocks and grams.
 func (ix *Index) build(ctx context.Context, w *worker, i int, e *sessionref.Entry, prev *sessionref.ProjectionCursor) *built {
+	w.pause()
 	p, cur, resumed, err := sessionref.ReadProjectionFrom(ctx, *e, prev)
 	if err != nil {
 		return &built{i: i, err: err, interrupted: ctx.Err() != nil}
@@ -528,6 +576,10 @@ func (ix *Index) build(ctx context.Context, w *worker, i int, e *sessionref.Entr
 		}
 	}
 	for _, m := range p.Messages {
+		if w.since += len(m.Text); w.since >= yieldEvery {
+			w.since = 0
+			w.pause()
+		}
 		w.folded = w.f.appendFold(w.folded[:0], m.Text)
 		w.ts.add(w.folded, w.gs)
 		r.d.textBytes += int64(len(m.Text))
@@ -630,8 +682,20 @@ func (ix *Index) keepCursors(kept []cursorOf) {
 	}
 }
 
+// publishStep publishes the documents read so far by a first build, with
+// copies of its builders' postings (the builders go on growing); pending
+// sessions are still to come.
+func (ix *Index) publishStep(tb, gb *builder, pending int) {
+	n := max(tb.n, gb.n)
+	tok, grams := tb.snapshot(n), gb.snapshot(n)
+	ix.publishWith(tok, grams, nil, pending)
+}
+
 // publish builds the next view; the writer holds syncMu.
-func (ix *Index) publish() {
+func (ix *Index) publish() { ix.publishWith(ix.tokBase, ix.gramBase, ix.overlay, 0) }
+
+// publishWith publishes the current documents over the given postings.
+func (ix *Index) publishWith(tok, grams *postings, overlay map[int32]overlayDoc, pending int) {
 	all := make([]*doc, 0, len(ix.docs))
 	for _, d := range ix.docs {
 		all = append(all, d)
@@ -642,10 +706,10 @@ func (ix *Index) publish() {
 		}
 		return all[i].id < all[j].id
 	})
-	v := &view{tok: ix.tokBase, grams: ix.gramBase, overlay: make(map[int32]overlayDoc, len(ix.overlay)), dict: ix.dict.tokens,
+	v := &view{tok: tok, grams: grams, overlay: make(map[int32]overlayDoc, len(overlay)), dict: ix.dict.tokens,
 		order: all, byID: make(map[string]*doc, len(all))}
 	var overlayBytes int64
-	for s, o := range ix.overlay {
+	for s, o := range overlay {
 		v.overlay[s] = o
 		overlayBytes += int64(len(o.tokens)+len(o.grams)) * 4
 	}
@@ -658,11 +722,15 @@ func (ix *Index) publish() {
 		v.stats.StoredBytes = ix.data.Size()
 	}
 	v.stats.Sessions, v.stats.Failed, v.stats.Projected = len(all), len(ix.failed), ix.projected
-	v.stats.PostingBytes = ix.tokBase.bytes + ix.gramBase.bytes + overlayBytes
-	v.stats.Tokens, v.stats.Grams, v.stats.Unposted = len(ix.dict.tokens), len(ix.gramBase.m), len(ix.overlay)
+	v.stats.PostingBytes = tok.bytes + grams.bytes + overlayBytes
+	v.stats.Tokens, v.stats.Grams, v.stats.Unposted = len(ix.dict.tokens), len(grams.m), len(overlay)
 	v.stats.Resumed = ix.resumed.Load()
+	v.stats.Pending = pending
 	v.stats.Synced = time.Now()
 	ix.cur.Store(v)
+	if ix.opts.Published != nil {
+		ix.opts.Published(v.stats)
+	}
 }
 
 // errCancelled is returned by Search when ctx ends first.

@@ -148,6 +148,18 @@ func (p plist) each(fn func(int)) {
 	}
 }
 
+// snapshot returns postings over n slots holding copies of b's lists and
+// bitsets, which b may go on growing meanwhile.
+func (b *builder) snapshot(n int) *postings {
+	p := &postings{n: n, m: make(map[uint32]plist, len(b.m))}
+	for x, pl := range b.m {
+		c := plist{list: slices.Clone(pl.list), bits: slices.Clone(pl.bits)}
+		p.bytes += int64(len(c.list)*4 + len(c.bits)*8)
+		p.m[x] = c
+	}
+	return p
+}
+
 // postings freezes b: dense lists become bitsets, the rest are trimmed.
 func (b *builder) postings() *postings {
 	p := &postings{n: b.n, m: make(map[uint32]plist, len(b.m))}

@@ -1,0 +1,101 @@
+package recall
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/dsh-refls/dsh-refls/internal/dshgen"
+	"github.com/dsh-refls/dsh-refls/sessionref"
+)
+
+// TestFirstBuildPublishesItsSteps: a first build publishes the newest
+// sessions read so far after firstStep of them, with the number still to
+// read, and searches answer from that step (the newest session's word is
+// found, the oldest one's not yet); the last view holds every session and
+// none pending. Every worker gives way through Options.Yield.
+func TestFirstBuildPublishesItsSteps(t *testing.T) {
+	root := t.TempDir()
+	n := 3 * firstStep
+	for i := range n {
+		s := dshgen.NewSession(fmt.Sprintf("s-%04d", i)).Cwd("/w").CreatedAt(int64(1000 + i)).
+			UserText(fmt.Sprintf("common text word%dx", i)).AssistantText("reply")
+		if _, err := s.Save(root, dshgen.Raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	title := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	if err := title.Build(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	newest, oldest := fmt.Sprintf("word%dx", n-1), "word0x"
+	var mu sync.Mutex
+	var steps []Stats
+	stepFound := map[string]int{}
+	yielded := map[int]bool{}
+	var rc *Index
+	rc = New(Options{Parallelism: 1,
+		Yield: func(_ context.Context, worker int) {
+			mu.Lock()
+			yielded[worker] = true
+			mu.Unlock()
+		},
+		Published: func(st Stats) {
+			steps = append(steps, st)
+			if st.Pending == 0 {
+				return
+			}
+			for _, w := range []string{newest, oldest} {
+				res, err := rc.Search(context.Background(), Query{Text: w})
+				if err != nil {
+					t.Errorf("search %q at a step: %v", w, err)
+				}
+				stepFound[w] += len(res)
+			}
+		}})
+	if err := rc.Sync(context.Background(), title.Snapshot()); err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) < 2 || steps[0].Pending == 0 {
+		t.Fatalf("published %+v: want at least one step with sessions pending before the end", steps)
+	}
+	if first := steps[0]; first.Sessions != firstStep-1 || first.Sessions+first.Pending != n {
+		t.Errorf("first step: %d sessions, %d pending; want %d and %d", first.Sessions, first.Pending, firstStep-1, n-firstStep+1)
+	}
+	if last := steps[len(steps)-1]; last.Sessions != n || last.Pending != 0 {
+		t.Errorf("last view: %d sessions, %d pending; want %d, 0", last.Sessions, last.Pending, n)
+	}
+	if stepFound[newest] == 0 || stepFound[oldest] != 0 {
+		t.Errorf("during the build the newest session was found %d times, the oldest %d; want > 0 and 0", stepFound[newest], stepFound[oldest])
+	}
+	wantIDs(t, oldest, mustSearch(t, rc, oldest), "s-0000")
+	if !yielded[0] {
+		t.Error("the worker never gave way")
+	}
+
+	// A second index over the same sessions with two workers gives way
+	// through both and ends with the same answers.
+	clear(yielded)
+	rc2 := New(Options{Parallelism: 2, Yield: func(_ context.Context, worker int) {
+		mu.Lock()
+		yielded[worker] = true
+		mu.Unlock()
+	}})
+	if err := rc2.Sync(context.Background(), title.Snapshot()); err != nil {
+		t.Fatal(err)
+	}
+	if !yielded[0] || !yielded[1] || len(yielded) != 2 {
+		t.Errorf("workers that gave way: %v; want 0 and 1", yielded)
+	}
+	wantIDs(t, newest, mustSearch(t, rc2, newest), fmt.Sprintf("s-%04d", n-1))
+}
+
+func mustSearch(t *testing.T, rc *Index, q string) []Result {
+	t.Helper()
+	res, err := rc.Search(context.Background(), Query{Text: q})
+	if err != nil {
+		t.Fatalf("search %q: %v", q, err)
+	}
+	return res
+}
