@@ -184,6 +184,11 @@ func (s *serverStream) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 	}
 }
 
+// inputIdle reports whether no input is waiting to be read after the
+// frame just read. Only the read loop may call it (a handler before it
+// releases itself with jsonrpc2.Async).
+func (s *serverStream) inputIdle() bool { return s.reader.in.Buffered() == 0 }
+
 // waitRoom blocks while maxPendingCalls calls are unanswered: reading more
 // would only queue more answers for a client that is not taking them.
 func (s *serverStream) waitRoom(ctx context.Context) error {
