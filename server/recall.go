@@ -339,7 +339,8 @@ func (s *Server) bodyMatches(ctx context.Context, snap *sessionref.Snapshot, rh 
 	for _, c := range listed {
 		seen[c.SessionID] = true
 	}
-	res, err := rh.ix.Search(ctx, recall.Query{Text: query, Limit: limit + len(listed) + 1})
+	// One match per session: a candidate shows only its first.
+	res, err := rh.ix.Search(ctx, recall.Query{Text: query, Limit: limit + len(listed) + 1, Matches: 1})
 	if err != nil {
 		return nil // a query the body search refuses finds no body matches
 	}

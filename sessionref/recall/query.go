@@ -32,6 +32,10 @@ type Query struct {
 	Limit int
 	// SessionID, when set, searches that session only.
 	SessionID string
+	// Matches bounds the matched messages reported per session, from 1
+	// to MaxMatches; 0 means MaxMatches. Completion shows one: asking
+	// for one spares the excerpts of the others.
+	Matches int
 }
 
 // Result is one session that holds every term of a query.
@@ -129,6 +133,10 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 		limit = DefaultLimit
 	}
 	limit = min(limit, MaxLimit)
+	matches := MaxMatches
+	if q.Matches > 0 {
+		matches = min(q.Matches, MaxMatches)
+	}
 	v := ix.cur.Load()
 	plans := make([]termPlan, len(terms))
 	for i, t := range terms {
@@ -161,7 +169,7 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 		return ok
 	}
 	add := func(d *doc) {
-		r, err := ix.resultOf(f, d, terms)
+		r, err := ix.resultOf(f, d, terms, matches)
 		if err != nil {
 			ix.markBroken(d.id, err)
 			return
@@ -321,8 +329,9 @@ func (ix *Index) holds(f *folder, d *doc, terms []string, found []bool) (bool, e
 	return false, nil
 }
 
-// resultOf reports the messages of d that hold a term.
-func (ix *Index) resultOf(f *folder, d *doc, terms []string) (Result, error) {
+// resultOf reports the first messages of d that hold a term, at most
+// matches of them.
+func (ix *Index) resultOf(f *folder, d *doc, terms []string, matches int) (Result, error) {
 	r := Result{SessionID: d.id, CreatedAt: d.createdAt}
 	refs, err := d.refs()
 	if err != nil {
@@ -351,7 +360,7 @@ func (ix *Index) resultOf(f *folder, d *doc, terms []string) (Result, error) {
 			}
 			r.Matches = append(r.Matches, excerptOf(f, m.text, folded, m.ascii, first, terms))
 			r.Matches[len(r.Matches)-1].Role, r.Matches[len(r.Matches)-1].Seq = m.role, m.seq
-			if len(r.Matches) == MaxMatches {
+			if len(r.Matches) == matches {
 				return r, nil
 			}
 		}

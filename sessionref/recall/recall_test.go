@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf16"
@@ -374,5 +375,28 @@ func TestEverySessionIsIndexedAndTheTextStaysOnDisk(t *testing.T) {
 	}
 	if st.StoredBytes == 0 || st.StoredBytes > st.TextBytes {
 		t.Errorf("stored %d bytes for %d bytes of text", st.StoredBytes, st.TextBytes)
+	}
+}
+
+// TestQueryMatchesBoundsTheExcerpts: Query.Matches bounds the messages
+// reported per session (the first ones, in conversation order); 0 and
+// anything above MaxMatches mean MaxMatches.
+func TestQueryMatchesBoundsTheExcerpts(t *testing.T) {
+	s := dshgen.NewSession("s-many")
+	for i := range MaxMatches + 2 {
+		s.UserText(fmt.Sprintf("kiwi number %d", i))
+	}
+	st := newStore(t, s)
+	for _, c := range []struct{ ask, want int }{{1, 1}, {2, 2}, {0, MaxMatches}, {MaxMatches + 5, MaxMatches}} {
+		res, err := st.rc.Search(context.Background(), Query{Text: "kiwi", Matches: c.ask})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != 1 || len(res[0].Matches) != c.want {
+			t.Fatalf("Matches %d: %+v, want %d matches", c.ask, res, c.want)
+		}
+		if ex := res[0].Matches[0].Excerpt; ex != "kiwi number 0" {
+			t.Errorf("Matches %d: first excerpt %q, want the first message", c.ask, ex)
+		}
 	}
 }
