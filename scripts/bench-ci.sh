@@ -30,8 +30,10 @@ echo "== bench-ci: end to end over pipes (400 sessions + 20,000-file tree)"
 go run ./scripts/benche2e --bin "$tmp/dsh-refls" --sessions-root "$tmp/sessions-400-8M" \
   --workspace "$tmp/dsh-refls-bench-files-20000" --titles 5
 echo "== bench-ci: memory (RSS idle and after a 4 MiB message and request)"
+# Steady RSS 4 s after each build (the default 10 s is for the full sizes):
+# the releaser has run by then (after 500 ms of quiet, retries 1 s and 2 s on).
 go run ./scripts/benchmemory --bin "$tmp/dsh-refls" --sessions-root "$tmp/sessions-400-8M" \
-  --workspace "$tmp/dsh-refls-bench-files-20000"
+  --workspace "$tmp/dsh-refls-bench-files-20000" --steady 4s
 go run ./scripts/benchmemory --bin "$tmp/dsh-refls" --large-message-mb 4 --large-request-mb 4
 
 echo "== bench-ci: the recall index (300 sessions; fails below 100% recall or precision)"

@@ -4,7 +4,7 @@
 # binary is built once (go test -c -fuzz) and run for each of its targets in
 # turn, so a target costs no build or link of its own. A target first runs
 # its baseline: the seeds in testdata/fuzz and the corpus earlier runs cached
-# in $GOCACHE/fuzz; then it fuzzes for ${FUZZTIME:-3s}, counted from the end
+# in $GOCACHE/fuzz; then it fuzzes for ${FUZZTIME:-1s}, counted from the end
 # of that baseline, so a grown cache never eats the fuzzing time. The run is
 # then stopped with SIGINT, which go's fuzzing engine takes as the end of a
 # clean run. A target that fails, or never finishes its baseline within
@@ -14,13 +14,13 @@
 # A failing input is written to the package's testdata/fuzz/<Target>/, as
 # go test does; commit it as a regression seed once the bug is fixed.
 #
-#   scripts/fuzz-short.sh                 # every target, 3 s each
+#   scripts/fuzz-short.sh                 # every target, 1 s each
 #   FUZZTIME=60s scripts/fuzz-short.sh    # every target, 60 s each
 #   scripts/fuzz-short.sh ./server        # only the targets of ./server
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-fuzztime="${FUZZTIME:-3s}"
+fuzztime="${FUZZTIME:-1s}"
 limit="${FUZZ_LIMIT:-120s}"
 seconds() { # 2s, 1m, 500ms → seconds for sleep
 	case $1 in

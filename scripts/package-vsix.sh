@@ -8,6 +8,9 @@
 #
 # TARGETs default to all six: linux-x64 linux-arm64 darwin-x64 darwin-arm64
 # win32-x64 win32-arm64. Needs Go and `npm ci` done in editors/vscode.
+# DSH_REFLS_BINDIR=DIR packages the binaries scripts/cross-build.sh DIR
+# linked (DIR/GOOS-GOARCH/dsh-refls, the same flags as here) instead of
+# linking each one again; a target missing there is built here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -44,7 +47,13 @@ for target in "${targets[@]}"; do
   [ "$goos" = windows ] && exe=dsh-refls.exe
   rm -rf "$ext/bin"
   mkdir -p "$ext/bin"
-  CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -ldflags "-s -w" -o "$ext/bin/$exe" ./cmd/dsh-refls
+  from="built here"
+  if [ -n "${DSH_REFLS_BINDIR:-}" ] && [ -f "$DSH_REFLS_BINDIR/$goos-$goarch/$exe" ]; then
+    cp "$DSH_REFLS_BINDIR/$goos-$goarch/$exe" "$ext/bin/$exe"
+    from="from $DSH_REFLS_BINDIR"
+  else
+    CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -ldflags "-s -w" -o "$ext/bin/$exe" ./cmd/dsh-refls
+  fi
   vsce --target "$target" --out "$out/dsh-refls-$target-$version.vsix"
-  echo "package-vsix: dsh-refls-$target-$version.vsix (bin/$exe for $goos/$goarch)"
+  echo "package-vsix: dsh-refls-$target-$version.vsix (bin/$exe for $goos/$goarch, $from)"
 done

@@ -56,20 +56,22 @@ func TestIncrementalChanges(t *testing.T) {
 
 // Sizes of TestManyEditsInOnePass.
 const (
-	manyEditsDocBytes = 1 << 20
+	// manyEditsDocBytes is large enough that a copy per edit (500 MB)
+	// stands out from one buffer (twice the document) by 1000×.
+	manyEditsDocBytes = 256 << 10
 	// manyEditsCheckedBytes is the document checked against applying the
 	// edits one by one, which costs a copy per edit.
 	manyEditsCheckedBytes = 128 << 10
 	manyEdits             = 2000
 	// manyEditsAllocLimit is what applying them may allocate: the text in
-	// and out plus room to grow. A copy per edit allocated 2 GB.
+	// and out plus room to grow. A copy per edit allocated 2 GB at 1 MB.
 	manyEditsAllocLimit = 8 * manyEditsDocBytes
 )
 
 // TestManyEditsInOnePass applies 2,000 incremental edits in one didChange:
 // on 128 KB the result matches applying them one by one through a Mapper
 // (the straightforward reading of the protocol), with emoji and CJK on
-// every line; on 1 MB the edits are spliced into one buffer instead of
+// every line; on 256 KB the edits are spliced into one buffer instead of
 // copying the document per edit.
 func TestManyEditsInOnePass(t *testing.T) {
 	longtest.Require(t)
