@@ -383,8 +383,11 @@ type built struct {
 	grams  []uint32
 	// recs holds the records of its blocks, one after the other, and
 	// lens their compressed lengths.
-	recs        []byte
-	lens        []uint32
+	recs []byte
+	lens []uint32
+	// warm are its blocks decoded, for the newest sessions of a sync
+	// (warmSessions): the collector puts them in the block cache.
+	warm        []*textBlock
 	cur         *sessionref.ProjectionCursor
 	err         error
 	interrupted bool
@@ -410,6 +413,12 @@ type worker struct {
 // yieldEvery is how much text a worker reads between two pauses inside
 // one session (about 0.1 ms of work).
 const yieldEvery = 32 << 10
+
+// warmSessions is how many of the newest sessions a sync reads have their
+// blocks put in the block cache as they are written, up to half of it:
+// the searches right after a first build read the newest sessions first,
+// and found every block cold (read back, decompressed, folded again).
+const warmSessions = 64
 
 func newWorker(free chan []byte, yield func(context.Context, int), ctx context.Context, k int) *worker {
 	return &worker{f: newFolder(), gs: newGramSet(), ts: newTokenSet(), free: free, yield: yield, ctx: ctx, k: k}
@@ -481,6 +490,7 @@ func (ix *Index) projectAll(ctx context.Context, todo []sessionref.Entry) error 
 	// stepEvery, while the older ones are read.
 	stepped := len(ix.docs) == 0 && tb != nil
 	collected, nextStep, lastStep := 0, firstStep, time.Now()
+	var warm int64 // bytes of blocks put in the cache
 	for r := range results {
 		collected++
 		if stepped && werr == nil && (collected >= nextStep || time.Since(lastStep) >= stepEvery) && collected < len(todo) {
@@ -507,6 +517,12 @@ func (ix *Index) projectAll(ctx context.Context, todo []sessionref.Entry) error 
 				base += recordHeaderLen + int64(n)
 			}
 			werr = r.d.setRefs(refs)
+			for k, b := range r.warm {
+				if warm += b.size(); warm > ix.opts.CacheBytes/2 {
+					break
+				}
+				ix.cache.put(cacheKey{file: ix.data.id, off: refs[k].off}, b)
+			}
 		}
 		if cap(r.recs) <= 1<<20 { // a large session's buffer is not kept
 			select {
@@ -571,6 +587,11 @@ func (ix *Index) build(ctx context.Context, w *worker, i int, e *sessionref.Entr
 			var n uint32
 			r.recs, n = appendRecord(r.recs, w.raw)
 			r.lens = append(r.lens, n)
+			if i < warmSessions {
+				if b, err := decodeBlock(w.raw, w.f); err == nil {
+					r.warm = append(r.warm, b)
+				}
+			}
 			clear(w.pending)
 			w.pending, size = w.pending[:0], 0
 		}

@@ -99,3 +99,29 @@ func mustSearch(t *testing.T, rc *Index, q string) []Result {
 	}
 	return res
 }
+
+// TestNewestBlocksAreCachedAsTheyAreWritten: a sync puts the blocks of
+// the newest warmSessions sessions it reads in the block cache, so the
+// first search of the newest session reads nothing back from disk (the
+// cache does not grow), while a search of an older one does.
+func TestNewestBlocksAreCachedAsTheyAreWritten(t *testing.T) {
+	var sessions []*dshgen.Session
+	n := warmSessions + 6
+	for i := range n {
+		sessions = append(sessions, dshgen.NewSession(fmt.Sprintf("s-%04d", i)).CreatedAt(int64(1000+i)).
+			UserText(fmt.Sprintf("text of word%dx", i)))
+	}
+	st := newStore(t, sessions...)
+	before := st.rc.Stats().CacheBytes
+	if before == 0 {
+		t.Fatal("nothing cached after the sync")
+	}
+	wantIDs(t, "newest", st.search(fmt.Sprintf("word%dx", n-1)), fmt.Sprintf("s-%04d", n-1))
+	if after := st.rc.Stats().CacheBytes; after != before {
+		t.Errorf("searching the newest session changed the cache from %d to %d bytes: its block was not cached", before, after)
+	}
+	wantIDs(t, "oldest", st.search("word0x"), "s-0000")
+	if after := st.rc.Stats().CacheBytes; after <= before {
+		t.Errorf("searching the oldest session left the cache at %d bytes (was %d): it was cached already", after, before)
+	}
+}
