@@ -56,8 +56,9 @@ func (s *Snapshot) Candidates(q CandidateQuery) ([]Candidate, bool, error) {
 		rq := rankQuery{query: query, limit: limit, target: target, targetCwd: targetGroup, byActivity: q.ByActivity}
 		if ranked, capped, ok := s.rankLazily(&rq, sc); ok {
 			out := make([]Candidate, 0, len(ranked))
+			cwds := make([]string, len(ranked))
 			for _, i := range ranked {
-				out = append(out, candidateOf(&s.Sessions[i], hasTargetCwd, targetCwd))
+				out = append(out, candidateOf(&s.Sessions[i], hasTargetCwd, targetCwd, &cwds[len(out)]))
 			}
 			return out, capped, nil
 		}
@@ -91,6 +92,7 @@ func (s *Snapshot) Candidates(q CandidateQuery) ([]Candidate, bool, error) {
 	total := len(groups[0]) + len(groups[1]) + len(groups[2])
 	capped := total > limit
 	out := make([]Candidate, 0, min(limit, total))
+	cwds := make([]string, cap(out))
 	for _, members := range groups {
 		need := limit - len(out)
 		if need == 0 {
@@ -124,7 +126,7 @@ func (s *Snapshot) Candidates(q CandidateQuery) ([]Candidate, bool, error) {
 				if len(out) == limit {
 					return out, capped, nil
 				}
-				out = append(out, candidateOf(&s.Sessions[i], hasTargetCwd, targetCwd))
+				out = append(out, candidateOf(&s.Sessions[i], hasTargetCwd, targetCwd, &cwds[len(out)]))
 			}
 		}
 	}
@@ -345,8 +347,10 @@ func (s *Snapshot) sparse(query string, sc *queryScratch) bool {
 	return ok
 }
 
-// candidateOf builds the §2.2 candidate of an entry.
-func candidateOf(e *Entry, hasTargetCwd bool, targetCwd string) Candidate {
+// candidateOf builds the §2.2 candidate of an entry. The candidate's cwd,
+// when it has one, is kept in *cwdSlot: a list's candidates share one
+// slice of slots instead of a string header allocated for each.
+func candidateOf(e *Entry, hasTargetCwd bool, targetCwd string, cwdSlot *string) Candidate {
 	c := Candidate{
 		SessionID:     e.ID,
 		Label:         e.Label(),
@@ -356,8 +360,8 @@ func candidateOf(e *Entry, hasTargetCwd bool, targetCwd string) Candidate {
 		Mention:       Mention(e.DisplayTitle(), e.ID),
 	}
 	if e.HasCwd {
-		cwd := e.Cwd
-		c.Cwd = &cwd
+		*cwdSlot = e.Cwd
+		c.Cwd = cwdSlot
 	}
 	return c
 }

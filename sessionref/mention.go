@@ -36,18 +36,25 @@ func Mention(label, id string) string {
 	if label == "" {
 		label = id
 	}
-	uri := EncodeURI(id)
+	var scratch uriScratch
+	payload := scratch.payload(id)
+	escapes := strings.Count(label, `\`) + strings.Count(label, "]")
 	var b strings.Builder
-	b.Grow(len(mentionOpen) + len(label) + len(mentionLink) + len(uri) + 1)
+	b.Grow(len(mentionOpen) + len(label) + escapes + len(mentionLink) + len(URIScheme) + len(payload) + 1)
 	b.WriteString(mentionOpen)
-	for i := 0; i < len(label); i++ {
-		if c := label[i]; c == '\\' || c == ']' {
-			b.WriteByte('\\')
+	if escapes == 0 {
+		b.WriteString(label)
+	} else {
+		for i := 0; i < len(label); i++ {
+			if c := label[i]; c == '\\' || c == ']' {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(label[i])
 		}
-		b.WriteByte(label[i])
 	}
 	b.WriteString(mentionLink)
-	b.WriteString(uri)
+	b.WriteString(URIScheme)
+	b.Write(payload)
 	b.WriteByte(mentionClose)
 	return b.String()
 }

@@ -33,11 +33,28 @@ var (
 // Invalid UTF-8 bytes of id are encoded as U+FFFD, as AppendJSString does,
 // so DecodeURI(EncodeURI(id)) is id with those bytes replaced.
 func EncodeURI(id string) string {
-	js := AppendJSString(make([]byte, 0, len(id)+2), id)
-	out := make([]byte, len(URIScheme)+uriPayloadEncoding.EncodedLen(len(js)))
-	copy(out, URIScheme)
-	uriPayloadEncoding.Encode(out[len(URIScheme):], js)
-	return string(out)
+	var scratch uriScratch
+	payload := scratch.payload(id)
+	var b strings.Builder
+	b.Grow(len(URIScheme) + len(payload))
+	b.WriteString(URIScheme)
+	b.Write(payload)
+	return b.String()
+}
+
+// uriScratch holds the JSON string and the base64url payload of an id's
+// URI on the stack while they are built, so that a URI costs one
+// allocation, the result's (ids of up to ~90 bytes; a longer one spills
+// to the heap).
+type uriScratch struct {
+	js  [96]byte
+	enc [128]byte
+}
+
+// payload returns the base64url payload of id's URI, in sc.
+func (sc *uriScratch) payload(id string) []byte {
+	js := AppendJSString(sc.js[:0], id)
+	return uriPayloadEncoding.AppendEncode(sc.enc[:0], js)
 }
 
 // DecodeURI returns the session id a URI names. It requires the
