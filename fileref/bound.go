@@ -30,6 +30,25 @@ type pathBounds struct {
 	wordEnd, baseWordEnd uint32
 	// baseChars: the characters of the base name.
 	baseChars uint32
+	// basePairs: the pairs of adjacent characters (ignoring case) of the
+	// base name, hashed by pairBit, as two halves (so that an entry stays
+	// 48 bytes).
+	basePairs [2]uint32
+}
+
+// pairMask returns basePairs as one mask.
+func (b *pathBounds) pairMask() uint64 {
+	return uint64(b.basePairs[1])<<32 | uint64(b.basePairs[0])
+}
+
+// allPairs stands for a text whose pairs are not known.
+const allPairs = ^uint64(0)
+
+// pairBit is the bit of the adjacent lower-case bytes a, b in a pair
+// mask. Pairs share bits, so a mask tells for sure only that a pair is
+// absent.
+func pairBit(a, b byte) uint64 {
+	return 1 << ((uint32(a)<<8 | uint32(b)) * 0x9E3779B1 >> 26)
 }
 
 // fold32 folds a character mask (see maskBit) into 32 bits: the letters
@@ -55,9 +74,19 @@ func fold32(m uint64) uint32 {
 func boundsOf(path string, base int) (b pathBounds, mask uint64, upper bool) {
 	var boundary, baseBoundary, wordEnd, baseWordEnd, baseChars uint64
 	prev := classDelimiter // a path starts a segment
+	var prevLow byte
+	var pairs uint64
 	for i := 0; i < len(path); i++ {
 		c := path[i]
 		upper = upper || c >= 'A' && c <= 'Z'
+		cl := c
+		if c >= 'A' && c <= 'Z' {
+			cl += 'a' - 'A'
+		}
+		if i > base {
+			pairs |= pairBit(prevLow, cl)
+		}
+		prevLow = cl
 		cls := asciiClass[c&0x7f]
 		bit := maskBit(rune(c))
 		mask |= bit
@@ -80,10 +109,9 @@ func boundsOf(path string, base int) (b pathBounds, mask uint64, upper bool) {
 		}
 		prev = cls
 	}
-	b = pathBounds{
-		boundary: fold32(boundary), baseBoundary: fold32(baseBoundary),
-		wordEnd: fold32(wordEnd), baseWordEnd: fold32(baseWordEnd), baseChars: fold32(baseChars),
-	}
+	b.boundary, b.baseBoundary = fold32(boundary), fold32(baseBoundary)
+	b.wordEnd, b.baseWordEnd, b.baseChars = fold32(wordEnd), fold32(baseWordEnd), fold32(baseChars)
+	b.basePairs = [2]uint32{uint32(pairs), uint32(pairs >> 32)}
 	return b, mask, upper
 }
 
@@ -93,6 +121,10 @@ type queryBound struct {
 	first uint32 // its first character
 	last  uint32 // its last character
 	n     int    // its length in bytes
+	// next[i] is the pair bit of query bytes i and i+1 and nextChar[i]
+	// the folded bit of byte i+1.
+	next     []uint64
+	nextChar []uint32
 }
 
 func newQueryBound(folded string, mask uint64) queryBound {
@@ -101,13 +133,24 @@ func newQueryBound(folded string, mask uint64) queryBound {
 		qb.first = fold32(maskBit(rune(folded[0])))
 		qb.last = fold32(maskBit(rune(folded[len(folded)-1])))
 	}
+	for i := 0; i+1 < len(folded); i++ {
+		qb.next = append(qb.next, pairBit(folded[i], folded[i+1]))
+		qb.nextChar = append(qb.nextChar, fold32(maskBit(rune(folded[i+1]))))
+	}
 	return qb
 }
 
 // window is the ceiling of scoreWindowASCII plus wordEndASCII for a window
 // of a text whose boundary and word-end characters are boundary and
-// wordEnd.
-func (qb queryBound) window(boundary, wordEnd uint32) int {
+// wordEnd, and whose pairs of adjacent characters are pairs.
+//
+// A query character matched right after the previous one forms a pair of
+// the text; when that pair is absent, a gap (at least scoreGapStart)
+// separates them and the character starts a new run, whose bonus is
+// bonusFor at its position: zero unless it is a boundary character, and
+// at most bonusBoundary in a text without "/" (pairs other than allPairs
+// are only known of those).
+func (qb queryBound) window(boundary, wordEnd uint32, pairs uint64) int {
 	s := qb.n * scoreMatch
 	if wordEnd&qb.last != 0 {
 		s += bonusWordEnd
@@ -115,10 +158,21 @@ func (qb queryBound) window(boundary, wordEnd uint32) int {
 	if boundary&qb.first != 0 {
 		s += bonusMax * bonusFirstCharMult
 	}
+	run := bonusConsecutive
 	if boundary&qb.mask != 0 {
-		s += (qb.n - 1) * bonusMax
-	} else {
-		s += (qb.n - 1) * bonusConsecutive
+		run = bonusMax
+	}
+	for i, pb := range qb.next {
+		switch {
+		case pairs&pb != 0:
+			s += run
+		case boundary&qb.nextChar[i] != 0:
+			// Pairs are known only of texts without "/" (base
+			// names), where bonusFor never gives more than this.
+			s += scoreGapStart + bonusBoundary
+		default:
+			s += scoreGapStart
+		}
 	}
 	return s
 }
@@ -128,11 +182,11 @@ func (qb queryBound) window(boundary, wordEnd uint32) int {
 func (qb queryBound) scoreBound(e *entry) int {
 	b := &e.bounds
 	if e.baseOff == 0 {
-		return qb.window(b.boundary, b.wordEnd) + bonusBasename
+		return qb.window(b.boundary, b.wordEnd, b.pairMask()) + bonusBasename
 	}
-	s := qb.window(b.boundary, b.wordEnd)
+	s := qb.window(b.boundary, b.wordEnd, allPairs)
 	if b.baseChars&qb.mask == qb.mask {
-		s = max(s, qb.window(b.baseBoundary, b.baseWordEnd)+bonusBasename)
+		s = max(s, qb.window(b.baseBoundary, b.baseWordEnd, b.pairMask())+bonusBasename)
 	}
 	return s
 }
