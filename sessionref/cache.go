@@ -106,11 +106,11 @@ func (ix *Index) SaveCache(path string) error {
 	cf := cacheFile{Format: cacheFormat, Root: ix.root, Sessions: make([]cachedSession, 0, len(order))}
 	for _, t := range order {
 		cs := cachedSession{
-			ProjectName: t.dir.projectName, DirName: t.dir.dirName, LogName: filepath.Base(t.dir.log.path),
-			DirModTime: t.dir.dirModTime, Entry: *t.entry, File: t.file, Skip: t.skip, IdentityErr: t.identityErr,
-			Started: t.started, TailLen: t.tailLen, TailSum: t.tailSum,
+			ProjectName: t.dir.projectName(), DirName: t.dir.dirName(), LogName: filepath.Base(t.dir.log.path),
+			DirModTime: t.dir.dirModTime, Entry: *t.entry, File: t.file, Skip: t.skipReason(), IdentityErr: t.identityErr(),
+			Started: t.started, TailLen: int(t.tailLen), TailSum: t.tailSum,
 		}
-		if t.skip == "" {
+		if t.skipReason() == "" {
 			st := ix.searchOf(t)
 			cs.SearchAll, cs.SearchIDLen, cs.SearchTitleLen, cs.SearchDispLen = st.all, len(st.id), len(st.title), len(st.display)
 			cf.SearchBytes += len(st.all) + 1
@@ -242,10 +242,10 @@ func (ix *Index) LoadCache(path string) error {
 		if err := ix.restore(&cs, ld, t, cols); err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrCacheUnusable, path, err)
 		}
-		if loaded[t.dir.path] != nil {
-			return fmt.Errorf("%w: %s lists %s twice", ErrCacheUnusable, path, t.dir.path)
+		if loaded[t.dir.path()] != nil {
+			return fmt.Errorf("%w: %s lists %s twice", ErrCacheUnusable, path, t.dir.path())
 		}
-		loaded[t.dir.path] = t
+		loaded[t.dir.path()] = t
 		order = append(order, t)
 	}
 	if len(r.b) != 0 {
@@ -279,14 +279,22 @@ func (ix *Index) restore(s *cachedSession, ld *cacheLoad, t *tracked, cols *colu
 	// substrings of it (100,000 sessions: 30 MB less than four strings each).
 	logPath := ld.logPath
 	dirEnd := len(logPath) - len(s.LogName) - 1
-	d := sessionDir{projectName: s.ProjectName, dirName: s.DirName, path: logPath[:dirEnd],
-		dirModTime: s.DirModTime, log: logFile{path: logPath, encoding: enc, generation: gen}}
+	if dirEnd < 0 {
+		return fmt.Errorf("entry names %q, longer than its log path", s.LogName)
+	}
+	d, ok := makeSessionDir(s.ProjectName, s.DirName, logPath[:dirEnd], logFile{path: logPath, encoding: enc, generation: gen}, s.DirModTime)
+	if !ok {
+		return fmt.Errorf("entry's log path is not <root>/%s/%s/%s", s.ProjectName, s.DirName, s.LogName)
+	}
+	if s.TailLen < 0 || s.TailLen > resumeTailLen || int64(s.TailLen) > s.Entry.Offset {
+		return fmt.Errorf("entry in %s has a resume check of %d bytes", s.DirName, s.TailLen)
+	}
 	entry := s.Entry
-	*t = tracked{dir: d, entry: &entry, file: s.File, skip: s.Skip, identityErr: s.IdentityErr, started: s.Started,
-		tailLen: s.TailLen, tailSum: s.TailSum}
+	*t = tracked{dir: d, entry: &entry, file: s.File, started: s.Started, tailLen: uint8(s.TailLen), tailSum: s.TailSum}
+	t.setReasons(s.Skip, s.IdentityErr)
 	t.entry.Path, t.entry.Encoding, t.entry.Generation = d.log.path, enc, gen
 	t.entry.Title, t.entry.DescriptorLabel = capLabel(t.entry.Title), capLabel(t.entry.DescriptorLabel)
-	if t.skip == "" {
+	if t.skipReason() == "" {
 		if !t.started {
 			return fmt.Errorf("listed entry in %s has no header", s.DirName)
 		}
@@ -294,10 +302,7 @@ func (ix *Index) restore(s *cachedSession, ld *cacheLoad, t *tracked, cols *colu
 			return fmt.Errorf("listed entry's id and cwd do not encode to %s/%s", s.ProjectName, s.DirName)
 		}
 	}
-	if t.tailLen < 0 || t.tailLen > resumeTailLen || int64(t.tailLen) > t.entry.Offset {
-		return fmt.Errorf("entry in %s has a resume check of %d bytes", s.DirName, t.tailLen)
-	}
-	if t.skip == "" {
+	if t.skipReason() == "" {
 		if cols.addCached(ld.search, s, t.entry) {
 			t.col = int32(cols.len())
 		} else {

@@ -28,10 +28,15 @@ func typingSnapshot(t *testing.T, n int) *Snapshot {
 		if !e.HasCwd {
 			e.Cwd = ""
 		}
-		tr := &tracked{dir: sessionDir{path: filepath.Join(ix.root, e.ID)}, entry: &e, started: true}
+		proj := "--work--"
+		dir, ok := makeSessionDir(proj, e.ID, filepath.Join(ix.root, proj, e.ID), logFile{path: filepath.Join(ix.root, proj, e.ID, "session"+logRawSuffix)}, 0)
+		if !ok {
+			t.Fatal("makeSessionDir refused a joined path")
+		}
+		tr := &tracked{dir: dir, entry: &e, started: true}
 		st := newSearchText(tr.entry)
 		tr.fresh = &st
-		ix.tracked[tr.dir.path] = tr
+		ix.tracked[tr.dir.path()] = tr
 	}
 	ix.writeMu.Lock()
 	ix.publishLocked(false)

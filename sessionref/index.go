@@ -81,10 +81,9 @@ type tracked struct {
 	// before changing anything (own).
 	entry *Entry
 	file  fileIdentity
-	// skip is set when the session is known but must not be listed.
-	skip string
-	// identityErr says why the header does not belong where the log lies.
-	identityErr string
+	// why holds the reasons a session is known but not listed; nil, as
+	// for nearly every session, when there is none.
+	why *skipReasons
 	// fresh is the search text when it is not in Index.cols and was
 	// built already: the snapshot lists the session under its parent's
 	// catalog label, or LoadCache could not use the cached text. A
@@ -92,17 +91,57 @@ type tracked struct {
 	// publish builds its text straight into the new columns, so a build
 	// does not hold a second copy of every text until it publishes.
 	fresh *searchText
-	// tailLen and tailSum are the length and SHA-256 of the bytes before
-	// entry.Offset, to tell growth from a rewrite in place.
-	tailLen int
+	// tailSum and tailLen are the SHA-256 and length (at most
+	// resumeTailLen) of the bytes before entry.Offset, to tell growth from
+	// a rewrite in place.
 	tailSum [sha256.Size]byte
 	// col is 1 + the index of the entry's search text in Index.cols, 0
 	// when it is not there. A listed session keeps its search text once,
 	// in the published columns, not a second time here.
-	col    int32
-	shared bool
+	col     int32
+	tailLen uint8
+	shared  bool
 	// started reports that the header has been read.
 	started bool
+}
+
+// skipReasons are the reasons of a tracked session that is not listed.
+type skipReasons struct {
+	// skip is set when the session is known but must not be listed.
+	skip string
+	// identityErr says why the header does not belong where the log lies.
+	identityErr string
+}
+
+// skipReason is why the session is not listed; "" when it is.
+func (t *tracked) skipReason() string {
+	if t.why == nil {
+		return ""
+	}
+	return t.why.skip
+}
+
+// identityErr says why the header does not belong where the log lies.
+func (t *tracked) identityErr() string {
+	if t.why == nil {
+		return ""
+	}
+	return t.why.identityErr
+}
+
+// setSkip sets skipReason; setIdentityErr sets identityErr.
+func (t *tracked) setSkip(reason string) { t.setReasons(reason, t.identityErr()) }
+
+func (t *tracked) setIdentityErr(reason string) { t.setReasons(t.skipReason(), reason) }
+
+func (t *tracked) setReasons(skip, identityErr string) {
+	switch {
+	case skip == "" && identityErr == "":
+		t.why = nil
+	case t.why != nil && t.why.skip == skip && t.why.identityErr == identityErr:
+	default:
+		t.why = &skipReasons{skip: skip, identityErr: identityErr}
+	}
 }
 
 // newTracked returns the state of a session not read yet.
@@ -401,7 +440,7 @@ func (ix *Index) updateLocked(ctx context.Context, refs []dirRef, progress func(
 			}
 			continue
 		}
-		ix.tracked[r.t.dir.path] = r.t // the key shares the tracked path's bytes
+		ix.tracked[r.t.dir.path()] = r.t // the key shares the tracked path's bytes
 	}
 	if err != nil {
 		return fmt.Errorf("indexing %s: %w", ix.root, err)
@@ -425,9 +464,9 @@ func (ix *Index) updateOne(ref dirRef, prior *tracked) updateResult {
 	}
 	sameDir := t == prior && t.dir == d
 	t.dir = d
-	skipBefore := t.skip
+	skipBefore := t.skipReason()
 	read := ix.readTracked(t)
-	return updateResult{t: t, same: sameDir && !read && t.skip == skipBefore}
+	return updateResult{t: t, same: sameDir && !read && t.skipReason() == skipBefore}
 }
 
 // readTracked reads what is new in one log. It reports false when the log
@@ -435,7 +474,7 @@ func (ix *Index) updateOne(ref dirRef, prior *tracked) updateResult {
 func (ix *Index) readTracked(t *tracked) bool {
 	id, err := statIdentity(t.dir.log.path)
 	if err != nil {
-		t.skip = fmt.Sprintf("log unreadable: %v", err)
+		t.setSkip(fmt.Sprintf("log unreadable: %v", err))
 		return true
 	}
 	if t.started && (id.Inode != t.file.Inode || id.Device != t.file.Device || id.Size < t.entry.Offset) {
@@ -448,7 +487,7 @@ func (ix *Index) readTracked(t *tracked) bool {
 	t.own()
 	if !t.started {
 		t.entry = &Entry{Path: t.dir.log.path, Encoding: t.dir.log.encoding, Generation: t.dir.log.generation, LastSeq: -1}
-		t.identityErr = ""
+		t.setIdentityErr("")
 	}
 	sc := titleScanner{entry: t.entry}
 	r := lineReader{path: t.dir.log.path, encoding: t.dir.log.encoding, frames: &ix.frames, skipCorruptFrames: true,
@@ -469,20 +508,20 @@ func (ix *Index) readTracked(t *tracked) bool {
 			return herr
 		}
 		t.started = true
-		if h.ID == t.dir.dirName {
-			h.ID = t.dir.dirName // shares the log path's bytes
+		if name := t.dir.dirName(); h.ID == name {
+			h.ID = name // shares the log path's bytes
 		}
 		h.Cwd, h.Origin = ix.names.intern(h.Cwd), ix.names.intern(h.Origin)
 		t.entry.ID, t.entry.Cwd, t.entry.HasCwd = h.ID, h.Cwd, h.HasCwd
 		t.entry.CreatedAt, t.entry.ParentSession, t.entry.Origin = h.CreatedAt, h.ParentSession, h.Origin
 		t.entry.FormatVersion, t.entry.DelegationDepth = h.Version, h.DelegationDepth
 		if ierr := checkIdentity(t.dir, h); ierr != nil {
-			t.identityErr = ierr.Error()
+			t.setIdentityErr(ierr.Error())
 		}
 		return nil
 	}
 	var res readResult
-	res, err = r.readResumed(t.entry.Offset, t.tailLen, &t.tailSum, scan)
+	res, err = r.readResumed(t.entry.Offset, int(t.tailLen), &t.tailSum, scan)
 	if errors.Is(err, errRewritten) {
 		ix.log.Info("log rewritten in place; reading it again", zap.String("path", t.dir.log.path))
 		*t = tracked{dir: t.dir}
@@ -492,24 +531,24 @@ func (ix *Index) readTracked(t *tracked) bool {
 	}
 	sc.finish(res.LastLine)
 	t.entry.Title, t.entry.DescriptorLabel = capLabel(t.entry.Title), capLabel(t.entry.DescriptorLabel)
-	t.tailLen, t.tailSum = len(res.Tail), sha256.Sum256(res.Tail)
+	t.tailLen, t.tailSum = uint8(len(res.Tail)), sha256.Sum256(res.Tail)
 	ix.bytesRead.Add(res.BytesRead)
 	ix.logsRead.Add(1)
 	t.entry.Offset = res.Offset
 	t.file = id
-	t.skip = t.identityErr
+	t.setSkip(t.identityErr())
 	var corrupt *CorruptError
 	switch {
 	case headerErr != nil:
-		t.skip = "header unreadable: " + headerReason(headerErr)
+		t.setSkip("header unreadable: " + headerReason(headerErr))
 		t.entry.Offset = 0
 	case errors.As(err, &corrupt):
 		t.entry.Corrupt = corrupt.Reason
 	case err != nil:
-		t.skip = err.Error()
+		t.setSkip(err.Error())
 		t.file = fileIdentity{} // read again next time
 	case !t.started:
-		t.skip = "log has no complete header line yet"
+		t.setSkip("log has no complete header line yet")
 	}
 	t.col, t.fresh = 0, nil // publish builds the search text
 	return true

@@ -3,6 +3,7 @@ package sessionref
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -95,15 +96,46 @@ func chooseLog(dir string, names []string) (logFile, bool) {
 	return best, best.generation >= 0
 }
 
-// sessionDir is a session directory and the log chosen in it.
+// sessionDir is a session directory and the log chosen in it. The writer
+// keeps one per session, so it holds one string: the directory's path and
+// both names are substrings of the log path, located by their lengths.
 type sessionDir struct {
-	projectName string // e.g. "--home-u-proj--" or "_no-cwd"
-	dirName     string // encodeSegment(id)
-	path        string // absolute path of the session directory
-	log         logFile
+	log logFile
 	// dirModTime is the session directory's modification time (ns) when its
 	// log was chosen: while it is unchanged no log file came or went.
 	dirModTime int64
+	// dirEnd is the length of the directory's path in log.path, nameLen
+	// that of its name (encodeSegment(id)) at the path's end, and projLen
+	// that of the project directory's name (e.g. "--home-u-proj--" or
+	// "_no-cwd") before it.
+	dirEnd, nameLen, projLen int32
+}
+
+// makeSessionDir returns the sessionDir of the log lf chosen in the
+// directory path, named dirName in the project directory projectName. It
+// reports false when lf.path is not path/<log name>, or path not
+// <…>/projectName/dirName.
+func makeSessionDir(projectName, dirName, path string, lf logFile, mod int64) (sessionDir, bool) {
+	p, n := lf.path, len(path)
+	nameStart := n - len(dirName)
+	projStart := nameStart - 1 - len(projectName)
+	if len(p) > math.MaxInt32 || len(p) <= n || p[:n] != path || !os.IsPathSeparator(p[n]) ||
+		projStart < 0 || p[nameStart:n] != dirName || !os.IsPathSeparator(p[nameStart-1]) || p[projStart:nameStart-1] != projectName {
+		return sessionDir{}, false
+	}
+	return sessionDir{log: lf, dirModTime: mod, dirEnd: int32(n), nameLen: int32(len(dirName)), projLen: int32(len(projectName))}, true
+}
+
+// path is the session directory's absolute path.
+func (d *sessionDir) path() string { return d.log.path[:d.dirEnd] }
+
+// dirName is the session directory's name.
+func (d *sessionDir) dirName() string { return d.log.path[d.dirEnd-d.nameLen : d.dirEnd] }
+
+// projectName is the name of the project directory holding it.
+func (d *sessionDir) projectName() string {
+	end := d.dirEnd - d.nameLen - 1
+	return d.log.path[end-d.projLen : end]
 }
 
 // dirRef names a session directory found by listing a project directory.
@@ -181,13 +213,9 @@ func chooseSessionLog(ref dirRef, prior *sessionDir) (sessionDir, *Skipped) {
 	if !ok {
 		return sessionDir{}, &Skipped{Path: ref.path, Reason: "session directory holds no session log"}
 	}
-	d := sessionDir{projectName: ref.projectName, dirName: ref.dirName, path: ref.path, log: lf, dirModTime: mod}
-	// The directory path and its name are kept as substrings of the log
-	// path: one string per session instead of three (100,000 sessions:
-	// ~14 MB less).
-	if n := len(ref.path); len(lf.path) > n && lf.path[:n] == ref.path && os.IsPathSeparator(lf.path[n]) && strings.HasSuffix(ref.path, ref.dirName) {
-		d.path = lf.path[:n]
-		d.dirName = d.path[n-len(ref.dirName):]
+	d, ok := makeSessionDir(ref.projectName, ref.dirName, ref.path, lf, mod)
+	if !ok { // discover joins the names it lists: not reached
+		return sessionDir{}, &Skipped{Path: ref.path, Reason: "session directory path is not <root>/<project>/<session>"}
 	}
 	return d, nil
 }
@@ -212,11 +240,11 @@ func readDirNames(dir string) ([]string, error) {
 
 // checkIdentity verifies that a header belongs where its log lies (§1.1).
 func checkIdentity(d sessionDir, h Header) error {
-	if want := EncodeSegment(h.ID); want != d.dirName {
-		return fmt.Errorf("header id %q encodes to %q, not to its directory name %q", h.ID, want, d.dirName)
+	if want := EncodeSegment(h.ID); want != d.dirName() {
+		return fmt.Errorf("header id %q encodes to %q, not to its directory name %q", h.ID, want, d.dirName())
 	}
-	if want := ProjectDir(h.Cwd, h.HasCwd); want != d.projectName {
-		return fmt.Errorf("header cwd maps to project directory %q, not %q", want, d.projectName)
+	if want := ProjectDir(h.Cwd, h.HasCwd); want != d.projectName() {
+		return fmt.Errorf("header cwd maps to project directory %q, not %q", want, d.projectName())
 	}
 	if d.log.generation > 0 && h.Version != d.log.generation {
 		return fmt.Errorf("generation %d log has header version %d", d.log.generation, h.Version)

@@ -3,6 +3,7 @@ package sessionref
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"testing"
 	"unsafe"
 )
@@ -63,7 +64,32 @@ func TestIndexRewriteInPlaceIsReadAgain(t *testing.T) {
 // is 6.4 MB of resident memory there. It holds no read buffer, scanner or
 // copy of log bytes (tracked's doc comment).
 func TestTrackedStaysSmall(t *testing.T) {
-	if n := unsafe.Sizeof(tracked{}); n > 224 {
-		t.Errorf("tracked is %d bytes, more than the 224 it was cut to", n)
+	if n := unsafe.Sizeof(tracked{}); n > 160 {
+		t.Errorf("tracked is %d bytes, more than the 160 it was cut to", n)
+	}
+}
+
+// TestMakeSessionDirNamesAreTheLogPaths checks the lengths a sessionDir
+// keeps instead of its names: each name read back equals the one given,
+// and a log path that does not hold them is refused.
+func TestMakeSessionDirNamesAreTheLogPaths(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "sessions")
+	dir := filepath.Join(root, "--home-u-p--", "abc")
+	d, ok := makeSessionDir("--home-u-p--", "abc", dir, logFile{path: filepath.Join(dir, "session.jsonl")}, 7)
+	if !ok {
+		t.Fatal("refused root/project/session/log")
+	}
+	if d.path() != dir || d.dirName() != "abc" || d.projectName() != "--home-u-p--" || d.dirModTime != 7 {
+		t.Errorf("path %q name %q project %q mod %d", d.path(), d.dirName(), d.projectName(), d.dirModTime)
+	}
+	for _, c := range []struct{ project, name, dir, log string }{
+		{"--home-u-p--", "abc", dir, filepath.Join(root, "--home-u-p--", "abd", "session.jsonl")}, // another directory
+		{"--home-u-p--", "ab", dir, filepath.Join(dir, "session.jsonl")},                          // not the path's last name
+		{"--other--", "abc", dir, filepath.Join(dir, "session.jsonl")},                            // not its project
+		{"--home-u-p--", "abc", dir, dir},                                                         // no log name
+	} {
+		if _, ok := makeSessionDir(c.project, c.name, c.dir, logFile{path: c.log}, 0); ok {
+			t.Errorf("accepted %+v", c)
+		}
 	}
 }
