@@ -51,7 +51,13 @@ func (s *Server) completionCall(params json.RawMessage) (call, error) {
 		return nil, invalidParams("textDocument/completion", fmt.Errorf("document %s is not open", p.TextDocument.URI))
 	}
 	req := completionRequest{doc: doc, pos: p.Position}
-	return func(ctx context.Context) (any, error) { return s.complete(ctx, req) }, nil
+	return func(ctx context.Context) (any, error) {
+		list, err := s.complete(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return encodeCompletionList(list)
+	}, nil
 }
 
 // complete builds the one list of sessions and files for the `@` token at

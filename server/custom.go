@@ -179,7 +179,7 @@ func (s *Server) candidatesCall(params json.RawMessage) (call, error) {
 		}
 		// Sessions found by what was said in them come after every title,
 		// id and cwd match, in what the limit leaves.
-		return append(out, s.bodyMatches(ctx, snap, s.syncedRecall(), p.Query, cands, cfg, limit-len(cands))...), nil
+		return encodeCandidates(append(out, s.bodyMatches(ctx, snap, s.syncedRecall(), p.Query, cands, cfg, limit-len(cands))...))
 	}, nil
 }
 

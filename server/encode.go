@@ -1,0 +1,260 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/dsh-refls/dsh-refls/sessionref"
+)
+
+// Encoders of the answers sent on every keystroke: dsh/candidates and
+// completion lists. encoding/json walked their fields by reflection, about
+// a tenth of the server's CPU per keystroke for 50 candidates (17 KB) or
+// items (25 KB). These append the same bytes directly: exactly what
+// jsonCodec (encoding/json without HTML escaping) writes for the same
+// values, field for field and escape for escape, which encode_test.go
+// checks byte for byte on generated values. Values these types hold only
+// rarely (a body match, an item's documentation, an edit of another type)
+// are encoded by jsonCodec in place.
+
+// hexDigits are the digits of \u escapes.
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string, escaped as encoding/json
+// escapes it without HTML escaping: '"' and '\' with a backslash; \b \f \n
+// \r \t by name; other bytes below 0x20 as \u00XX; U+2028 and U+2029 as
+// \u2028 and \u2029; each byte of invalid UTF-8 as \ufffd.
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// appendJSONValue appends v as jsonCodec encodes it.
+func appendJSONValue(dst []byte, v any) ([]byte, error) {
+	b, err := jsonCodec{}.Marshal(v)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
+}
+
+// appendBool appends a JSON boolean.
+func appendBool(dst []byte, v bool) []byte {
+	if v {
+		return append(dst, "true"...)
+	}
+	return append(dst, "false"...)
+}
+
+// appendCandidate appends the fields of a sessionref.Candidate, without
+// the closing brace: bodyCandidate adds its match after them.
+func appendCandidateFields(dst []byte, c *sessionref.Candidate) []byte {
+	dst = append(dst, `{"sessionId":`...)
+	dst = appendJSONString(dst, c.SessionID)
+	dst = append(dst, `,"label":`...)
+	dst = appendJSONString(dst, c.Label)
+	dst = append(dst, `,"displayTitle":`...)
+	dst = appendJSONString(dst, c.DisplayTitle)
+	if c.Cwd != nil {
+		dst = append(dst, `,"cwd":`...)
+		dst = appendJSONString(dst, *c.Cwd)
+	}
+	dst = append(dst, `,"sameWorkspace":`...)
+	dst = appendBool(dst, c.SameWorkspace)
+	dst = append(dst, `,"createdAt":`...)
+	dst = strconv.AppendInt(dst, c.CreatedAt, 10)
+	dst = append(dst, `,"mention":`...)
+	return appendJSONString(dst, c.Mention)
+}
+
+// encodeCandidates encodes the answer of dsh/candidates.
+func encodeCandidates(cands []bodyCandidate) (json.RawMessage, error) {
+	dst := make([]byte, 0, 64+384*len(cands))
+	dst = append(dst, '[')
+	for i := range cands {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendCandidateFields(dst, &cands[i].Candidate)
+		if m := cands[i].Match; m != nil {
+			dst = append(dst, `,"match":`...)
+			var err error
+			if dst, err = appendJSONValue(dst, m); err != nil {
+				return nil, fmt.Errorf("encoding the match of %s: %w", cands[i].SessionID, err)
+			}
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, ']'), nil
+}
+
+// appendPosition appends a Position.
+func appendPosition(dst []byte, p Position) []byte {
+	dst = append(dst, `{"line":`...)
+	dst = strconv.AppendInt(dst, int64(p.Line), 10)
+	dst = append(dst, `,"character":`...)
+	dst = strconv.AppendInt(dst, int64(p.Character), 10)
+	return append(dst, '}')
+}
+
+// appendRange appends a Range.
+func appendRange(dst []byte, r Range) []byte {
+	dst = append(dst, `{"start":`...)
+	dst = appendPosition(dst, r.Start)
+	dst = append(dst, `,"end":`...)
+	dst = appendPosition(dst, r.End)
+	return append(dst, '}')
+}
+
+// appendEdit appends an item's textEdit: a textEdit or an
+// insertReplaceEdit, another value as jsonCodec encodes it.
+func appendEdit(dst []byte, edit any) ([]byte, error) {
+	switch e := edit.(type) {
+	case textEdit:
+		dst = append(dst, `{"range":`...)
+		dst = appendRange(dst, e.Range)
+		dst = append(dst, `,"newText":`...)
+		dst = appendJSONString(dst, e.NewText)
+		return append(dst, '}'), nil
+	case insertReplaceEdit:
+		dst = append(dst, `{"newText":`...)
+		dst = appendJSONString(dst, e.NewText)
+		dst = append(dst, `,"insert":`...)
+		dst = appendRange(dst, e.Insert)
+		dst = append(dst, `,"replace":`...)
+		dst = appendRange(dst, e.Replace)
+		return append(dst, '}'), nil
+	}
+	return appendJSONValue(dst, edit)
+}
+
+// appendCompletionItem appends one completion item.
+func appendCompletionItem(dst []byte, it *completionItem) ([]byte, error) {
+	var err error
+	dst = append(dst, `{"label":`...)
+	dst = appendJSONString(dst, it.Label)
+	if d := it.LabelDetails; d != nil {
+		dst = append(dst, `,"labelDetails":{`...)
+		if d.Detail != "" {
+			dst = append(dst, `"detail":`...)
+			dst = appendJSONString(dst, d.Detail)
+		}
+		if d.Description != "" {
+			if d.Detail != "" {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `"description":`...)
+			dst = appendJSONString(dst, d.Description)
+		}
+		dst = append(dst, '}')
+	}
+	if it.Kind != 0 {
+		dst = append(dst, `,"kind":`...)
+		dst = strconv.AppendInt(dst, int64(it.Kind), 10)
+	}
+	if it.Detail != "" {
+		dst = append(dst, `,"detail":`...)
+		dst = appendJSONString(dst, it.Detail)
+	}
+	if it.Documentation != nil {
+		dst = append(dst, `,"documentation":`...)
+		if dst, err = appendJSONValue(dst, it.Documentation); err != nil {
+			return nil, err
+		}
+	}
+	if it.SortText != "" {
+		dst = append(dst, `,"sortText":`...)
+		dst = appendJSONString(dst, it.SortText)
+	}
+	if it.FilterText != "" {
+		dst = append(dst, `,"filterText":`...)
+		dst = appendJSONString(dst, it.FilterText)
+	}
+	if it.TextEdit != nil {
+		dst = append(dst, `,"textEdit":`...)
+		if dst, err = appendEdit(dst, it.TextEdit); err != nil {
+			return nil, err
+		}
+	}
+	if len(it.Data) > 0 {
+		// encoding/json writes a RawMessage field compacted.
+		dst = append(dst, `,"data":`...)
+		buf := bytes.NewBuffer(dst)
+		if err := json.Compact(buf, it.Data); err != nil {
+			return nil, err
+		}
+		dst = buf.Bytes()
+	}
+	return append(dst, '}'), nil
+}
+
+// encodeCompletionList encodes a completion list.
+func encodeCompletionList(l *completionList) (json.RawMessage, error) {
+	dst := make([]byte, 0, 64+512*len(l.Items))
+	dst = append(dst, `{"isIncomplete":`...)
+	dst = appendBool(dst, l.IsIncomplete)
+	if l.Items == nil {
+		return append(dst, `,"items":null}`...), nil
+	}
+	dst = append(dst, `,"items":[`...)
+	var err error
+	for i := range l.Items {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if dst, err = appendCompletionItem(dst, &l.Items[i]); err != nil {
+			return nil, fmt.Errorf("encoding completion item %q: %w", l.Items[i].Label, err)
+		}
+	}
+	return append(dst, "]}"...), nil
+}

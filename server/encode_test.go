@@ -1,0 +1,186 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/recall"
+)
+
+// encodePieces are what generated strings are made of: plain text, every
+// byte encoding/json escapes, HTML characters it leaves alone without HTML
+// escaping, U+2028/U+2029, multi-byte runes and invalid UTF-8.
+var encodePieces = []string{"a", "refactor the parser", " ", `"`, `\`, "/", "<", ">", "&", "\x00", "\x01", "\b", "\f", "\n",
+	"\r", "\t", "\x1f", "\x7f", "\u2028", "\u2029", "é", "😀", "\u00a0", "\ufeff", "\xff", "\xc3", "\xe2\x80", "\ufffd", "@[x](dsh-session:ImEi)"}
+
+func randomString(rnd *rand.Rand) string {
+	var b strings.Builder
+	for range rnd.Intn(6) {
+		b.WriteString(encodePieces[rnd.Intn(len(encodePieces))])
+	}
+	return b.String()
+}
+
+// TestAppendJSONStringIsEncodingJSON compares appendJSONString with
+// jsonCodec on every piece alone and on generated strings.
+func TestAppendJSONStringIsEncodingJSON(t *testing.T) {
+	rnd := rand.New(rand.NewSource(1))
+	inputs := append([]string{""}, encodePieces...)
+	for range 5000 {
+		inputs = append(inputs, randomString(rnd))
+	}
+	for _, s := range inputs {
+		want, err := jsonCodec{}.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
+			t.Fatalf("appendJSONString(%q) = %s, want %s", s, got, want)
+		}
+	}
+}
+
+// TestEncodeCandidatesIsEncodingJSON compares encodeCandidates with
+// jsonCodec on generated lists: with and without cwd and body match, and
+// the empty list.
+func TestEncodeCandidatesIsEncodingJSON(t *testing.T) {
+	rnd := rand.New(rand.NewSource(2))
+	for n := range 200 {
+		cands := []bodyCandidate{}
+		for range n % 7 {
+			c := bodyCandidate{Candidate: sessionref.Candidate{SessionID: randomString(rnd), Label: randomString(rnd),
+				DisplayTitle: randomString(rnd), SameWorkspace: rnd.Intn(2) == 0, CreatedAt: rnd.Int63() - rnd.Int63(),
+				Mention: randomString(rnd)}}
+			if rnd.Intn(2) == 0 {
+				cwd := randomString(rnd)
+				c.Cwd = &cwd
+			}
+			if rnd.Intn(3) == 0 {
+				c.Match = &recall.Match{Role: randomString(rnd), Seq: rnd.Int63n(100), Excerpt: randomString(rnd), Ranges: [][2]int{{0, rnd.Intn(9)}}}
+			}
+			cands = append(cands, c)
+		}
+		want, err := jsonCodec{}.Marshal(cands)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := encodeCandidates(cands)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("encodeCandidates:\n got %s\nwant %s", got, want)
+		}
+	}
+}
+
+// TestEncodeCompletionListIsEncodingJSON compares encodeCompletionList with
+// jsonCodec on generated lists covering every optional field, both edit
+// types, an edit of another type, data with blanks and a nil item list.
+func TestEncodeCompletionListIsEncodingJSON(t *testing.T) {
+	rnd := rand.New(rand.NewSource(3))
+	rng := func() Range {
+		return Range{Start: Position{rnd.Intn(3), rnd.Intn(300)}, End: Position{rnd.Intn(3), rnd.Intn(300)}}
+	}
+	for n := range 300 {
+		list := &completionList{IsIncomplete: rnd.Intn(2) == 0, Items: []completionItem{}}
+		if n == 0 {
+			list.Items = nil
+		}
+		for range n % 6 {
+			it := completionItem{Label: randomString(rnd), Kind: []int{0, completionKindFile, completionKindReference, completionKindFolder}[rnd.Intn(4)],
+				Detail: randomString(rnd), SortText: randomString(rnd), FilterText: randomString(rnd)}
+			switch rnd.Intn(4) {
+			case 0:
+				it.LabelDetails = &labelDetails{Detail: randomString(rnd), Description: randomString(rnd)}
+			case 1:
+				it.LabelDetails = &labelDetails{}
+			}
+			if rnd.Intn(5) == 0 {
+				it.Documentation = &markupContent{Kind: "markdown", Value: randomString(rnd)}
+			}
+			switch rnd.Intn(4) {
+			case 0:
+				it.TextEdit = textEdit{Range: rng(), NewText: randomString(rnd)}
+			case 1:
+				it.TextEdit = insertReplaceEdit{NewText: randomString(rnd), Insert: rng(), Replace: rng()}
+			case 2:
+				it.TextEdit = map[string]any{"newText": randomString(rnd)}
+			}
+			switch rnd.Intn(3) {
+			case 0:
+				data, err := json.Marshal(completionData{Kind: dataKindSession, SessionID: randomString(rnd)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				it.Data = data
+			case 1:
+				it.Data = json.RawMessage(` { "kind" : "file", "path" : "a b" } `)
+			}
+			list.Items = append(list.Items, it)
+		}
+		want, err := jsonCodec{}.Marshal(list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := encodeCompletionList(list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("encodeCompletionList:\n got %s\nwant %s", got, want)
+		}
+	}
+}
+
+// TestEncodeCompletionListRefusesBadData checks that data that is not
+// JSON fails the encoding, as encoding/json fails it.
+func TestEncodeCompletionListRefusesBadData(t *testing.T) {
+	list := &completionList{Items: []completionItem{{Label: "x", Data: json.RawMessage(`{"kind":`)}}}
+	if _, err := (jsonCodec{}).Marshal(list); err == nil {
+		t.Fatal("encoding/json accepted invalid data")
+	}
+	if _, err := encodeCompletionList(list); err == nil {
+		t.Fatal("encodeCompletionList accepted invalid data")
+	}
+}
+
+// benchCandidates are 50 candidates shaped like a store's.
+func benchCandidates() []bodyCandidate {
+	cands := make([]bodyCandidate, 50)
+	for i := range cands {
+		cwd := "/home/dev/project-07"
+		id := "0a1b2c3d-0000-4000-8000-00000000" + strings.Repeat("7", 4)
+		title := "fix the parser retry timeout in the watcher"
+		cands[i] = bodyCandidate{Candidate: sessionref.Candidate{SessionID: id, Label: title, DisplayTitle: title, Cwd: &cwd,
+			SameWorkspace: true, CreatedAt: 1783350000000 + int64(i), Mention: sessionref.Mention(title, id)}}
+	}
+	return cands
+}
+
+// BenchmarkEncodeCandidates measures encoding a dsh/candidates answer of 50
+// candidates by hand (new) and with encoding/json (reflect), for A/B with
+// -cpu 1 in one run.
+func BenchmarkEncodeCandidates(b *testing.B) {
+	cands := benchCandidates()
+	b.Run("new", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := encodeCandidates(cands); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("reflect", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := (jsonCodec{}).Marshal(cands); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
