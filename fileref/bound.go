@@ -162,6 +162,9 @@ func (qb queryBound) window(boundary, wordEnd uint32, pairs uint64) int {
 	if boundary&qb.mask != 0 {
 		run = bonusMax
 	}
+	if pairs == allPairs {
+		return s + len(qb.next)*run
+	}
 	for i, pb := range qb.next {
 		switch {
 		case pairs&pb != 0:
@@ -189,4 +192,10 @@ func (qb queryBound) scoreBound(e *entry) int {
 		s = max(s, qb.window(b.baseBoundary, b.baseWordEnd, b.pairMask())+bonusBasename)
 	}
 	return s
+}
+
+// fullBound is a ceiling of the whole-path window's score of e (with its
+// word-end bonus, without the base-name bonus).
+func (qb queryBound) fullBound(e *entry) int {
+	return qb.window(e.bounds.boundary, e.bounds.wordEnd, allPairs)
 }

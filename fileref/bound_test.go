@@ -44,6 +44,11 @@ func TestScoreBoundIsACeiling(t *testing.T) {
 			if bound < score {
 				t.Fatalf("query %q path %q: ceiling %d below score %d", folded, path, bound, score)
 			}
+			s := backwardASCII(low, end, folded)
+			full := scoreWindowASCII(path, low, s, end, folded) + wordEndASCII(path, end)
+			if fb := qb.fullBound(e); fb < full {
+				t.Fatalf("query %q path %q: whole-path ceiling %d below its score %d", folded, path, fb, full)
+			}
 			checked++
 			if bound == score {
 				tight++

@@ -352,16 +352,28 @@ const noBaseMatch = math.MaxUint16
 // scoreASCII scores an ASCII path given the forward match ends of the query
 // in the whole path (end) and in its base name (bend, or noBaseMatch).
 func scoreASCII(path, low string, base, end, bend int, query string) int {
-	s := backwardASCII(low, end, query)
-	full := scoreWindowASCII(path, low, s, end, query) + wordEndASCII(path, end)
-	if base == 0 {
-		return full + bonusBasename
-	}
-	if bend == noBaseMatch {
+	return scoreASCIICeil(path, low, base, end, bend, query, math.MaxInt)
+}
+
+// scoreASCIICeil is scoreASCII for a path whose whole-path window (with
+// its word-end bonus) scores at most fullCeil: when the base name's score
+// reaches that, the whole-path window is not scored.
+func scoreASCIICeil(path, low string, base, end, bend int, query string, fullCeil int) int {
+	if base == 0 || bend == noBaseMatch {
+		s := backwardASCII(low, end, query)
+		full := scoreWindowASCII(path, low, s, end, query) + wordEndASCII(path, end)
+		if base == 0 {
+			return full + bonusBasename
+		}
 		return full
 	}
 	bs := backwardASCII(low, bend, query)
-	return max(full, scoreWindowASCII(path, low, bs, bend, query)+wordEndASCII(path, bend)+bonusBasename)
+	inBase := scoreWindowASCII(path, low, bs, bend, query) + wordEndASCII(path, bend) + bonusBasename
+	if fullCeil <= inBase {
+		return inBase
+	}
+	s := backwardASCII(low, end, query)
+	return max(scoreWindowASCII(path, low, s, end, query)+wordEndASCII(path, end), inBase)
 }
 
 // wordEndASCII is bonusWordEnd when the match ending at end ends a word.

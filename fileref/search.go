@@ -264,7 +264,7 @@ func (ix *Index) fuzzyIn(ctx context.Context, snap *snapshot, query string, limi
 					}
 				}
 				h.end, h.bend = uint16(end), uint16(bend)
-				score = scoreASCII(path, low, int(e.baseOff), end, bend, folded)
+				score = scoreASCIICeil(path, low, int(e.baseOff), end, bend, folded, qb.fullBound(e))
 			}
 			if exactName(e, path, snap.low(e), folded, query) {
 				score += bonusExactName
