@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -100,7 +101,7 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 	rank := 0
 	nextSort := func() string {
 		rank++
-		return fmt.Sprintf("%0*d", sortTextWidth, rank)
+		return sortText(rank)
 	}
 
 	if sess := s.currentSessions(); sess != nil && !tok.Quoted && !strings.Contains(tok.Query, "/") {
@@ -198,6 +199,19 @@ func (s *Server) documentPath(uri string) string {
 	return filepath.ToSlash(rel)
 }
 
+// sortText is the sortText of the item ranked rank: the rank zero-padded
+// to sortTextWidth digits (fmt's "%0*d", without its allocations).
+func sortText(rank int) string {
+	digits := strconv.Itoa(rank)
+	if len(digits) >= sortTextWidth {
+		return digits
+	}
+	return sortTextZeros[:sortTextWidth-len(digits)] + digits
+}
+
+// sortTextZeros pads sortText.
+const sortTextZeros = "00000"
+
 // humanAge says how long ago createdAt (ms) was.
 func humanAge(now time.Time, createdAtMs int64) string {
 	d := now.Sub(time.UnixMilli(createdAtMs))
@@ -205,11 +219,11 @@ func humanAge(now time.Time, createdAtMs int64) string {
 	case d < time.Minute:
 		return "just now"
 	case d < time.Hour:
-		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+		return strconv.Itoa(int(d.Minutes())) + "m ago"
 	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh ago", int(d.Hours()))
+		return strconv.Itoa(int(d.Hours())) + "h ago"
 	default:
-		return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+		return strconv.Itoa(int(d.Hours()/24)) + "d ago"
 	}
 }
 
