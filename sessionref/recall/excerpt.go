@@ -1,7 +1,8 @@
 package recall
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf16"
@@ -31,19 +32,24 @@ const (
 func excerptOf(f *folder, text, folded string, ascii bool, hit int, terms []string) Match {
 	m := mapper{f: f, s: text, ascii: ascii}
 	start, _ := m.runeAt(hit)
-	wStart := start
-	for n := 0; n < excerptBefore && wStart > 0; n++ {
-		_, size := utf8.DecodeLastRuneInString(text[:wStart])
-		wStart -= size
-	}
-	wEnd := start
-	for n := 0; n < excerptAfter && wEnd < len(text); n++ {
-		_, size := utf8.DecodeRuneInString(text[wEnd:])
-		wEnd += size
+	wStart, wEnd := start, start
+	if ascii {
+		// One byte per rune.
+		wStart, wEnd = max(0, start-excerptBefore), min(len(text), start+excerptAfter)
+	} else {
+		for n := 0; n < excerptBefore && wStart > 0; n++ {
+			_, size := utf8.DecodeLastRuneInString(text[:wStart])
+			wStart -= size
+		}
+		for n := 0; n < excerptAfter && wEnd < len(text); n++ {
+			_, size := utf8.DecodeRuneInString(text[wEnd:])
+			wEnd += size
+		}
 	}
 	// u16s[i-wStart] is the UTF-16 offset in the excerpt of the text's
 	// byte i (its rune's, for a byte inside a rune); one more for wEnd.
-	u16s := make([]int32, wEnd-wStart+1)
+	u16s := slices.Grow(f.u16s[:0], wEnd-wStart+1)[:wEnd-wStart+1]
+	f.u16s = u16s
 	b := make([]byte, 0, wEnd-wStart+2*len(ellipsis))
 	u16 := int32(0)
 	if wStart > 0 {
@@ -141,7 +147,7 @@ func mergeRanges(rs [][2]int) [][2]int {
 	if len(rs) == 0 {
 		return [][2]int{}
 	}
-	sort.Slice(rs, func(i, j int) bool { return rs[i][0] < rs[j][0] })
+	slices.SortFunc(rs, func(a, b [2]int) int { return cmp.Compare(a[0], b[0]) })
 	out := rs[:1]
 	for _, r := range rs[1:] {
 		last := &out[len(out)-1]

@@ -16,6 +16,9 @@ import (
 type folder struct {
 	cache map[rune]string
 	caser cases.Caser
+	// u16s is excerptOf's scratch space, kept across the excerpts of one
+	// search.
+	u16s []int32
 }
 
 func newFolder() *folder {
