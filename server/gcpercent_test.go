@@ -47,3 +47,32 @@ func TestGCLoweringKeepsALowerTarget(t *testing.T) {
 		t.Errorf("target after = %d, want 10", got)
 	}
 }
+
+// TestGCLoweringTakesTheLowestTargetAskedFor overlaps the title index's
+// first build (50) with the recall index's (25), in both orders: while
+// both hold, the target is 25; when one ends, the other's; after both,
+// the one found.
+func TestGCLoweringTakesTheLowestTargetAskedFor(t *testing.T) {
+	orig := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(orig) })
+
+	var g gcLowering
+	title := g.lower(50)
+	recall := g.lower(25)
+	if got := gcPercent(); got != 25 {
+		t.Fatalf("target with 50 and 25 held = %d, want 25", got)
+	}
+	title()
+	if got := gcPercent(); got != 25 {
+		t.Fatalf("target after 50 is done = %d, want 25", got)
+	}
+	title = g.lower(50)
+	recall()
+	if got := gcPercent(); got != 50 {
+		t.Fatalf("target after 25 is done = %d, want 50", got)
+	}
+	title()
+	if got := gcPercent(); got != 100 {
+		t.Fatalf("target after both = %d, want 100", got)
+	}
+}

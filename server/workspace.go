@@ -261,9 +261,12 @@ func (s *Server) runSessions(ctx context.Context, sess Sessions, report *progres
 	go func() {
 		defer s.bgWG.Done()
 		start := time.Now()
+		restoreGC := processGC.lower(titleBuildGCPercent) // until the first build ends
 		select {
 		case <-sess.Ready():
+			restoreGC()
 		case <-ctx.Done():
+			restoreGC()
 			report.end(ctx.Err())
 			return
 		}
