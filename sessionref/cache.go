@@ -10,8 +10,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -20,7 +22,7 @@ import (
 // trusted.
 const (
 	cacheMagic  = "dsh-refls title index\n"
-	cacheFormat = 11 // 7: search texts folded with full Unicode case mapping; 8: search text parts as lengths; 9: Entry.LastEventAt; 10: flat binary body (cachecodec.go) instead of gob; 11: the search texts' total size in the header, sessions in snapshot order
+	cacheFormat = 12 // 7: search texts folded with full Unicode case mapping; 8: search text parts as lengths; 9: Entry.LastEventAt; 10: flat binary body (cachecodec.go) instead of gob; 11: the search texts' total size in the header, sessions in snapshot order; 12: sessions in blocks of known size, decoded in parallel
 )
 
 // maxCacheBytes bounds the cache file LoadCache reads (about 40 MB hold
@@ -224,50 +226,125 @@ func (ix *Index) LoadCache(path string) error {
 	if root != ix.root {
 		return fmt.Errorf("%w: %s indexes %s, not %s", ErrCacheUnusable, path, root, ix.root)
 	}
-	ld := &cacheLoad{root: filepath.Clean(ix.root), intern: map[string]string{}, projectOf: map[string]string{}}
-	loaded := make(map[string]*tracked, count)
-	order := make([]*tracked, 0, count)
-	cols := newColumnsBuilder(count, min(searchBytes, len(r.b)))
-	var slab []tracked // allocated a block at a time, as sessions decode
-	var cs cachedSession
-	for i := 0; i < count; i++ {
-		if r.session(&cs, ld); r.err != nil {
+	var blocks []cacheBlock
+	for sessions := 0; sessions < count; {
+		n, body := r.block()
+		if r.err != nil {
 			return fmt.Errorf("%w: decoding %s: %v", ErrCacheUnusable, path, r.err)
 		}
-		if len(slab) == 0 {
-			slab = make([]tracked, min(count-i, trackedBlock))
+		blocks = append(blocks, cacheBlock{sessions: n, body: body})
+		sessions += n
+		if sessions > count {
+			return fmt.Errorf("%w: %s holds more sessions than it announces", ErrCacheUnusable, path)
 		}
-		t := &slab[0]
-		slab = slab[1:]
-		if err := ix.restore(&cs, ld, t, cols); err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrCacheUnusable, path, err)
-		}
-		if loaded[t.dir.path()] != nil {
-			return fmt.Errorf("%w: %s lists %s twice", ErrCacheUnusable, path, t.dir.path())
-		}
-		loaded[t.dir.path()] = t
-		order = append(order, t)
 	}
 	if len(r.b) != 0 {
 		return fmt.Errorf("%w: %s has %d bytes after its last session", ErrCacheUnusable, path, len(r.b))
+	}
+	ix.restoreBlocks(blocks, count, searchBytes)
+	loaded := make(map[string]*tracked, count)
+	order := make([]*tracked, 0, count)
+	cols := newColumnsBuilder(count, min(searchBytes, len(raw)))
+	for i := range blocks {
+		b := &blocks[i]
+		if b.err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrCacheUnusable, path, b.err)
+		}
+		colBase := int32(cols.len())
+		cols.append(&b.cols)
+		for k := range b.tracked {
+			t := &b.tracked[k]
+			if t.col > 0 {
+				t.col += colBase
+			}
+			n := len(loaded)
+			if loaded[t.dir.path()] = t; len(loaded) == n {
+				return fmt.Errorf("%w: %s lists %s twice", ErrCacheUnusable, path, t.dir.path())
+			}
+			order = append(order, t)
+		}
 	}
 	ix.writeMu.Lock()
 	ix.tracked, ix.dirty = loaded, true
 	ix.cols, ix.loadOrder = cols.done(), order
 	ix.publishLocked(true)
 	ix.saved, ix.savedAt = path, ix.changes
+	// The published entries are the snapshot's; an entry it does not
+	// share (a session skipped, or listed under another label) leaves its
+	// block's entries, so that they can be freed.
+	for _, t := range order {
+		if !t.shared {
+			e := *t.entry
+			t.entry = &e
+		}
+	}
 	ix.writeMu.Unlock()
 	return nil
 }
 
-// trackedBlock is how many sessions' writer state LoadCache allocates at
-// once: one allocation per block instead of one per session, and a forged
-// session count costs no more than the sessions the file really holds.
-const trackedBlock = 1024
+// cacheBlock is one block of a cache file and, once restored, its
+// sessions' writer state, in the order of the file, with the search texts
+// of those listed (a session's col counts from the block's first text).
+type cacheBlock struct {
+	sessions int
+	body     []byte
+	tracked  []tracked
+	cols     searchColumns
+	err      error
+}
 
-// restore rebuilds one tracked session from the cache into t, deriving
-// every path (ld holds the log path the names were decoded into).
-func (ix *Index) restore(s *cachedSession, ld *cacheLoad, t *tracked, cols *columnsBuilder) error {
+// restoreBlocks decodes and restores the blocks on all cores; each block
+// gets its own writer state, entries and search columns, allocated at
+// once: a block's session count is checked against its size, so a forged
+// count costs no more than the sessions the file really holds.
+func (ix *Index) restoreBlocks(blocks []cacheBlock, count, searchBytes int) {
+	workers := min(runtime.GOMAXPROCS(0), len(blocks))
+	next := make(chan int, len(blocks))
+	for i := range blocks {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ld := &cacheLoad{root: filepath.Clean(ix.root), intern: map[string]string{}, projectOf: map[string]string{}}
+			for i := range next {
+				b := &blocks[i]
+				// The block's share of the search texts, as a first size.
+				text := min(len(b.body), int(int64(searchBytes)*int64(b.sessions)/int64(count))+4096)
+				b.err = ix.restoreBlock(b, ld, newColumnsBuilder(b.sessions, text))
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// restoreBlock decodes and restores the sessions of one block.
+func (ix *Index) restoreBlock(b *cacheBlock, ld *cacheLoad, cols *columnsBuilder) error {
+	r := &cacheReader{b: b.body}
+	b.tracked = make([]tracked, b.sessions)
+	entries := make([]Entry, b.sessions)
+	var cs cachedSession
+	for i := range b.tracked {
+		if r.session(&cs, ld); r.err != nil {
+			return fmt.Errorf("decoding: %v", r.err)
+		}
+		if err := ix.restore(&cs, ld, &b.tracked[i], &entries[i], cols); err != nil {
+			return err
+		}
+	}
+	if len(r.b) != 0 {
+		return fmt.Errorf("%d bytes after the last session of a block", len(r.b))
+	}
+	b.cols = cols.done()
+	return nil
+}
+
+// restore rebuilds one tracked session from the cache into t and e,
+// deriving every path (ld holds the log path the names were decoded into).
+func (ix *Index) restore(s *cachedSession, ld *cacheLoad, t *tracked, e *Entry, cols *columnsBuilder) error {
 	if !isPlainName(s.ProjectName) || !isProjectDirName(s.ProjectName) || !isPlainName(s.DirName) || !isPlainName(s.LogName) {
 		return fmt.Errorf("entry names a path outside the layout: %q/%q/%q", s.ProjectName, s.DirName, s.LogName)
 	}
@@ -289,8 +366,8 @@ func (ix *Index) restore(s *cachedSession, ld *cacheLoad, t *tracked, cols *colu
 	if s.TailLen < 0 || s.TailLen > resumeTailLen || int64(s.TailLen) > s.Entry.Offset {
 		return fmt.Errorf("entry in %s has a resume check of %d bytes", s.DirName, s.TailLen)
 	}
-	entry := s.Entry
-	*t = tracked{dir: d, entry: &entry, file: s.File, started: s.Started, tailLen: uint8(s.TailLen), tailSum: s.TailSum}
+	*e = s.Entry
+	*t = tracked{dir: d, entry: e, file: s.File, started: s.Started, tailLen: uint8(s.TailLen), tailSum: s.TailSum}
 	t.setReasons(s.Skip, s.IdentityErr)
 	t.entry.Path, t.entry.Encoding, t.entry.Generation = d.log.path, enc, gen
 	t.entry.Title, t.entry.DescriptorLabel = capLabel(t.entry.Title), capLabel(t.entry.DescriptorLabel)
@@ -330,6 +407,18 @@ func (ld *cacheLoad) projectDir(e *Entry) string {
 // not . or .., without a separator or NUL.
 func isPlainName(name string) bool {
 	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\\\x00")
+}
+
+// append appends the texts of c, columns another builder made.
+func (b *columnsBuilder) append(c *searchColumns) {
+	base := b.text.Len()
+	b.text.WriteString(c.text)
+	for _, sp := range c.spans {
+		sp.start, sp.end = sp.start+base, sp.end+base
+		b.cols.spans = append(b.cols.spans, sp)
+	}
+	b.cols.bytes = append(b.cols.bytes, c.bytes...)
+	b.cols.pairs = append(b.cols.pairs, c.pairs...)
 }
 
 // addCached appends the search text LoadCache restores for e, straight

@@ -71,6 +71,11 @@ func TestCacheCodecKeepsEveryField(t *testing.T) {
 		t.Fatalf("header %d %q %d %d", format, root, searchBytes, n)
 	}
 	ld := &cacheLoad{root: "/root/sessions", intern: map[string]string{}, projectOf: map[string]string{}}
+	sessions, body := r.block()
+	if r.err != nil || sessions != 2 || len(r.b) != 0 {
+		t.Fatalf("block of %d sessions, %d bytes after it: %v", sessions, len(r.b), r.err)
+	}
+	r = &cacheReader{b: body}
 	for i, want := range cf.Sessions {
 		var got cachedSession
 		r.session(&got, ld)

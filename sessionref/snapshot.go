@@ -142,11 +142,11 @@ func (ix *Index) publishLocked(building bool) {
 	pos := make(map[string]int, len(listed))
 	repeated := 0
 	for i, t := range listed {
-		if _, seen := pos[t.entry.ID]; seen {
+		// One map operation per session; a repeated id is then marked.
+		n := len(pos)
+		if pos[t.entry.ID] = i; len(pos) == n {
 			pos[t.entry.ID] = -1
 			repeated++
-		} else {
-			pos[t.entry.ID] = i
 		}
 	}
 	var count map[string]int // only when an id is repeated
@@ -179,12 +179,12 @@ func (ix *Index) publishLocked(building bool) {
 	snap.cwds = map[string]int32{}
 	parents := map[string]*Entry{} // sessions whose catalog names children
 	for _, t := range listed {
-		if len(t.entry.ChildLabels) > 0 && pos[t.entry.ID] >= 0 {
+		if len(t.entry.ChildLabels) > 0 && (repeated == 0 || pos[t.entry.ID] >= 0) {
 			parents[t.entry.ID] = t.entry
 		}
 	}
 	for _, t := range listed {
-		if pos[t.entry.ID] < 0 {
+		if repeated > 0 && pos[t.entry.ID] < 0 { // no lookup when no id repeats
 			reason := fmt.Sprintf("session id %q appears in %d directories; all are skipped", t.entry.ID, count[t.entry.ID])
 			snap.Skipped = append(snap.Skipped, Skipped{Path: t.dir.path(), Reason: reason})
 			ix.keepOwnSearch(t)

@@ -1,0 +1,121 @@
+package sessionref
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// TestCacheBlocksRestoreAsOne writes the same cache in blocks of 1, 2, 3
+// and 4 sessions, which LoadCache decodes on several goroutines and joins:
+// each must restore the snapshot the single-block file restores (entries,
+// skips, every query's answer), a build after it must read nothing, and a
+// later change must show at the session it changed, which tells a search
+// text joined at the wrong position.
+func TestCacheBlocksRestoreAsOne(t *testing.T) {
+	catalog := func(seq int64, child, label string) string {
+		return eventLine(typeCatalog, seq, map[string]any{"version": 0, "childId": child, "childCreatedAt": 0, "mode": "one-shot", "label": label}, "")
+	}
+	s := newTestStore(t)
+	write := func(id, parent string, created int64, events ...string) string {
+		return s.write(sessionSpec{headerSpec: headerSpec{ID: id, Cwd: "/p", HasCwd: true, CreatedAt: created, Version: 4, Parent: parent},
+			Encoding: EncodingRaw, Generation: 4, Batches: [][]string{events}})
+	}
+	write("parent", "", fixtureTime, titleEvent(0, "Parent title"), catalog(1, "child", "Zebra label"))
+	write("child", "parent", fixtureTime+1, titleEvent(0, "Child own title"))
+	s.simple("twice", "/a", fixtureTime+2, titleEvent(0, "Twice one"))
+	s.simple("twice", "/b", fixtureTime+3, titleEvent(0, "Twice two"))
+	var plain string
+	for i := 0; i < 6; i++ {
+		plain = s.simple(fmt.Sprintf("plain-%d", i), "/p", fixtureTime+int64(10+i), titleEvent(0, fmt.Sprintf("Plain title %d", i)))
+	}
+	// A directory whose log has no header yet: tracked, skipped.
+	badDir := filepath.Join(s.root, ProjectDir("/p", true), "no-header")
+	if err := os.MkdirAll(badDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(badDir, "session.jsonl"), []byte(`{"type":"sess`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	queries := []string{"", "zebra", "child own", "twice", "plain", "title 3", "title", "parent", "renamed"}
+	answers := func(snap *Snapshot) map[string][]string {
+		out := map[string][]string{}
+		for _, q := range queries {
+			got, _, err := snap.Candidates(CandidateQuery{Query: q})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[q] = candidateIDs(got)
+		}
+		return out
+	}
+	dir := t.TempDir()
+	one := filepath.Join(dir, "one.gob")
+	if err := s.index().SaveCache(one); err != nil {
+		t.Fatal(err)
+	}
+	cf := readCacheFile(t, one)
+	if len(cf.Sessions) != 11 {
+		t.Fatalf("the cache holds %d sessions, want 11 (one skipped)", len(cf.Sessions))
+	}
+	base := NewIndex(s.root, IndexOptions{})
+	if err := base.LoadCache(one); err != nil {
+		t.Fatal(err)
+	}
+	want := answers(base.Snapshot())
+	if len(want["zebra"]) != 1 || len(want["title"]) != 8 {
+		t.Fatalf("the single-block cache restores %v", want)
+	}
+	for _, per := range []int{1, 2, 3, 4} {
+		path := filepath.Join(dir, fmt.Sprintf("blocks-%d.gob", per))
+		var buf bytes.Buffer
+		buf.WriteString(cacheMagic)
+		w := bufio.NewWriter(&buf)
+		if err := encodeCacheBlocks(w, cf, per); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		ix := NewIndex(s.root, IndexOptions{})
+		if err := ix.LoadCache(path); err != nil {
+			t.Fatalf("blocks of %d: %v", per, err)
+		}
+		snap := ix.Snapshot()
+		if !reflect.DeepEqual(snap.Sessions, base.Snapshot().Sessions) || !reflect.DeepEqual(snap.Skipped, base.Snapshot().Skipped) {
+			t.Errorf("blocks of %d: restored\n%v %v\nwant\n%v %v", per, snap.Sessions, snap.Skipped, base.Snapshot().Sessions, base.Snapshot().Skipped)
+		}
+		if got := answers(snap); !reflect.DeepEqual(got, want) {
+			t.Errorf("blocks of %d: answers\n got %v\nwant %v", per, got, want)
+		}
+		if err := ix.Build(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+		if ix.BytesRead() != 0 {
+			t.Errorf("blocks of %d: the build after the restore read %d bytes", per, ix.BytesRead())
+		}
+		if got := answers(ix.Snapshot()); !reflect.DeepEqual(got, want) {
+			t.Errorf("blocks of %d: answers after the build\n got %v\nwant %v", per, got, want)
+		}
+	}
+	// A change after a restore from many blocks lands on its own session.
+	appendFile(t, plain, []byte(titleEvent(1, "Renamed plain")+"\n"))
+	ix := NewIndex(s.root, IndexOptions{})
+	if err := ix.LoadCache(filepath.Join(dir, "blocks-2.gob")); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Build(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, cold := answers(ix.Snapshot()), answers(s.index().Snapshot()); !reflect.DeepEqual(got, cold) || len(got["renamed"]) != 1 {
+		t.Errorf("after a change: answers\n got %v\nwant %v", got, cold)
+	}
+}
