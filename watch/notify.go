@@ -168,7 +168,7 @@ func (n *notifier) handle(ev fsnotify.Event) error {
 			if n.dirs.has(name) { // a directory renamed over another
 				n.dirs.removeTree(name, n.unwatch)
 			}
-			return n.addTree(name, true)
+			return n.addTree(name, n.w.depth(name), true)
 		}
 	}
 	if ev.Has(fsnotify.Write) || ev.Has(fsnotify.Chmod) {
@@ -227,7 +227,7 @@ func (n *notifier) attach() error {
 	if synth {
 		n.b.add(n.w.root)
 	}
-	if err := n.addTree(n.w.root, synth); err != nil {
+	if err := n.addTree(n.w.root, 0, synth); err != nil {
 		return err
 	}
 	n.attached = true
@@ -262,13 +262,21 @@ func (n *notifier) resync() error {
 			n.dirs.removeTree(d, n.unwatch)
 		}
 	}
-	return n.addTree(n.w.root, false)
+	return n.addTree(n.w.root, 0, false)
 }
 
 // addTree watches dir and every directory below it that Skip allows. With
 // synth set it reports everything found as changed: those entries may have
 // been created before the watch was in place, so no event announced them.
-func (n *notifier) addTree(dir string, synth bool) error {
+//
+// depth is dir's depth below the root (the root's is 0); with
+// Options.MaxDepth a directory deeper is ignored, and one at that depth is
+// watched without being listed.
+func (n *notifier) addTree(dir string, depth int, synth bool) error {
+	limit := n.w.opts.MaxDepth
+	if limit > 0 && depth > limit {
+		return nil
+	}
 	if err := n.addWatch(dir); err != nil {
 		if reason, ok := watchLimitReason(err); ok {
 			return &degradeError{reason: reason}
@@ -279,6 +287,9 @@ func (n *notifier) addTree(dir string, synth bool) error {
 		return nil
 	}
 	n.dirs.add(dir)
+	if limit > 0 && depth == limit {
+		return nil
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -296,7 +307,7 @@ func (n *notifier) addTree(dir string, synth bool) error {
 			n.b.add(p)
 		}
 		if isDir {
-			if err := n.addTree(p, synth); err != nil {
+			if err := n.addTree(p, depth+1, synth); err != nil {
 				return err
 			}
 		}

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -99,6 +100,14 @@ type Options struct {
 	// relative to Root, is ignored; a skipped directory is neither watched
 	// nor descended into. Nil skips nothing.
 	Skip func(rel string, isDir bool) bool
+	// MaxDepth, when positive, is the depth of the deepest directories
+	// watched in fsnotify mode (Root's children are at depth 1). Those are
+	// watched but not listed: their entries' changes arrive as events on
+	// them, and a directory at that depth that appears is reported itself,
+	// not its entries. Deeper directories are ignored. The sessions store
+	// (<root>/<project>/<session>/<log>) is watched with MaxDepth 2, so a
+	// restart does not list 100,000 session directories twice.
+	MaxDepth int
 	// Logger receives diagnostics; nil discards them.
 	Logger *zap.Logger
 	// OnDegraded is called once, from the goroutine running Run, when the
@@ -303,6 +312,16 @@ func (w *Watcher) rel(path string) (string, bool) {
 		return "", false
 	}
 	return filepath.ToSlash(r), true
+}
+
+// depth is how many levels below the root path lies (0: the root or a
+// path outside it).
+func (w *Watcher) depth(path string) int {
+	r, ok := w.rel(path)
+	if !ok {
+		return 0
+	}
+	return strings.Count(r, "/") + 1
 }
 
 // skipped reports whether path (strictly below the root) is ignored.

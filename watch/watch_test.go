@@ -637,3 +637,45 @@ func TestRootSymlink(t *testing.T) {
 		r.c.waitPaths(t, mark, abs(root, "d", "d/f")...)
 	})
 }
+
+// TestMaxDepth watches a sessions-like tree with MaxDepth 2: directories at
+// depth 2 are watched (their files' changes are reported, and a new one is
+// reported itself), deeper ones are neither watched nor reported.
+func TestMaxDepth(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "p", "s1", "log"), "a\n")
+	writeFile(t, filepath.Join(root, "p", "s1", "deep", "x"), "x")
+	var mu sync.Mutex
+	var watched []string
+	hook := func(dir string) error {
+		mu.Lock()
+		watched = append(watched, dir)
+		mu.Unlock()
+		return nil
+	}
+	r := start(t, Options{Root: root, Mode: ModeFsnotify, MaxDepth: 2, addWatchHook: hook})
+	mu.Lock()
+	got := slices.Clone(watched)
+	mu.Unlock()
+	slices.Sort(got)
+	if want := abs(root, ".", "p", "p/s1"); !slices.Equal(got, want) {
+		t.Errorf("watched %v, want %v", got, want)
+	}
+	mark := r.c.mark()
+	appendFile(t, filepath.Join(root, "p", "s1", "log"), "b\n")
+	r.c.waitPaths(t, mark, abs(root, "p/s1/log")...)
+
+	mark = r.c.mark()
+	writeFile(t, filepath.Join(root, "p", "s2", "log"), "a\n")
+	r.c.waitPaths(t, mark, abs(root, "p/s2")...)
+	mark = r.c.mark()
+	appendFile(t, filepath.Join(root, "p", "s2", "log"), "b\n")
+	r.c.waitPaths(t, mark, abs(root, "p/s2/log")...)
+	mu.Lock()
+	for _, d := range watched {
+		if strings.Contains(d, "deep") {
+			t.Errorf("watched %s, deeper than MaxDepth", d)
+		}
+	}
+	mu.Unlock()
+}

