@@ -3,6 +3,7 @@ package fileref
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -42,6 +43,9 @@ const (
 	parallelScanMin = 16384
 	// scanCtxCheckEvery: how many paths are scored between context checks.
 	scanCtxCheckEvery = 4096
+	// matchSample is how many candidates of a scan part are looked at
+	// to estimate how many will match.
+	matchSample = 128
 	// maxCachedQueries bounds the narrowing cache; a few entries cover
 	// several clients typing at once.
 	maxCachedQueries = 8
@@ -203,12 +207,36 @@ func (ix *Index) fuzzyIn(ctx context.Context, snap *snapshot, query string, limi
 	}
 	res := make([]partResult, parts)
 	qb := newQueryBound(folded, qMask)
+	// Short queries match most paths, long ones few: the matches of all
+	// parts are allocated once, each part's room estimated from the
+	// share of a sample of its candidates that passes the mask test.
+	offs := make([]int, parts+1)
+	for p := 0; p < parts; p++ {
+		lo, hi := n*p/parts, n*(p+1)/parts
+		samples, passed := 0, 0
+		for k := lo; k < hi; k += max(1, (hi-lo)/matchSample) {
+			idx := int32(k)
+			if base != nil {
+				idx = base[k].idx
+			}
+			samples++
+			if snap.entries[idx].mask&qMask == qMask {
+				passed++
+			}
+		}
+		room := hi - lo
+		if samples > 0 {
+			// Two standard deviations above the sampled share.
+			est := passed + 2*int(math.Sqrt(float64(passed))) + 2
+			room = min(room, int(int64(room)*int64(est)/int64(samples))+64)
+		}
+		offs[p+1] = offs[p] + room
+	}
+	backing := make([]hit, offs[parts])
 	scan := func(p int) {
 		lo, hi := n*p/parts, n*(p+1)/parts
 		top := newTopK(limit)
-		// Short queries match most paths: growing the slice would
-		// copy it several times.
-		matches := make([]hit, 0, hi-lo)
+		matches := backing[offs[p]:offs[p]:offs[p+1]]
 		found := 0
 		for k := lo; k < hi; k++ {
 			if (k-lo)%scanCtxCheckEvery == scanCtxCheckEvery-1 {
@@ -295,9 +323,23 @@ func (ix *Index) fuzzyIn(ctx context.Context, snap *snapshot, query string, limi
 	all := res[0].matches
 	top := res[0].top
 	if parts > 1 {
-		all = make([]hit, 0, len(res[0].matches)+len(res[1].matches))
-		for _, r := range res {
-			all = append(all, r.matches...)
+		// Each part's matches lie at the start of its room unless the
+		// estimate was short and append moved them: close the gaps.
+		inPlace := true
+		for p, r := range res {
+			inPlace = inPlace && cap(r.matches) == offs[p+1]-offs[p]
+		}
+		if inPlace {
+			pos := 0
+			for _, r := range res {
+				pos += copy(backing[pos:], r.matches)
+			}
+			all = backing[:pos]
+		} else {
+			all = make([]hit, 0, total)
+			for _, r := range res {
+				all = append(all, r.matches...)
+			}
 		}
 		for _, r := range res[1:] {
 			for _, s := range r.top.items {
