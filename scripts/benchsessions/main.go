@@ -36,7 +36,7 @@ func main() {
 	format := flag.Int("format", 0, "log format of the generated store: 0 (dsh 0.1), or 4 (dsh 0.2: v4 logs, a quarter beside their v0 originals)")
 	bin := flag.String("bin", "", "also restart this dsh-refls binary over the cache and time its first answer and its revalidation")
 	binA := flag.String("bin-a", "", "with --bin: restart this baseline binary too, interleaved with --bin, and print both and their ratios")
-	serverOnly := flag.Bool("server-only", false, "with --bin: build the index once and time only the server restarts")
+	serverOnly := flag.Bool("server-only", false, "with --bin: time only the server restarts")
 	flag.Parse()
 	if *serverOnly && *bin == "" {
 		fmt.Fprintln(os.Stderr, "benchsessions: --server-only needs --bin")
@@ -89,7 +89,7 @@ func run(root string, sessions int, size string, seed int64, runs int, v4 bool, 
 	}
 	fmt.Printf("machine: %s\n", machine())
 	if bins.only {
-		return serverOnly(ctx, root, runs, bins)
+		return serverOnly(root, runs, bins)
 	}
 	rg, err := exec.LookPath("rg")
 	if err != nil {
@@ -144,7 +144,7 @@ func run(root string, sessions int, size string, seed int64, runs int, v4 bool, 
 		warmMed.Round(time.Millisecond), ratio(warmMed, rgMed), ratio(warmMed, warmBound), warmBound, at, median(loadTimes).Round(time.Millisecond), median(warmCPU).Round(time.Millisecond))
 
 	if bins.b != "" {
-		if err := reportServerRestarts(bins, root, ix, runs, warmBound); err != nil {
+		if err := reportServerRestarts(bins, root, runs, warmBound); err != nil {
 			return err
 		}
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,8 +13,6 @@ import (
 	"time"
 
 	"github.com/dsh-refls/dsh-refls/internal/lsptest"
-
-	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
 // serverRestart is one restart of the real server over a stored index.
@@ -30,33 +27,30 @@ type serverRestart struct {
 	// cpu is the user and system CPU the process used from its start to
 	// its exit, right after it reported the index built.
 	cpu time.Duration
+	// sessions is how many sessions the built index holds.
+	sessions int
 }
 
-// serverOnly builds the index once, in process, and times only the
-// server restarts over its cache.
-func serverOnly(ctx context.Context, root string, runs int, bins binaries) error {
-	ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
-	t0 := time.Now()
-	if err := ix.Build(ctx, nil); err != nil {
-		return fmt.Errorf("building the index: %w", err)
-	}
-	n := len(ix.Snapshot().Sessions)
-	fmt.Printf("sessions indexed: %d, built in process in %v (only to save the cache)\n", n, time.Since(t0).Round(time.Millisecond))
-	bound, _ := restartBound(n)
-	return reportServerRestarts(bins, root, ix, runs, bound)
+// serverOnly times only the server restarts; the bound is the one of the
+// store's size as the first restart reports it.
+func serverOnly(root string, runs int, bins binaries) error {
+	return reportServerRestarts(bins, root, runs, 0)
 }
 
 // reportServerRestarts restarts bins.b (and bins.a, interleaved, when set)
 // runs times each over ix's cache and prints the medians, as ratios to
 // bound and, with a baseline, to it.
-func reportServerRestarts(bins binaries, root string, ix *sessionref.Index, runs int, bound time.Duration) error {
+func reportServerRestarts(bins binaries, root string, runs int, bound time.Duration) error {
 	list := []string{bins.b}
 	if bins.a != "" {
 		list = []string{bins.a, bins.b}
 	}
-	restarts, err := serverRestarts(list, root, ix, runs)
+	restarts, err := serverRestarts(list, root, runs)
 	if err != nil {
 		return fmt.Errorf("restarting the server: %w", err)
+	}
+	if bound == 0 {
+		bound, _ = restartBound(restarts[0][0].sessions)
 	}
 	type medians struct{ first, valid, cpu time.Duration }
 	med := make([]medians, len(list))
@@ -81,41 +75,36 @@ func reportServerRestarts(bins binaries, root string, ix *sessionref.Index, runs
 	return nil
 }
 
-// serverRestarts saves ix's cache where the binaries look for it (the user
-// cache dir, here a private one) and starts each binary runs times over
-// the same root, interleaved, timing each restart from the process start.
-// out[k] holds the restarts of bins[k].
-func serverRestarts(bins []string, root string, ix *sessionref.Index, runs int) ([][]serverRestart, error) {
+// serverRestarts has each binary write the cache where it looks for it
+// (the user cache dir, here a private one per binary) with its own
+// `dsh-refls index`, so that each restarts from a cache of its own format,
+// and starts each binary runs times over the same root, interleaved,
+// timing each restart from the process start. out[k] holds the restarts
+// of bins[k].
+func serverRestarts(bins []string, root string, runs int) ([][]serverRestart, error) {
 	home, err := os.MkdirTemp("", "benchsessions-server-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(home)
-	cacheHome := filepath.Join(home, "cache")
 	ws := filepath.Join(home, "workspace")
 	if err := os.Mkdir(ws, 0o700); err != nil {
 		return nil, err
 	}
-	env := append(os.Environ(), "XDG_CACHE_HOME="+cacheHome, "HOME="+home)
-	// The path the server derives: DefaultCachePath under its cache dir.
-	prev, had := os.LookupEnv("XDG_CACHE_HOME")
-	os.Setenv("XDG_CACHE_HOME", cacheHome)
-	cachePath, err := sessionref.DefaultCachePath(root)
-	if had {
-		os.Setenv("XDG_CACHE_HOME", prev)
-	} else {
-		os.Unsetenv("XDG_CACHE_HOME")
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := ix.SaveCache(cachePath); err != nil {
-		return nil, err
+	envs := make([][]string, len(bins))
+	for k, bin := range bins {
+		own := filepath.Join(home, fmt.Sprintf("bin-%d", k))
+		envs[k] = append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(own, "cache"), "HOME="+own)
+		cmd := exec.Command(bin, "index", "--sessions-root", root, "--quiet")
+		cmd.Env, cmd.Stderr = envs[k], os.Stderr
+		if err := cmd.Run(); err != nil {
+			return nil, fmt.Errorf("%s index: %w", bin, err)
+		}
 	}
 	out := make([][]serverRestart, len(bins))
 	for i := 0; i < runs; i++ {
 		for k, bin := range bins {
-			r, err := oneServerRestart(bin, root, ws, env)
+			r, err := oneServerRestart(bin, root, ws, envs[k])
 			if err != nil {
 				return nil, err
 			}
@@ -210,6 +199,7 @@ func oneServerRestart(bin, root, ws string, env []string) (serverRestart, error)
 				return r, errors.New("the server did not load the index cache")
 			}
 			r.revalidated = time.Since(start)
+			r.sessions = st.SessionsIndexed
 			break
 		}
 		if time.Now().After(deadline) {
