@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -183,4 +184,77 @@ func BenchmarkEncodeCandidates(b *testing.B) {
 			}
 		}
 	})
+}
+
+// fillEvery sets every exported field of the struct v points to, and of
+// the structs its pointer fields point to, to a value that is not empty:
+// a field added to a type without its encoder knowing is then written by
+// encoding/json and not by the encoder, and the comparisons below fail.
+func fillEvery(t *testing.T, v reflect.Value) {
+	t.Helper()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		if !v.Type().Field(i).IsExported() {
+			continue
+		}
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString("x<\u2028")
+		case reflect.Int, reflect.Int64:
+			f.SetInt(7)
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.Pointer:
+			p := reflect.New(f.Type().Elem())
+			if p.Elem().Kind() == reflect.Struct {
+				fillEvery(t, p.Elem())
+			} else if p.Elem().Kind() == reflect.String {
+				p.Elem().SetString("/w")
+			}
+			f.Set(p)
+		case reflect.Slice:
+			if f.Type() == reflect.TypeOf(json.RawMessage(nil)) {
+				f.SetBytes([]byte(`{"kind":"file"}`))
+			} else {
+				f.Set(reflect.MakeSlice(f.Type(), 1, 1))
+			}
+		case reflect.Interface:
+			f.Set(reflect.ValueOf(textEdit{NewText: "y", Range: Range{End: Position{Line: 1, Character: 2}}}))
+		case reflect.Struct:
+			fillEvery(t, f)
+		default:
+			t.Fatalf("fillEvery: no value for field %s of kind %s", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+}
+
+// TestEncodersKnowEveryField fills every field of a candidate and of a
+// completion item and compares the encoders with encoding/json.
+func TestEncodersKnowEveryField(t *testing.T) {
+	var c bodyCandidate
+	fillEvery(t, reflect.ValueOf(&c).Elem())
+	want, err := jsonCodec{}.Marshal([]bodyCandidate{c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := encodeCandidates([]bodyCandidate{c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("encodeCandidates of every field:\n got %s\nwant %s", got, want)
+	}
+	list := completionList{IsIncomplete: true, Items: make([]completionItem, 1)}
+	fillEvery(t, reflect.ValueOf(&list.Items[0]).Elem())
+	want, err = jsonCodec{}.Marshal(&list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = encodeCompletionList(&list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("encodeCompletionList of every field:\n got %s\nwant %s", got, want)
+	}
 }
