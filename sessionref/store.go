@@ -180,7 +180,7 @@ func discoverProject(pPath, projectName string) ([]dirRef, []Skipped) {
 	var refs []dirRef
 	var skipped []Skipped
 	for _, e := range entries {
-		ePath := filepath.Join(pPath, e.Name())
+		ePath := joinListed(pPath, e.Name())
 		if !e.IsDir() {
 			if isLogLike(e.Name()) {
 				skipped = append(skipped, Skipped{Path: ePath, Reason: "flat-layout log directly in a project directory is ignored; dsh keeps each session in its own directory"})
@@ -190,6 +190,16 @@ func discoverProject(pPath, projectName string) ([]dirRef, []Skipped) {
 		refs = append(refs, dirRef{projectName: projectName, dirName: e.Name(), path: ePath})
 	}
 	return refs, skipped
+}
+
+// joinListed is filepath.Join(dir, name) for a clean dir and a name listed
+// in it (one plain name), without the Clean that Join does for each of a
+// store's session directories.
+func joinListed(dir, name string) string {
+	if strings.HasSuffix(dir, string(filepath.Separator)) { // the filesystem root
+		return dir + name
+	}
+	return dir + string(filepath.Separator) + name
 }
 
 // chooseSessionLog finds the log of one session directory. prior, when not

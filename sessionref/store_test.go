@@ -233,3 +233,16 @@ func TestDiscoveryHeaderProblems(t *testing.T) {
 		t.Errorf("entry %+v", e)
 	}
 }
+
+// TestJoinListed joins as filepath.Join does for clean directories and
+// listed names, the filesystem root included.
+func TestJoinListed(t *testing.T) {
+	sep := string(filepath.Separator)
+	for _, dir := range []string{sep, sep + "a", sep + filepath.Join("a", "--b c--")} {
+		for _, name := range []string{"x", "0123-abc", "--p--", "é"} {
+			if got, want := joinListed(dir, name), filepath.Join(dir, name); got != want {
+				t.Errorf("joinListed(%q, %q) = %q, want %q", dir, name, got, want)
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package watch
 
 import (
 	"errors"
+	"path/filepath"
 	"slices"
 	"syscall"
 	"testing"
@@ -135,4 +136,17 @@ func TestBatcherMaxWait(t *testing.T) {
 		t.Errorf("rescan batch = %+v", got)
 	}
 	b.close()
+}
+
+// TestJoinName joins as filepath.Join does for clean directories and plain
+// names, the filesystem root included.
+func TestJoinName(t *testing.T) {
+	sep := string(filepath.Separator)
+	for _, dir := range []string{sep, sep + "a", sep + filepath.Join("a", "b c")} {
+		for _, name := range []string{"x", "session.jsonl", "--p--", "é"} {
+			if got, want := joinName(dir, name), filepath.Join(dir, name); got != want {
+				t.Errorf("joinName(%q, %q) = %q, want %q", dir, name, got, want)
+			}
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -298,7 +299,7 @@ func (n *notifier) addTree(dir string, depth int, synth bool) error {
 		return nil
 	}
 	for _, e := range entries {
-		p := filepath.Join(dir, e.Name())
+		p := joinName(dir, e.Name())
 		isDir := e.IsDir() // a symlink is not a directory here: never followed
 		if n.w.skipped(p, isDir) {
 			continue
@@ -313,6 +314,16 @@ func (n *notifier) addTree(dir string, depth int, synth bool) error {
 		}
 	}
 	return nil
+}
+
+// joinName is filepath.Join(dir, name) for a clean dir and a name read
+// from its listing (one plain name), without the Clean that Join does for
+// every directory watched.
+func joinName(dir, name string) string {
+	if strings.HasSuffix(dir, string(filepath.Separator)) { // the filesystem root
+		return dir + name
+	}
+	return dir + string(filepath.Separator) + name
 }
 
 func (n *notifier) addWatch(dir string) error {

@@ -326,6 +326,9 @@ func (w *Watcher) depth(path string) int {
 
 // skipped reports whether path (strictly below the root) is ignored.
 func (w *Watcher) skipped(path string, isDir bool) bool {
+	if w.opts.Skip == nil {
+		return false // nothing is skipped: no relative path to compute
+	}
 	r, ok := w.rel(path)
 	if !ok {
 		return false
