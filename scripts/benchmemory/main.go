@@ -160,13 +160,13 @@ func run(bin, root, ws string, recall bool, steady time.Duration) error {
 		if rss, hwm, err = procMemory(cmd.Process.Pid); err != nil {
 			return err
 		}
-		fmt.Printf("recall index synced %v after start: server RSS %.0f MB, peak RSS %.0f MB = %.2f× the bound %.0f MB\n",
+		fmt.Printf("recall index's first build done %v after start: server RSS %.0f MB, peak RSS %.0f MB = %.2f× the bound %.0f MB\n",
 			synced.Round(100*time.Millisecond), rss, hwm, hwm/bound, bound)
 		time.Sleep(steady)
 		if rss, _, err = procMemory(cmd.Process.Pid); err != nil {
 			return err
 		}
-		fmt.Printf("steady, %v after the recall sync: server RSS %.0f MB = %.2f× the bound %.0f MB\n", steady, rss, rss/bound, bound)
+		fmt.Printf("steady, %v after the recall first build: server RSS %.0f MB = %.2f× the bound %.0f MB\n", steady, rss, rss/bound, bound)
 	}
 	_, _ = c.call(1<<20, "shutdown", nil)
 	_ = c.send(map[string]any{"jsonrpc": "2.0", "method": "exit"})
@@ -174,7 +174,8 @@ func run(bin, root, ws string, recall bool, steady time.Duration) error {
 }
 
 // awaitRecall polls dsh/status until the recall index reports its first
-// sync, for at most recallWait.
+// build done (synced, and no session pending: a first build publishes its
+// steps, each marked synced), for at most recallWait.
 func awaitRecall(c *conn, start time.Time) error {
 	const recallWait = 15 * time.Minute
 	for id := 1 << 16; ; id++ {
@@ -184,13 +185,14 @@ func awaitRecall(c *conn, start time.Time) error {
 		}
 		var st struct {
 			Recall *struct {
-				Synced time.Time `json:"synced"`
+				Synced  time.Time `json:"synced"`
+				Pending int       `json:"pending"`
 			} `json:"recall"`
 		}
 		if err := json.Unmarshal(raw, &st); err != nil {
 			return err
 		}
-		if st.Recall != nil && !st.Recall.Synced.IsZero() {
+		if st.Recall != nil && !st.Recall.Synced.IsZero() && st.Recall.Pending == 0 {
 			return nil
 		}
 		if time.Since(start) > recallWait {
