@@ -19,6 +19,11 @@ type server struct {
 	in   io.WriteCloser
 	out  *bufio.Reader
 	next int
+	// lastByte is when the last byte of the latest frame was read, and
+	// decoded how long decoding that frame took after it: a round trip
+	// ends at lastByte (as in scripts/benche2e), decoding is the client's.
+	lastByte time.Time
+	decoded  time.Duration
 }
 
 func startServer(bin, root, cacheHome, logFile string) (*server, error) {
@@ -83,10 +88,12 @@ func (s *server) readFrame() (frame, error) {
 	if _, err := io.ReadFull(s.out, body); err != nil {
 		return frame{}, fmt.Errorf("reading a frame: %w", err)
 	}
+	s.lastByte = time.Now()
 	var f frame
 	if err := json.Unmarshal(body, &f); err != nil {
 		return frame{}, fmt.Errorf("decoding a frame: %w", err)
 	}
+	s.decoded = time.Since(s.lastByte)
 	return f, nil
 }
 
@@ -95,7 +102,9 @@ func (s *server) notify(method string, params any) error {
 }
 
 // call sends a request and waits for its answer, answering requests of
-// the server (progress tokens) on the way.
+// the server (progress tokens) on the way. The duration it returns runs
+// from writing the request to reading the last byte of its answer;
+// s.decoded then says what decoding the answer took after that.
 func (s *server) call(method string, params any) (json.RawMessage, time.Duration, error) {
 	s.next++
 	id := s.next
@@ -120,7 +129,7 @@ func (s *server) call(method string, params any) (json.RawMessage, time.Duration
 		if string(f.ID) != want {
 			continue
 		}
-		d := time.Since(t0)
+		d := s.lastByte.Sub(t0)
 		if f.Error != nil {
 			return nil, d, fmt.Errorf("%s: error %d: %s", method, f.Error.Code, f.Error.Message)
 		}
