@@ -35,23 +35,44 @@ type frameWriter struct {
 
 func newFrameWriter(w io.WriteCloser) *frameWriter { return &frameWriter{w: w} }
 
+// lock takes the writer for one frame, failing with ctx's error when ctx
+// ends before or while it waits for mu. Once it has taken mu, unlock (with
+// its written call) follows even when ctx ended meanwhile.
+func (f *frameWriter) lock(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	if err := ctx.Err(); err != nil {
+		f.unlock()
+		return err
+	}
+	return nil
+}
+
+// unlock ends a frame taken by lock: written is called, then mu released.
+func (f *frameWriter) unlock() {
+	if f.written != nil {
+		f.written()
+	}
+	f.mu.Unlock()
+}
+
+// appendHeader appends the base-protocol header of a body of n bytes.
+func appendHeader(dst []byte, n int) []byte {
+	dst = append(dst, "Content-Length: "...)
+	dst = strconv.AppendInt(dst, int64(n), 10)
+	return append(dst, "\r\n\r\n"...)
+}
+
 // WriteFrame writes data as one frame. Frames never interleave: each is
 // written whole under mu.
 func (f *frameWriter) WriteFrame(ctx context.Context, data []byte) (int64, error) {
-	if err := ctx.Err(); err != nil {
+	if err := f.lock(ctx); err != nil {
 		return 0, err
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.written != nil {
-		defer f.written()
-	}
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	buf := append(f.buf[:0], "Content-Length: "...)
-	buf = strconv.AppendInt(buf, int64(len(data)), 10)
-	buf = append(buf, "\r\n\r\n"...)
+	defer f.unlock()
+	buf := appendHeader(f.buf[:0], len(data))
 	if len(buf)+len(data) <= keepWriteBuffer {
 		buf = append(buf, data...)
 		f.buf = buf
@@ -73,26 +94,17 @@ func (f *frameWriter) WriteFrame(ctx context.Context, data []byte) (int64, error
 // write, whether or not the write failed. A buffer grown past
 // keepWriteBuffer by a large message is dropped once written.
 func (f *frameWriter) WriteMessage(ctx context.Context, msg jsonrpc2.Message, sent func(body []byte)) (int64, error) {
-	if err := ctx.Err(); err != nil {
+	if err := f.lock(ctx); err != nil {
 		return 0, err
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.written != nil {
-		defer f.written()
-	}
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
+	defer f.unlock()
 	if cap(f.buf) < headerRoom {
 		f.buf = make([]byte, 0, 4<<10)
 	}
 	buf := jsonrpc2.AppendMessage(f.buf[:headerRoom], msg)
 	body := buf[headerRoom:]
 	var header [headerRoom]byte
-	h := append(header[:0], "Content-Length: "...)
-	h = strconv.AppendInt(h, int64(len(body)), 10)
-	h = append(h, "\r\n\r\n"...)
+	h := appendHeader(header[:0], len(body))
 	start := headerRoom - len(h)
 	copy(buf[start:], h)
 	n, err := f.w.Write(buf[start:])
