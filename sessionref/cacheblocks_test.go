@@ -18,18 +18,8 @@ import (
 // later change must show at the session it changed, which tells a search
 // text joined at the wrong position.
 func TestCacheBlocksRestoreAsOne(t *testing.T) {
-	catalog := func(seq int64, child, label string) string {
-		return eventLine(typeCatalog, seq, map[string]any{"version": 0, "childId": child, "childCreatedAt": 0, "mode": "one-shot", "label": label}, "")
-	}
 	s := newTestStore(t)
-	write := func(id, parent string, created int64, events ...string) string {
-		return s.write(sessionSpec{headerSpec: headerSpec{ID: id, Cwd: "/p", HasCwd: true, CreatedAt: created, Version: 4, Parent: parent},
-			Encoding: EncodingRaw, Generation: 4, Batches: [][]string{events}})
-	}
-	write("parent", "", fixtureTime, titleEvent(0, "Parent title"), catalog(1, "child", "Zebra label"))
-	write("child", "parent", fixtureTime+1, titleEvent(0, "Child own title"))
-	s.simple("twice", "/a", fixtureTime+2, titleEvent(0, "Twice one"))
-	s.simple("twice", "/b", fixtureTime+3, titleEvent(0, "Twice two"))
+	s.listedFamily()
 	var plain string
 	for i := 0; i < 6; i++ {
 		plain = s.simple(fmt.Sprintf("plain-%d", i), "/p", fixtureTime+int64(10+i), titleEvent(0, fmt.Sprintf("Plain title %d", i)))
@@ -43,17 +33,7 @@ func TestCacheBlocksRestoreAsOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	queries := []string{"", "zebra", "child own", "twice", "plain", "title 3", "title", "parent", "renamed"}
-	answers := func(snap *Snapshot) map[string][]string {
-		out := map[string][]string{}
-		for _, q := range queries {
-			got, _, err := snap.Candidates(CandidateQuery{Query: q})
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[q] = candidateIDs(got)
-		}
-		return out
-	}
+	answers := func(snap *Snapshot) map[string][]string { return answersOf(t, snap, queries) }
 	dir := t.TempDir()
 	one := filepath.Join(dir, "one.gob")
 	if err := s.index().SaveCache(one); err != nil {

@@ -213,6 +213,46 @@ func (s *testStore) simple(id, cwd string, created int64, events ...string) stri
 	})
 }
 
+// catalogEvent is a parent's catalog record listing child under label.
+func catalogEvent(seq int64, child, label string) string {
+	return eventLine(typeCatalog, seq, map[string]any{"version": 0, "childId": child, "childCreatedAt": 0, "mode": "one-shot", "label": label}, "")
+}
+
+// v4 writes a raw generation-4 session in /p with the given events and
+// returns its log path.
+func (s *testStore) v4(id, parent string, created int64, events ...string) string {
+	s.t.Helper()
+	return s.write(sessionSpec{headerSpec: headerSpec{ID: id, Cwd: "/p", HasCwd: true, CreatedAt: created, Version: 4, Parent: parent},
+		Encoding: EncodingRaw, Generation: 4, Batches: [][]string{events}})
+}
+
+// listedFamily writes the sessions whose listing a restored search text
+// can get wrong: a child listed under its parent's catalog label ("Zebra
+// label") and the id "twice" in /a and /b. It returns the parent's log
+// and the second "twice" log.
+func (s *testStore) listedFamily() (parent, twiceSecond string) {
+	s.t.Helper()
+	parent = s.v4("parent", "", fixtureTime, titleEvent(0, "Parent title"), catalogEvent(1, "child", "Zebra label"))
+	s.v4("child", "parent", fixtureTime+1, titleEvent(0, "Child own title"))
+	s.simple("twice", "/a", fixtureTime+2, titleEvent(0, "Twice one"))
+	twiceSecond = s.simple("twice", "/b", fixtureTime+3, titleEvent(0, "Twice two"))
+	return parent, twiceSecond
+}
+
+// answersOf is the ids each query lists in snap.
+func answersOf(t *testing.T, snap *Snapshot, queries []string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for _, q := range queries {
+		got, _, err := snap.Candidates(CandidateQuery{Query: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[q] = candidateIDs(got)
+	}
+	return out
+}
+
 // index builds an index over the store and fails the test on error.
 func (s *testStore) index() *Index {
 	s.t.Helper()

@@ -16,32 +16,12 @@ import (
 // only in the published columns, so this is what tells a session whose
 // text went missing, or pointed at another session's.
 func TestRestartKeepsEverySearchText(t *testing.T) {
-	catalog := func(seq int64, child, label string) string {
-		return eventLine(typeCatalog, seq, map[string]any{"version": 0, "childId": child, "childCreatedAt": 0, "mode": "one-shot", "label": label}, "")
-	}
 	s := newTestStore(t)
-	write := func(id, parent string, created int64, events ...string) string {
-		return s.write(sessionSpec{headerSpec: headerSpec{ID: id, Cwd: "/p", HasCwd: true, CreatedAt: created, Version: 4, Parent: parent},
-			Encoding: EncodingRaw, Generation: 4, Batches: [][]string{events}})
-	}
-	parent := write("parent", "", fixtureTime, titleEvent(0, "Parent title"), catalog(1, "child", "Zebra label"))
-	write("child", "parent", fixtureTime+1, titleEvent(0, "Child own title"))
-	s.simple("twice", "/a", fixtureTime+2, titleEvent(0, "Twice one"))
-	second := s.simple("twice", "/b", fixtureTime+3, titleEvent(0, "Twice two"))
+	parent, second := s.listedFamily()
 	plain := s.simple("plain", "/p", fixtureTime+4, titleEvent(0, "Plain title"))
 	s.simple("older", "", fixtureTime-5, titleEvent(0, "Older title"))
 	queries := []string{"", "zebra", "child own", "twice", "plain", "older", "title", "parent", "renamed", "koala"}
-	answers := func(snap *Snapshot) map[string][]string {
-		out := map[string][]string{}
-		for _, q := range queries {
-			got, _, err := snap.Candidates(CandidateQuery{Query: q})
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[q] = candidateIDs(got)
-		}
-		return out
-	}
+	answers := func(snap *Snapshot) map[string][]string { return answersOf(t, snap, queries) }
 	cache := filepath.Join(t.TempDir(), "index.gob")
 	check := func(step, label string) *Index {
 		t.Helper()
@@ -72,7 +52,7 @@ func TestRestartKeepsEverySearchText(t *testing.T) {
 	// Changes while running: each publish must keep every other session's
 	// text where its new position is.
 	appendFile(t, plain, []byte(titleEvent(1, "Renamed plain")+"\n"))
-	appendFile(t, parent, []byte(catalog(2, "child", "Koala label")+"\n"))
+	appendFile(t, parent, []byte(catalogEvent(2, "child", "Koala label")+"\n"))
 	if err := os.RemoveAll(filepath.Dir(second)); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +81,7 @@ func TestRestartKeepsEverySearchText(t *testing.T) {
 	if len(want["child own"]) != 1 || len(want["koala"]) != 0 {
 		t.Errorf("the parent's removal did not show in a cold index: %v", want)
 	}
-	write("parent", "", fixtureTime, titleEvent(0, "Parent title"), catalog(1, "child", "Koala label"))
+	s.v4("parent", "", fixtureTime, titleEvent(0, "Parent title"), catalogEvent(1, "child", "Koala label"))
 	if err := ix.Build(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}

@@ -14,16 +14,13 @@ func TestDisplayTitlesByFormat(t *testing.T) {
 	v3 := func(seq int64, label string) string {
 		return desc(seq, map[string]any{"version": 3, "mode": "one-shot", "provider": "spawn", "label": label})
 	}
-	catalog := func(seq int64, child, label string) string {
-		return eventLine(typeCatalog, seq, map[string]any{"version": 0, "childId": child, "childCreatedAt": 0, "mode": "one-shot", "label": label}, "")
-	}
 	s := newTestStore(t)
 	write := func(id string, version int, parent string, events ...string) {
 		s.write(sessionSpec{headerSpec: headerSpec{ID: id, Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime, Version: version, Parent: parent},
 			Encoding: EncodingZstd, Generation: version, Batches: [][]string{events}})
 	}
 	write("parent", 4, "", userMsg(0, "spawn children"), titleEvent(1, "Parent title"),
-		catalog(2, "child-none", "Catalogued label"), catalog(3, "child-v2-last", "Catalogued too"), catalog(4, "child-v3", "Not used"),
+		catalogEvent(2, "child-none", "Catalogued label"), catalogEvent(3, "child-v2-last", "Catalogued too"), catalogEvent(4, "child-v3", "Not used"),
 		plainEvent("future/log-only", 5, map[string]any{}), plainEvent("future/log-only", 6, map[string]any{}))
 	write("child-v3", 4, "parent", titleEvent(0, "Child title"), v3(1, "Descriptor label"))
 	write("child-v2-last", 4, "parent", titleEvent(0, "Child title"), v3(1, "Earlier"),
