@@ -27,6 +27,13 @@ const hexDigits = "0123456789abcdef"
 // escapes it without HTML escaping: '"' and '\' with a backslash; \b \f \n
 // \r \t by name; other bytes below 0x20 as \u00XX; U+2028 and U+2029 as
 // \u2028 and \u2029; each byte of invalid UTF-8 as \ufffd.
+//
+// It is not sessionref.AppendJSString, the JSON.stringify escaper, on
+// purpose: both read back as the same string, but they write U+2028, U+2029
+// and invalid UTF-8 with different bytes, and these encoders promise
+// jsonCodec's bytes, so that an answer is the same whichever encoder wrote
+// it and encode_test.go can compare them byte for byte.
+// TestStringEscapersDiffer shows the difference.
 func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0

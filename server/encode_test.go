@@ -45,6 +45,31 @@ func TestAppendJSONStringIsEncodingJSON(t *testing.T) {
 	}
 }
 
+// TestStringEscapersDiffer shows why the server keeps its own string
+// escaper beside sessionref.AppendJSString: on U+2028, U+2029 and invalid
+// UTF-8 the bytes differ (encoding/json escapes them, JSON.stringify writes
+// the characters), on everything else they agree, and both read back as the
+// same string.
+func TestStringEscapersDiffer(t *testing.T) {
+	differ := map[string]bool{"\u2028": true, "\u2029": true, "\xff": true, "\xc3": true, "\xe2\x80": true}
+	for _, s := range encodePieces {
+		goJSON, js := appendJSONString(nil, s), sessionref.AppendJSString(nil, s)
+		if got := !bytes.Equal(goJSON, js); got != differ[s] {
+			t.Errorf("%q: appendJSONString %s, AppendJSString %s: differ = %v, want %v", s, goJSON, js, got, differ[s])
+		}
+		var a, b string
+		if err := json.Unmarshal(goJSON, &a); err != nil {
+			t.Fatalf("%q: %s: %v", s, goJSON, err)
+		}
+		if err := json.Unmarshal(js, &b); err != nil {
+			t.Fatalf("%q: %s: %v", s, js, err)
+		}
+		if a != b {
+			t.Errorf("%q: read back as %q and %q", s, a, b)
+		}
+	}
+}
+
 // TestEncodeCandidatesIsEncodingJSON compares encodeCandidates with
 // jsonCodec on generated lists: with and without cwd and body match, and
 // the empty list.

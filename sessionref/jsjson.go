@@ -52,7 +52,12 @@ var jsNeedsAttention = func() (t [utf8.RuneSelf]bool) {
 
 // AppendJSString appends s as JavaScript's JSON.stringify(s) writes it,
 // quotes included, and returns the extended buffer. Invalid UTF-8 bytes are
-// written as U+FFFD.
+// written as U+FFFD, one each. s is read as UTF-8: the WTF-8 form of a lone
+// surrogate (ED A0..BF xx) is three invalid bytes here, where appendJSText,
+// which writes conversation text decoded into WTF-8, writes the escape
+// \udxxx; TestAppendJSString and TestJSTextSerialisesLoneSurrogates show
+// both. The server's appendJSONString writes encoding/json's bytes instead,
+// for the reason its doc comment gives.
 func AppendJSString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	dst = appendJSStringBody(dst, s)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
 // obj is a JSON object whose keys keep the order dsh writes them in.
@@ -19,17 +21,20 @@ type kv struct {
 func (o obj) with(k string, v any) obj { return append(o, kv{k, v}) }
 
 // appendJSON appends the JSON text of v. It writes strings the way
-// JavaScript's JSON.stringify does (dsh is a JavaScript program): only `"`,
-// `\`, and control characters are escaped; `<`, `>` and `&` are not.
-// Invalid UTF-8 is written as U+FFFD, one per invalid byte, like a lone
-// surrogate would be in a well-formed file. Values of unsupported types
+// JavaScript's JSON.stringify does (dsh is a JavaScript program), with
+// sessionref.AppendJSString, the escaper whose tests compare it with node:
+// only `"`, `\`, and control characters are escaped; `<`, `>` and `&` are
+// not. Invalid UTF-8 is written as U+FFFD, one per invalid byte, like a lone
+// surrogate would be in a well-formed file. The logs are the reader's input,
+// so sharing the escaper does not make a test check the code against itself:
+// the reader decodes them with its own decoder. Values of unsupported types
 // panic: they are programming errors inside this package.
 func appendJSON(dst []byte, v any) []byte {
 	switch x := v.(type) {
 	case nil:
 		return append(dst, "null"...)
 	case string:
-		return appendJSString(dst, x)
+		return sessionref.AppendJSString(dst, x)
 	case bool:
 		return strconv.AppendBool(dst, x)
 	case int:
@@ -42,7 +47,7 @@ func appendJSON(dst []byte, v any) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSString(dst, m.k)
+			dst = sessionref.AppendJSString(dst, m.k)
 			dst = append(dst, ':')
 			dst = appendJSON(dst, m.v)
 		}
@@ -80,7 +85,7 @@ func appendJSON(dst []byte, v any) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSString(dst, e)
+			dst = sessionref.AppendJSString(dst, e)
 		}
 		return append(dst, ']')
 	default:
@@ -88,73 +93,12 @@ func appendJSON(dst []byte, v any) []byte {
 	}
 }
 
-// hexDigits are the lowercase digits JSON.stringify uses in \u escapes.
-const hexDigits = "0123456789abcdef"
-
-// appendJSString appends s as a JSON string literal, escaped as
-// JSON.stringify escapes it.
-func appendJSString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				dst = append(dst, s[start:i]...)
-				dst = append(dst, "\uFFFD"...)
-				i++
-				start = i
-				continue
-			}
-			i += size
-			continue
-		}
-		if c >= 0x20 && c != '"' && c != '\\' {
-			i++
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"':
-			dst = append(dst, '\\', '"')
-		case '\\':
-			dst = append(dst, '\\', '\\')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-		}
-		i++
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
-
-// sanitizeText is the text a JSON reader gets back after appendJSString
-// wrote s: invalid bytes become U+FFFD, one each.
+// sanitizeText is the text a JSON reader gets back after
+// sessionref.AppendJSString wrote s: invalid bytes become U+FFFD, one each,
+// as a conversion to runes reads them.
 func sanitizeText(s string) string {
 	if utf8.ValidString(s) {
 		return s
 	}
-	out := make([]byte, 0, len(s)+8)
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			out = append(out, "\uFFFD"...)
-		} else {
-			out = append(out, s[i:i+size]...)
-		}
-		i += size
-	}
-	return string(out)
+	return string([]rune(s))
 }
