@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/dsh-refls/dsh-refls/internal/lsptest"
 )
 
 // rpcError is an error response from the server.
@@ -58,7 +59,7 @@ func (c *client) send(msg map[string]any) error {
 	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	if _, err := fmt.Fprintf(c.w, "Content-Length: %d\r\n\r\n%s", len(body), body); err != nil {
+	if _, err := c.w.Write(lsptest.Frame(body)); err != nil {
 		return fmt.Errorf("writing %v: %w", msg["method"], err)
 	}
 	return nil
@@ -119,37 +120,12 @@ func (c *client) readLoop(r *bufio.Reader) {
 // readFrames reads strictly framed JSON until the end of output.
 func (c *client) readFrames(r *bufio.Reader) error {
 	for {
-		if _, err := r.Peek(1); err == io.EOF {
+		body, err := lsptest.ReadFrameBody(r)
+		if errors.Is(err, lsptest.ErrNoFrame) {
 			return nil
 		}
-		length := -1
-		for {
-			line, err := r.ReadString('\n')
-			if err != nil {
-				return fmt.Errorf("reading a header: %w", err)
-			}
-			line = strings.TrimRight(line, "\r\n")
-			if line == "" {
-				break
-			}
-			name, value, ok := strings.Cut(line, ":")
-			if !ok {
-				return fmt.Errorf("the server wrote %q, not a header", line)
-			}
-			if strings.EqualFold(strings.TrimSpace(name), "Content-Length") {
-				n, err := strconv.Atoi(strings.TrimSpace(value))
-				if err != nil {
-					return fmt.Errorf("bad Content-Length %q", value)
-				}
-				length = n
-			}
-		}
-		if length < 0 {
-			return errors.New("a frame without Content-Length")
-		}
-		body := make([]byte, length)
-		if _, err := io.ReadFull(r, body); err != nil {
-			return fmt.Errorf("reading a body: %w", err)
+		if err != nil {
+			return fmt.Errorf("reading a frame: %w", err)
 		}
 		var m message
 		if err := json.Unmarshal(body, &m); err != nil {
