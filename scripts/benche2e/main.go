@@ -400,18 +400,11 @@ func start(name, bin, root, ws, target, recallSearch string) (*server, error) {
 	// Each binary keeps its own index cache: an older build may not read a
 	// newer build's cache, and would then build from scratch.
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(os.TempDir(), "benche2e-cache-"+name))
-	in, err := cmd.StdinPipe()
+	pipes, err := lsptest.StartPipes(cmd)
 	if err != nil {
 		return nil, err
 	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", bin, err)
-	}
-	s := &server{name: name, cmd: cmd, c: &conn{in: in, out: bufio.NewReaderSize(out, 1<<20)},
+	s := &server{name: name, cmd: cmd, c: &conn{in: pipes.In, out: pipes.Out},
 		uri: "file://" + ws + "/message.md", version: 1, stats: map[string]*samples{}}
 	for _, k := range []string{kindCandidates, kindCompletion, kindFloor} {
 		s.stats[k] = &samples{}

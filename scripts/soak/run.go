@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
+	"github.com/dsh-refls/dsh-refls/internal/lsptest"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
@@ -75,21 +76,14 @@ func run(ctx context.Context, cfg config) (*report, error) {
 	logPath := filepath.Join(dir, "server.log")
 	cmd := exec.Command(binary, "--sessions-root", store, "--watch", "auto", "--log-file", logPath, "--log-level", "info")
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"))
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", binary, err)
+	pipes, err := lsptest.StartPipes(cmd)
+	if err != nil {
+		return nil, err
 	}
 	exited := make(chan error, 1)
-	c := newClient(stdin, stdout)
+	c := newClient(pipes.In, pipes.Out)
 	go func() {
 		<-c.done
 		exited <- cmd.Wait()
@@ -154,7 +148,7 @@ func run(ctx context.Context, cfg config) (*report, error) {
 	if err := c.notify("exit", nil); err != nil {
 		rep.fail("exit: %v", err)
 	}
-	_ = stdin.Close()
+	_ = pipes.In.Close()
 	select {
 	case err := <-exited:
 		reaped = true
