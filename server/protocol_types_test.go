@@ -37,7 +37,7 @@ func decodeStrict(t *testing.T, what string, raw json.RawMessage, v any) {
 // TestResultsDecodeIntoProtocolTypes: what the server sends for initialize,
 // completion, resolve, hover and diagnostics decodes strictly into
 // go.lsp.dev/protocol's types and re-encodes unchanged, so the hand-written
-// shapes of lsp.go cannot drift from the protocol.
+// shapes of protocol_types.go cannot drift from the protocol.
 func TestResultsDecodeIntoProtocolTypes(t *testing.T) {
 	opts, fake, ws := testOptions(t)
 	h := newHarness(t, opts)
