@@ -480,12 +480,8 @@ func TestAdversarialAllCasesTogether(t *testing.T) {
 	writeHealthy(t, root)
 	cases, err := dshgen.AllCases(root)
 	t.Cleanup(func() {
-		for _, c := range cases {
-			if c.Name == "unreadable-dir" {
-				if err := dshgen.RestoreReadable(c); err != nil {
-					t.Error(err)
-				}
-			}
+		if err := dshgen.RestoreAllReadable(cases); err != nil {
+			t.Error(err)
 		}
 	})
 	if err != nil {

@@ -54,9 +54,11 @@ func TestProjectionFastPathOnGeneratedStores(t *testing.T) {
 	}
 	root := t.TempDir()
 	cases, err := dshgen.AllCases(root)
-	for _, c := range cases {
-		defer dshgen.RestoreReadable(c) //nolint:errcheck // best effort before the directory goes
-	}
+	t.Cleanup(func() {
+		if err := dshgen.RestoreAllReadable(cases); err != nil {
+			t.Error(err)
+		}
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

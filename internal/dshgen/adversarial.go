@@ -2,6 +2,7 @@ package dshgen
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -429,7 +430,7 @@ func UnreadableDir(root string) (Case, error) {
 	if err := os.Chmod(dir, 0); err != nil {
 		return Case{}, fmt.Errorf("making %s unreadable: %w", dir, err)
 	}
-	return Case{Name: "unreadable-dir", Paths: []string{dir, path},
+	return Case{Name: unreadableDirName, Paths: []string{dir, path},
 		Want: "an unreadable session directory is skipped with a logged reason; other sessions stay listed; never crash"}, nil
 }
 
@@ -452,9 +453,25 @@ func RestoreReadable(c Case) error {
 	return nil
 }
 
+// unreadableDirName is the Name of the UnreadableDir case.
+const unreadableDirName = "unreadable-dir"
+
+// RestoreAllReadable gives the directory of each UnreadableDir case among
+// cases its mode back (RestoreReadable) and leaves the other cases alone:
+// what a test that wrote AllCases calls before its root is removed.
+func RestoreAllReadable(cases []Case) error {
+	var errs []error
+	for _, c := range cases {
+		if c.Name == unreadableDirName {
+			errs = append(errs, RestoreReadable(c))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // AllCases writes every adversarial case under root, in both encodings where
-// the case has two. Callers with an UnreadableDir case must call
-// RestoreReadable before removing root.
+// the case has two. Callers must call RestoreAllReadable
+// before removing root.
 func AllCases(root string) ([]Case, error) {
 	type maker func() (Case, error)
 	var makers []maker

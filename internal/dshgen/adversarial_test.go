@@ -311,11 +311,11 @@ func readHeader(t *testing.T, path string) map[string]any {
 func TestAllCasesWriteDistinctPaths(t *testing.T) {
 	root := t.TempDir()
 	cases, err := AllCases(root)
-	for _, c := range cases {
-		if c.Name == "unreadable-dir" {
-			t.Cleanup(func() { _ = RestoreReadable(c) })
+	t.Cleanup(func() {
+		if err := RestoreAllReadable(cases); err != nil {
+			t.Error(err)
 		}
-	}
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,5 +330,50 @@ func TestAllCasesWriteDistinctPaths(t *testing.T) {
 			}
 			seen[p] = c.Name
 		}
+	}
+}
+
+// TestRestoreAllReadable checks that only the UnreadableDir case's
+// directory gets its mode back, and that a file of another case keeps its
+// own.
+func TestRestoreAllReadable(t *testing.T) {
+	root := t.TempDir()
+	cases, err := AllCases(root)
+	t.Cleanup(func() { _ = RestoreAllReadable(cases) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	mode := func(path string) os.FileMode {
+		t.Helper()
+		info, err := os.Lstat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Mode().Perm()
+	}
+	var unreadable, other string
+	for _, c := range cases {
+		switch {
+		case c.Name == unreadableDirName:
+			unreadable = c.Paths[0]
+		case c.Name == "empty-file":
+			other = c.Paths[0]
+		}
+	}
+	if unreadable == "" || other == "" {
+		t.Fatalf("AllCases wrote no unreadable-dir (%q) or empty-file (%q) case", unreadable, other)
+	}
+	otherMode := mode(other)
+	if got := mode(unreadable); got != 0 {
+		t.Fatalf("unreadable-dir mode %v before, want 0", got)
+	}
+	if err := RestoreAllReadable(cases); err != nil {
+		t.Fatal(err)
+	}
+	if got := mode(unreadable); got != dirMode {
+		t.Errorf("unreadable-dir mode %v after, want %v", got, os.FileMode(dirMode))
+	}
+	if got := mode(other); got != otherMode {
+		t.Errorf("empty-file mode %v after, want %v as before", got, otherMode)
 	}
 }

@@ -249,12 +249,8 @@ func TestAdversarialStoreUnderWatch(t *testing.T) {
 			by := bystander(t, root)
 			cases, err := dshgen.AllCases(root)
 			t.Cleanup(func() {
-				for _, c := range cases {
-					if c.Name == "unreadable-dir" {
-						if err := dshgen.RestoreReadable(c); err != nil {
-							t.Error(err)
-						}
-					}
+				if err := dshgen.RestoreAllReadable(cases); err != nil {
+					t.Error(err)
 				}
 			})
 			if err != nil {
