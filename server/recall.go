@@ -292,6 +292,9 @@ func (s *Server) searchCall(params json.RawMessage) (call, error) {
 		if rh == nil || snap == nil {
 			return out, nil
 		}
+		if e, ok := snap.Locate(q.SessionID); ok && q.SessionID != "" {
+			q.CreatedAt = e.CreatedAt
+		}
 		res, err := rh.ix.Search(ctx, q)
 		var qe *recall.QueryError
 		if errors.As(err, &qe) {

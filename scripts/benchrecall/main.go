@@ -9,6 +9,7 @@
 //
 //	go run ./scripts/benchrecall --root /tmp/dsh-refls-bench/sessions-10000-3G
 //	go run ./scripts/benchrecall --small       # 300 sessions, seconds; what CI runs
+//	go run ./scripts/benchrecall --heap --root R  # in process: the first build's heap and CPU
 package main
 
 import (
@@ -53,7 +54,17 @@ func main() {
 	flag.IntVar(&c.appends, "appends", 5, "appends timed until searchable")
 	flag.IntVar(&c.rgRuns, "rg-runs", 3, "runs of the rg title baseline")
 	flag.BoolVar(&c.small, "small", false, "a 300-session store under the temp dir, for CI: fails when recall or precision is below 100%")
+	heap := flag.Bool("heap", false, "instead: the first build in process over --root (an existing store): live heap kept, peak heap, allocations and CPU, independent of the load")
+	workers := flag.Int("workers", 2, "with --heap: projecting workers")
+	heapProfile := flag.String("heap-profile", "", "with --heap: write a heap profile of the built index here")
 	flag.Parse()
+	if *heap {
+		if err := runHeap(context.Background(), c.root, *workers, *heapProfile); err != nil {
+			fmt.Fprintln(os.Stderr, "benchrecall:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if c.small {
 		c.sessions, size, c.queries, c.appends = 300, "30M", 4, 3
 		if c.root == "" {

@@ -136,44 +136,90 @@ type cursorOf struct {
 	cur *sessionref.ProjectionCursor
 }
 
-// entryKey is what tells that a session's log changed since its projection.
+// entryKey is what tells that a session's log changed since its
+// projection: the log's length and a 64-bit FNV-1a hash of the rest of
+// what the title index says of it (log path, last seq, generation, format,
+// corruption). 16 bytes instead of the 64 of those fields (and no pointer
+// into the title index's strings) in every record; a change that keeps
+// the offset and collides in the hash, about one in 2^64, would leave a
+// session unread until its next change.
 type entryKey struct {
-	path          string
-	offset        int64
-	lastSeq       int64
-	generation    int
-	formatVersion int
-	corrupt       string
+	offset int64
+	sum    uint64
 }
 
 func keyOf(e *sessionref.Entry) entryKey {
-	return entryKey{path: e.Path, offset: e.Offset, lastSeq: e.LastSeq, generation: e.Generation,
-		formatVersion: e.FormatVersion, corrupt: e.Corrupt}
+	h := fnvString(fnvOffset, e.Path)
+	h = fnvUint(h, uint64(e.LastSeq))
+	h = fnvUint(h, uint64(e.Generation))
+	h = fnvUint(h, uint64(e.FormatVersion))
+	h = fnvString(h, e.Corrupt)
+	return entryKey{offset: e.Offset, sum: h}
+}
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// fnvString hashes the length of s, then s (the length keeps "ab","c"
+// apart from "a","bc").
+func fnvString(h uint64, s string) uint64 {
+	h = fnvUint(h, uint64(len(s)))
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * fnvPrime
+	}
+	return h
+}
+
+func fnvUint(h, x uint64) uint64 {
+	for k := 0; k < 8; k++ {
+		h = (h ^ (x & 0xff)) * fnvPrime
+		x >>= 8
+	}
+	return h
 }
 
 // doc is one indexed session: where its text lies. It never changes once
-// published; a merge or compaction publishes a copy.
+// published; a merge or compaction publishes a copy. There is one per
+// indexed session (100,000 in a large store), so it is kept to 96 bytes
+// (TestDocStaysSmall).
 type doc struct {
 	id        string
 	createdAt int64
 	key       entryKey
-	slot      int32
 	data      *dataFile
-	// Its blocks follow one another in data from first; lens holds the
-	// compressed length of each as uvarints (refs decodes them), stored
-	// the size of all their records. A loaded index takes lens as stored,
+	// Its blocks follow one another in data from first, stored the size
+	// of all their records. lens holds the compressed length of each as
+	// uvarints (refs decodes them) when there is more than one; a single
+	// block (most sessions: blocks hold 16 KB of text) is the whole of
+	// stored, and lens is "". A loaded index takes lens as stored,
 	// without decoding it.
 	first  int64
 	lens   string
 	stored int64
+	// textBytes and foldedBytes are the sizes of its text and folding,
+	// for Stats; a size past 4 GiB counts as 4 GiB.
+	textBytes, foldedBytes uint32
+	slot                   int32
 	// long is set when the text holds a token longer than maxTokenBytes.
 	long bool
-	// textBytes and foldedBytes are the sizes of its text and folding.
-	textBytes, foldedBytes int64
 }
+
+// size32 is n for doc's sizes: at most 4 GiB - 1.
+func size32(n int64) uint32 { return uint32(min(max(n, 0), 1<<32-1)) }
 
 // refs returns where the blocks of d lie.
 func (d *doc) refs() ([]blockRef, error) {
+	if d.lens == "" {
+		if d.stored == 0 {
+			return nil, nil
+		}
+		if d.stored < recordHeaderLen || d.stored-recordHeaderLen > maxBlockBytes {
+			return nil, fmt.Errorf("%w: the block list of session %s is damaged", errBlock, d.id)
+		}
+		return []blockRef{{off: d.first, n: uint32(d.stored - recordHeaderLen)}}, nil
+	}
 	out := make([]blockRef, 0, 8)
 	off, end := d.first, d.first+d.stored
 	for s := d.lens; s != ""; {
@@ -201,7 +247,10 @@ func (d *doc) setRefs(refs []blockRef) error {
 		lens = binary.AppendUvarint(lens, uint64(r.n))
 		d.stored += recordHeaderLen + int64(r.n)
 	}
-	d.lens = string(lens)
+	d.lens = ""
+	if len(refs) > 1 {
+		d.lens = string(lens)
+	}
 	return nil
 }
 
@@ -213,7 +262,6 @@ type view struct {
 	// order is every current document, newest first (createdAt
 	// descending, then id).
 	order []*doc
-	byID  map[string]*doc
 	stats Stats
 }
 
@@ -271,7 +319,7 @@ func New(opts Options) *Index {
 	ix := &Index{opts: opts, log: lg, cache: newBlockCache(opts.CacheBytes), docs: map[string]*doc{},
 		failed: map[string]entryKey{}, dict: newDictionary(), tokBase: emptyPostings(), gramBase: emptyPostings(),
 		overlay: map[int32]overlayDoc{}, broken: map[string]bool{}}
-	ix.cur.Store(&view{tok: ix.tokBase, grams: ix.gramBase, byID: map[string]*doc{}})
+	ix.cur.Store(&view{tok: ix.tokBase, grams: ix.gramBase})
 	return ix
 }
 
@@ -417,7 +465,8 @@ type worker struct {
 const yieldEvery = 32 << 10
 
 // warmSessions is how many of the newest sessions a sync reads have their
-// blocks put in the block cache as they are written, up to half of it:
+// blocks put in the block cache as they are written, up to a quarter of it
+// (2 MB by default, kept by a server that is not searched at all):
 // the searches right after a first build read the newest sessions first,
 // and found every block cold (read back, decompressed, folded again).
 const warmSessions = 64
@@ -520,7 +569,7 @@ func (ix *Index) projectAll(ctx context.Context, todo []*sessionref.Entry) error
 			}
 			werr = r.d.setRefs(refs)
 			for k, b := range r.warm {
-				if warm += b.size(); warm > ix.opts.CacheBytes/2 {
+				if warm += b.size(); warm > ix.opts.CacheBytes/4 {
 					break
 				}
 				ix.cache.put(cacheKey{file: ix.data.id, off: refs[k].off}, b)
@@ -549,7 +598,7 @@ func (ix *Index) projectAll(ctx context.Context, todo []*sessionref.Entry) error
 		// A cursor holds the log's surface: only the newest sessions
 		// read keep theirs (todo is newest first), never a whole build's,
 		// and only for logs of at most maxCursorLog bytes.
-		if r.cur != nil && r.i < maxCursors && e.Offset <= maxCursorLog && r.d.textBytes <= maxCursorLog {
+		if r.cur != nil && r.i < maxCursors && e.Offset <= maxCursorLog && int64(r.d.textBytes) <= maxCursorLog {
 			kept = append(kept, cursorOf{id: e.ID, cur: r.cur})
 		}
 	}
@@ -583,6 +632,7 @@ func (ix *Index) build(ctx context.Context, w *worker, i int, e *sessionref.Entr
 	w.gs.reset()
 	w.ts.reset()
 	size := 0
+	var text, folded int64
 	flush := func() {
 		if len(w.pending) > 0 {
 			w.raw = encodeBlock(w.raw[:0], w.pending)
@@ -605,14 +655,15 @@ func (ix *Index) build(ctx context.Context, w *worker, i int, e *sessionref.Entr
 		}
 		w.folded = w.f.appendFold(w.folded[:0], m.Text)
 		w.ts.add(w.folded, w.gs)
-		r.d.textBytes += int64(len(m.Text))
-		r.d.foldedBytes += int64(len(w.folded) + 1)
+		text += int64(len(m.Text))
+		folded += int64(len(w.folded) + 1)
 		w.pending = append(w.pending, rawMessage{role: m.Role, seq: m.Seq, text: m.Text})
 		if size += len(m.Text); size >= blockTarget {
 			flush()
 		}
 	}
 	flush()
+	r.d.textBytes, r.d.foldedBytes = size32(text), size32(folded)
 	if cap(w.folded) > 1<<20 {
 		w.folded = nil // one huge message is not kept for every next session
 	}
@@ -730,16 +781,15 @@ func (ix *Index) publishWith(tok, grams *postings, overlay map[int32]overlayDoc,
 		return all[i].id < all[j].id
 	})
 	v := &view{tok: tok, grams: grams, overlay: make(map[int32]overlayDoc, len(overlay)), dict: ix.dict.tokens,
-		order: all, byID: make(map[string]*doc, len(all))}
+		order: all}
 	var overlayBytes int64
 	for s, o := range overlay {
 		v.overlay[s] = o
 		overlayBytes += int64(len(o.tokens)+len(o.grams)) * 4
 	}
 	for _, d := range all {
-		v.byID[d.id] = d
-		v.stats.TextBytes += d.textBytes
-		v.stats.FoldedBytes += d.foldedBytes
+		v.stats.TextBytes += int64(d.textBytes)
+		v.stats.FoldedBytes += int64(d.foldedBytes)
 	}
 	if ix.data != nil {
 		v.stats.StoredBytes = ix.data.Size()

@@ -19,9 +19,10 @@ import (
 //
 //   - recall-<hash>.idx: storeMagic, then little-endian binary — the
 //     format, the root, the name, id and length of the text file, the
-//     number of slots, one record per session (its entry key, slot, sizes
-//     and block references), the postings (per gram a delta-coded slot list
-//     or a bitset), and a CRC-32C of all that. It is small (no text) and
+//     number of slots, one record per session (its entry key: the log's
+//     length and a hash of the rest; slot, sizes and block references),
+//     the postings (per gram a delta-coded slot list or a bitset), and a
+//     CRC-32C of all that. It is small (no text) and
 //     rewritten whole at every save, through a temporary file and a rename.
 //   - recall-<hash>.<random>.dat: the compressed text blocks (blocks.go),
 //     appended to as sessions are read; each block carries its own CRC.
@@ -35,7 +36,7 @@ import (
 // (docs/reliability.md) and opened without following links.
 const (
 	storeMagic  = "dsh-refls recall index\n"
-	storeFormat = 4
+	storeFormat = 5
 	// maxStoreBytes bounds what a stored .idx file may hold.
 	maxStoreBytes = 1 << 31
 )
@@ -260,12 +261,8 @@ func (ix *Index) encodeStore(root string) []byte {
 	for _, d := range ix.docs {
 		b = appendString(b, d.id)
 		b = binary.AppendVarint(b, d.createdAt)
-		b = appendString(b, d.key.path)
 		b = binary.AppendVarint(b, d.key.offset)
-		b = binary.AppendVarint(b, d.key.lastSeq)
-		b = binary.AppendVarint(b, int64(d.key.generation))
-		b = binary.AppendVarint(b, int64(d.key.formatVersion))
-		b = appendString(b, d.key.corrupt)
+		b = binary.LittleEndian.AppendUint64(b, d.key.sum)
 		b = binary.AppendUvarint(b, uint64(d.slot))
 		long := byte(0)
 		if d.long {
@@ -479,6 +476,47 @@ func (r *reader) str() string {
 	return r.s[at : at+n]
 }
 
+// keepStrings copies the strings st keeps (ids, block lists, tokens) into
+// one string of their own: as slices of the file's body they kept all of
+// it (paths, postings: several MB at 100,000 sessions) alive.
+func (st *decoded) keepStrings() {
+	docs := make([]*doc, 0, len(st.docs))
+	n := 0
+	for _, d := range st.docs {
+		docs = append(docs, d)
+		n += len(d.id) + len(d.lens)
+	}
+	for _, t := range st.dict.tokens {
+		n += len(t)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, d := range docs {
+		b.WriteString(d.id)
+		b.WriteString(d.lens)
+	}
+	for _, t := range st.dict.tokens {
+		b.WriteString(t)
+	}
+	all, at := b.String(), 0
+	cut := func(s string) string {
+		at += len(s)
+		return all[at-len(s) : at]
+	}
+	byID := make(map[string]*doc, len(docs))
+	for _, d := range docs {
+		d.id = cut(d.id)
+		d.lens = cut(d.lens)
+		byID[d.id] = d
+	}
+	clear(st.dict.ids)
+	for i, t := range st.dict.tokens {
+		st.dict.tokens[i] = cut(t)
+		st.dict.ids[st.dict.tokens[i]] = uint32(i)
+	}
+	st.docs = byID
+}
+
 func decodeStore(raw []byte, root string) (*decoded, error) {
 	if len(raw) > maxStoreBytes {
 		return nil, fmt.Errorf("larger than %d bytes", maxStoreBytes)
@@ -515,11 +553,11 @@ func decodeStore(raw []byte, root string) (*decoded, error) {
 	seenSlot := make(map[uint64]bool, nDocs)
 	for i := 0; i < nDocs && r.err == nil; i++ {
 		d := &doc{id: r.str(), createdAt: r.varint()}
-		d.key = entryKey{path: r.str(), offset: r.varint(), lastSeq: r.varint(), generation: int(r.varint()),
-			formatVersion: int(r.varint()), corrupt: r.str()}
+		d.key.offset = r.varint()
+		d.key.sum = binary.LittleEndian.Uint64(r.fixed(8))
 		slot := r.uvarint()
 		d.long = r.fixed(1)[0] == 1
-		d.textBytes, d.foldedBytes = int64(r.uvarint()), int64(r.uvarint())
+		d.textBytes, d.foldedBytes = size32(int64(r.uvarint())), size32(int64(r.uvarint()))
 		first, stored := r.uvarint(), r.uvarint()
 		d.first, d.stored, d.lens = int64(first), int64(stored), r.str()
 		if stored > 0 && (first < uint64(dataHeaderLen) || first+stored > uint64(st.dataSize) || uint64(len(d.lens)) > stored) {
@@ -554,6 +592,7 @@ func decodeStore(raw []byte, root string) (*decoded, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
+	st.keepStrings()
 	return st, nil
 }
 

@@ -299,6 +299,36 @@ func TestSessionIDAndLimit(t *testing.T) {
 	wantIDs(t, "shared in s-b", res, "s-b")
 }
 
+// A session searched by id is found with its createdAt (a binary search),
+// with a stale one and without one (a walk), among sessions of the same
+// createdAt too; an unknown id finds nothing.
+func TestSessionIDFoundByCreatedAt(t *testing.T) {
+	var ss []*dshgen.Session
+	for i := 0; i < 9; i++ {
+		ss = append(ss, dshgen.NewSession("s-"+string(rune('a'+i))).CreatedAt(int64(1000+i/3)).UserText("shared phrase here"))
+	}
+	st := newStore(t, ss...)
+	for _, c := range []struct {
+		id        string
+		createdAt int64
+		want      []string
+	}{
+		{"s-a", 1000, []string{"s-a"}},
+		{"s-e", 1001, []string{"s-e"}},
+		{"s-i", 1002, []string{"s-i"}},
+		{"s-e", 0, []string{"s-e"}},
+		{"s-e", 1002, []string{"s-e"}}, // stale: walked
+		{"s-z", 1001, nil},
+		{"s-z", 0, nil},
+	} {
+		res, err := st.rc.Search(context.Background(), Query{Text: "shared", SessionID: c.id, CreatedAt: c.createdAt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantIDs(t, fmt.Sprintf("%s at %d", c.id, c.createdAt), res, c.want...)
+	}
+}
+
 func manyWords(n int) string {
 	var b strings.Builder
 	for i := 0; i < n; i++ {
