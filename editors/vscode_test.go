@@ -114,8 +114,7 @@ func TestVSCodeExtension(t *testing.T) {
 	}
 
 	// scripts/package-vsix.sh builds the plain .vsix and the six
-	// platform-specific ones; they share editors/vscode/dist and bin, so
-	// everything that packages runs here, one step after the other.
+	// platform-specific ones, each in a copy of the extension's files.
 	vsixDir := filepath.Join(dir, "vsix")
 	packageAll(t, env, vsixDir)
 	vsix := filepath.Join(vsixDir, "dsh-refls-0.1.0.vsix")
