@@ -13,7 +13,16 @@ import (
 // TestConformanceWithRecordedFixtures checks every session dsh recorded, in
 // both the raw and the zstd store, against expected.json.
 func TestConformanceWithRecordedFixtures(t *testing.T) {
-	dir := testfixtures.Dir(t)
+	eachRecordedSession(t, testfixtures.Dir(t), func(t *testing.T, snap *sessionref.Snapshot, _, _ string, w testfixtures.Expected) {
+		checkExpected(t, snap, w)
+	})
+}
+
+// eachRecordedSession indexes the raw and the zstd store of a fixtures
+// directory, checks that every session of its expected.json is indexed and
+// none skipped, and runs check on each as a subtest (store/name), with the
+// store's sessions root and name.
+func eachRecordedSession(t *testing.T, dir string, check func(t *testing.T, snap *sessionref.Snapshot, root, store string, w testfixtures.Expected)) {
 	want := testfixtures.LoadExpected(t, dir)
 	for _, store := range []string{"raw", "zstd"} {
 		t.Run(store, func(t *testing.T) {
@@ -31,7 +40,7 @@ func TestConformanceWithRecordedFixtures(t *testing.T) {
 			}
 			for _, w := range want {
 				t.Run(w.Name, func(t *testing.T) {
-					checkExpected(t, snap, w)
+					check(t, snap, root, store, w)
 				})
 			}
 		})

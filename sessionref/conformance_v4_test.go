@@ -14,30 +14,10 @@ import (
 // 0.2 recorded (../shared/fixtures-v4), in the raw and the zstd store,
 // against every field of its expected.json.
 func TestConformanceWithRecordedV4Fixtures(t *testing.T) {
-	dir := testfixtures.DirV4(t)
-	want := testfixtures.LoadExpected(t, dir)
-	for _, store := range []string{"raw", "zstd"} {
-		t.Run(store, func(t *testing.T) {
-			root := filepath.Join(dir, store, "sessions")
-			ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
-			if err := ix.Build(context.Background(), nil); err != nil {
-				t.Fatalf("Build: %v", err)
-			}
-			snap := ix.Snapshot()
-			if len(snap.Skipped) != 0 {
-				t.Errorf("skipped sessions: %+v", snap.Skipped)
-			}
-			if len(snap.Sessions) != len(want) {
-				t.Errorf("indexed %d sessions, expected.json has %d", len(snap.Sessions), len(want))
-			}
-			for _, w := range want {
-				t.Run(w.Name, func(t *testing.T) {
-					checkExpected(t, snap, w)
-					checkExpectedV4(t, snap, root, store, w)
-				})
-			}
-		})
-	}
+	eachRecordedSession(t, testfixtures.DirV4(t), func(t *testing.T, snap *sessionref.Snapshot, root, store string, w testfixtures.Expected) {
+		checkExpected(t, snap, w)
+		checkExpectedV4(t, snap, root, store, w)
+	})
 }
 
 // checkExpectedV4 checks the fields only the v4 set has.

@@ -38,42 +38,51 @@ func TestCLIMatchesRecordedFixtures(t *testing.T) {
 	for _, store := range []string{"raw", "zstd"} {
 		t.Run(store, func(t *testing.T) {
 			root := filepath.Join(dir, store, "sessions")
-			out, errOut, code := runCLI(t, nil, "candidates", "--sessions-root", root, "--session", "not-a-session", "--limit", "100")
-			if code != 0 {
-				t.Fatalf("candidates exited %d: %s", code, errOut)
-			}
-			var cands []sessionref.Candidate
-			if err := json.Unmarshal([]byte(out), &cands); err != nil {
-				t.Fatalf("candidates output is not a JSON array: %v\n%s", err, out)
-			}
-			byID := map[string]sessionref.Candidate{}
-			for _, c := range cands {
-				byID[c.SessionID] = c
-			}
-			if len(byID) != len(want) {
-				t.Errorf("%d candidates, expected.json has %d sessions", len(byID), len(want))
-			}
-			for _, w := range want {
-				c, ok := byID[w.SessionID]
-				if !ok {
-					t.Errorf("%s (%s) not a candidate", w.Name, w.SessionID)
-					continue
-				}
-				label := w.SessionID
-				if w.Title != nil {
-					label = *w.Title
-				}
-				if c.Label != label || c.DisplayTitle != w.DisplayTitle || c.Mention != w.Mention || c.CreatedAt != w.CreatedAt {
-					t.Errorf("%s: candidate %+v, want label %q displayTitle %q mention %s createdAt %d", w.Name, c, label, w.DisplayTitle, w.Mention, w.CreatedAt)
-				}
-				if (c.Cwd == nil) != (w.Cwd == nil) || (c.Cwd != nil && *c.Cwd != *w.Cwd) {
-					t.Errorf("%s: cwd %v, want %v", w.Name, c.Cwd, w.Cwd)
-				}
-			}
+			checkCandidates(t, root, want)
 			for _, w := range want {
 				t.Run(w.Name, func(t *testing.T) { checkPrepared(t, root, w) })
 			}
 		})
+	}
+}
+
+// checkCandidates runs `candidates` on root with a query matching every
+// session and compares each candidate with its session in expected.json:
+// label (the title, or the id without one), display title, mention,
+// createdAt and cwd; every session is listed once.
+func checkCandidates(t *testing.T, root string, want []testfixtures.Expected) {
+	t.Helper()
+	out, errOut, code := runCLI(t, nil, "candidates", "--sessions-root", root, "--session", "not-a-session", "--limit", "100")
+	if code != 0 {
+		t.Fatalf("candidates exited %d: %s", code, errOut)
+	}
+	var cands []sessionref.Candidate
+	if err := json.Unmarshal([]byte(out), &cands); err != nil {
+		t.Fatalf("candidates output is not a JSON array: %v\n%s", err, out)
+	}
+	byID := map[string]sessionref.Candidate{}
+	for _, c := range cands {
+		byID[c.SessionID] = c
+	}
+	if len(cands) != len(want) || len(byID) != len(want) {
+		t.Errorf("%d candidates (%d distinct), expected.json has %d sessions", len(cands), len(byID), len(want))
+	}
+	for _, w := range want {
+		c, ok := byID[w.SessionID]
+		if !ok {
+			t.Errorf("%s (%s) not a candidate", w.Name, w.SessionID)
+			continue
+		}
+		label := w.SessionID
+		if w.Title != nil {
+			label = *w.Title
+		}
+		if c.Label != label || c.DisplayTitle != w.DisplayTitle || c.Mention != w.Mention || c.CreatedAt != w.CreatedAt {
+			t.Errorf("%s: candidate %+v, want label %q displayTitle %q mention %s createdAt %d", w.Name, c, label, w.DisplayTitle, w.Mention, w.CreatedAt)
+		}
+		if (c.Cwd == nil) != (w.Cwd == nil) || (c.Cwd != nil && *c.Cwd != *w.Cwd) {
+			t.Errorf("%s: cwd %v, want %v", w.Name, c.Cwd, w.Cwd)
+		}
 	}
 }
 

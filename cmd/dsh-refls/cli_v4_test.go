@@ -23,27 +23,8 @@ func TestCLIMatchesRecordedV4Fixtures(t *testing.T) {
 	for _, store := range []string{"raw", "zstd"} {
 		t.Run(store, func(t *testing.T) {
 			root := filepath.Join(dir, store, "sessions")
-			out, errOut, code := runCLI(t, nil, "candidates", "--sessions-root", root, "--session", "not-a-session", "--limit", "100")
-			if code != 0 {
-				t.Fatalf("candidates exited %d: %s", code, errOut)
-			}
-			var cands []sessionref.Candidate
-			if err := json.Unmarshal([]byte(out), &cands); err != nil {
-				t.Fatalf("candidates output is not a JSON array: %v\n%s", err, out)
-			}
-			if len(cands) != len(want) {
-				t.Errorf("%d candidates, expected.json has %d sessions", len(cands), len(want))
-			}
-			byID := map[string]sessionref.Candidate{}
-			for _, c := range cands {
-				byID[c.SessionID] = c
-			}
+			checkCandidates(t, root, want)
 			for _, w := range want {
-				c, ok := byID[w.SessionID]
-				if !ok || w.Title == nil || c.Label != *w.Title || c.DisplayTitle != w.DisplayTitle || c.Mention != w.Mention ||
-					c.CreatedAt != w.CreatedAt || c.Cwd == nil || w.Cwd == nil || *c.Cwd != *w.Cwd {
-					t.Errorf("%s: candidate %+v (listed %v), want title %v displayTitle %q mention %s", w.Name, c, ok, w.Title, w.DisplayTitle, w.Mention)
-				}
 				t.Run(w.Name, func(t *testing.T) {
 					checkPrepared(t, root, w)
 					checkPreparedV4(t, root, w)
