@@ -1,8 +1,11 @@
 package server
 
 import (
+	"math"
 	"runtime/debug"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // gcPercent reads the collector's target (SetGCPercent returns the old one).
@@ -74,5 +77,93 @@ func TestGCLoweringTakesTheLowestTargetAskedFor(t *testing.T) {
 	title()
 	if got := gcPercent(); got != 100 {
 		t.Fatalf("target after both = %d, want 100", got)
+	}
+}
+
+// memoryLimit reads the soft memory limit (SetMemoryLimit(-1) only reads).
+func memoryLimit() int64 { return debug.SetMemoryLimit(-1) }
+
+func TestGCLoweringSetsTheMemoryLimitWhileHeld(t *testing.T) {
+	orig := debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() { debug.SetMemoryLimit(orig) })
+	origGC := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(origGC) })
+
+	g := gcLowering{limit: 64 << 20, live: func() uint64 { return 1 << 20 }}
+	title := g.lower(50)
+	if got := memoryLimit(); got != 64<<20 {
+		t.Fatalf("limit while held = %d, want %d", got, 64<<20)
+	}
+	recall := g.lower(25)
+	title()
+	if got := memoryLimit(); got != 64<<20 {
+		t.Fatalf("limit with one holder left = %d, want %d", got, 64<<20)
+	}
+	recall()
+	if got := memoryLimit(); got != math.MaxInt64 {
+		t.Fatalf("limit after the last holder = %d, want none (what it was)", got)
+	}
+}
+
+func TestGCLoweringKeepsALimitGOMEMLIMITSet(t *testing.T) {
+	orig := debug.SetMemoryLimit(1 << 30)
+	t.Cleanup(func() { debug.SetMemoryLimit(orig) })
+	origGC := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(origGC) })
+
+	g := gcLowering{limit: 64 << 20, live: func() uint64 { return 1 << 20 }}
+	restore := g.lower(50)
+	if got := memoryLimit(); got != 1<<30 {
+		t.Errorf("limit while held = %d, want GOMEMLIMIT's %d", got, 1<<30)
+	}
+	restore()
+	if got := memoryLimit(); got != 1<<30 {
+		t.Errorf("limit after = %d, want %d", got, 1<<30)
+	}
+}
+
+// TestGCLoweringLimitFollowsALiveHeapNearIt grows the live heap past the
+// limit while held: the limit rises above it, and after the last holder
+// the one found is back.
+func TestGCLoweringLimitFollowsALiveHeapNearIt(t *testing.T) {
+	orig := debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() { debug.SetMemoryLimit(orig) })
+	origGC := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(origGC) })
+
+	var live atomic.Uint64
+	live.Store(1 << 20)
+	g := gcLowering{limit: 64 << 20, live: live.Load}
+	restore := g.lower(50)
+	live.Store(100 << 20)
+	deadline := time.Now().Add(10 * time.Second)
+	for memoryLimit() != 125<<20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("limit with a live heap of 100 MiB = %d, want %d", memoryLimit(), 125<<20)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	restore()
+	if got := memoryLimit(); got != math.MaxInt64 {
+		t.Fatalf("limit after = %d, want none", got)
+	}
+}
+
+func TestFollowLimit(t *testing.T) {
+	const base = 100 << 20
+	for _, c := range []struct {
+		live uint64
+		want int64
+	}{
+		{0, base},
+		{50 << 20, base},
+		{90 << 20, base},                        // a tenth below: still base
+		{90<<20 + 4, 90<<20 + 4 + (90<<20+4)/4}, // within a tenth: live + live/4
+		{200 << 20, 250 << 20},
+		{math.MaxUint64, math.MaxInt64},
+	} {
+		if got := followLimit(base, c.live); got != c.want {
+			t.Errorf("followLimit(%d, %d) = %d, want %d", base, c.live, got, c.want)
+		}
 	}
 }

@@ -31,6 +31,32 @@ func procKB(pid int, field string) (int64, error) {
 	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }
 
+// procCPU is the CPU time (user and system) a process has used so far,
+// from /proc/PID/stat (in clock ticks of 1/100 s, Linux's USER_HZ).
+func procCPU(pid int) (time.Duration, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces; the fields after its
+	// closing parenthesis are plain: utime and stime are the 12th and
+	// 13th of them.
+	end := strings.LastIndexByte(string(stat), ')')
+	fields := strings.Fields(string(stat[end+1:]))
+	if end < 0 || len(fields) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	var ticks int64
+	for _, f := range fields[11:13] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * (time.Second / 100), nil
+}
+
 // resetPeak resets VmHWM to the current RSS (Linux ≥ 4.0).
 func resetPeak(pid int) error {
 	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)

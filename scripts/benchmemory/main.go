@@ -142,8 +142,12 @@ func run(bin, root, ws string, recall bool, steady time.Duration) error {
 	if st.SessionsIndexed > 10000 {
 		bound = 200
 	}
-	fmt.Printf("both indexes built in %v: %d sessions, %d workspace files, recallSearch %v; server RSS %.0f MB, peak RSS %.0f MB = %.2f× the bound %.0f MB\n",
-		built.Round(100*time.Millisecond), st.SessionsIndexed, st.FilesIndexed, recall, rss, hwm, hwm/bound, bound)
+	cpu, err := procCPU(cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("both indexes built in %v: %d sessions, %d workspace files, recallSearch %v; server RSS %.0f MB, peak RSS %.0f MB = %.2f× the bound %.0f MB; server CPU %.2f s\n",
+		built.Round(100*time.Millisecond), st.SessionsIndexed, st.FilesIndexed, recall, rss, hwm, hwm/bound, bound, cpu.Seconds())
 	// What the server keeps once the build's garbage is returned.
 	time.Sleep(steady)
 	if rss, _, err = procMemory(cmd.Process.Pid); err != nil {
@@ -160,8 +164,11 @@ func run(bin, root, ws string, recall bool, steady time.Duration) error {
 		if rss, hwm, err = procMemory(cmd.Process.Pid); err != nil {
 			return err
 		}
-		fmt.Printf("recall index's first build done %v after start: server RSS %.0f MB, peak RSS %.0f MB = %.2f× the bound %.0f MB\n",
-			synced.Round(100*time.Millisecond), rss, hwm, hwm/bound, bound)
+		if cpu, err = procCPU(cmd.Process.Pid); err != nil {
+			return err
+		}
+		fmt.Printf("recall index's first build done %v after start: server RSS %.0f MB, peak RSS %.0f MB = %.2f× the bound %.0f MB; server CPU %.2f s\n",
+			synced.Round(100*time.Millisecond), rss, hwm, hwm/bound, bound, cpu.Seconds())
 		time.Sleep(steady)
 		if rss, _, err = procMemory(cmd.Process.Pid); err != nil {
 			return err
