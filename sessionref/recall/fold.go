@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"encoding/binary"
 	"unicode/utf8"
 
 	"golang.org/x/text/cases"
@@ -41,17 +42,23 @@ func (f *folder) appendFold(dst []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			// A run of ASCII is lowered in place, without an append per byte.
-			j := i + 1
-			for j < len(s) && s[j] < utf8.RuneSelf {
-				j++
-			}
-			at := len(dst)
-			dst = append(dst, s[i:j]...)
-			for k, c := range dst[at:] {
-				if 'A' <= c && c <= 'Z' {
-					dst[at+k] = c + 'a' - 'A'
+			// A run of ASCII is lowered eight bytes at a time
+			// (lowerASCII8), then byte by byte to its end.
+			j := i
+			for ; j+8 <= len(s); j += 8 {
+				x := uint64(s[j]) | uint64(s[j+1])<<8 | uint64(s[j+2])<<16 | uint64(s[j+3])<<24 |
+					uint64(s[j+4])<<32 | uint64(s[j+5])<<40 | uint64(s[j+6])<<48 | uint64(s[j+7])<<56
+				if x&0x8080808080808080 != 0 {
+					break
 				}
+				dst = binary.LittleEndian.AppendUint64(dst, lowerASCII8(x))
+			}
+			for ; j < len(s) && s[j] < utf8.RuneSelf; j++ {
+				c := s[j]
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				dst = append(dst, c)
 			}
 			i = j
 			continue
@@ -66,6 +73,21 @@ func (f *folder) appendFold(dst []byte, s string) []byte {
 		i += n
 	}
 	return dst
+}
+
+// lowerASCII8 lowers the eight ASCII bytes of x (every high bit clear):
+// a byte b gets 0x20 added when 'A' <= b <= 'Z', found by the high bits of
+// b + (0x80 - 'A') (set from 'A' on) and of b + (0x80 - 'Z' - 1) (set past
+// 'Z'); no sum carries into the next byte. Folding took 1.2-1.5 CPU-s per
+// GB of projected text byte by byte.
+func lowerASCII8(x uint64) uint64 {
+	const (
+		fromA   = 0x3f3f3f3f3f3f3f3f // 0x80 - 'A' in every byte
+		pastZ   = 0x2525252525252525 // 0x80 - 'Z' - 1
+		highBit = 0x8080808080808080
+	)
+	upper := (x + fromA) &^ (x + pastZ) & highBit
+	return x | upper>>2
 }
 
 // fold returns the folding of s.

@@ -1,0 +1,46 @@
+package recall
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+)
+
+// The ASCII run of appendFold, eight bytes at a time, lowers exactly
+// 'A'..'Z' and keeps every other byte, at every alignment and length and
+// next to bytes that are not ASCII.
+func TestFoldLowersASCIIAsBytes(t *testing.T) {
+	var every []byte
+	for c := 0; c < 128; c++ {
+		every = append(every, byte(c))
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	inputs := [][]byte{every}
+	for i := 0; i < 300; i++ {
+		b := make([]byte, r.IntN(40))
+		for k := range b {
+			b[k] = byte(r.IntN(128))
+			if r.IntN(20) == 0 {
+				b[k] = 0xc3 // a lone lead byte: kept as it is
+			}
+		}
+		inputs = append(inputs, b)
+	}
+	f := newFolder()
+	for _, in := range inputs {
+		for at := 0; at < min(9, len(in)+1); at++ {
+			s := string(in[at:])
+			want := make([]byte, 0, len(s))
+			for k := 0; k < len(s); k++ {
+				c := s[k]
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				want = append(want, c)
+			}
+			if got := f.appendFold([]byte("x"), s); !bytes.Equal(got[1:], want) || got[0] != 'x' {
+				t.Fatalf("fold %q = %q, want %q", s, got[1:], want)
+			}
+		}
+	}
+}
