@@ -67,6 +67,7 @@ type Match struct {
 // QueryError is a query that cannot be searched.
 type QueryError struct{ Reason string }
 
+// Error says why the query cannot be searched.
 func (e *QueryError) Error() string { return "invalid search query: " + e.Reason }
 
 // parseQuery splits text into folded terms: words separated by white
