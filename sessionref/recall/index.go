@@ -373,33 +373,48 @@ func (ix *Index) Sync(ctx context.Context, snap *sessionref.Snapshot) error {
 	ix.syncMu.Lock()
 	defer ix.syncMu.Unlock()
 	broken := ix.takeBroken()
-	listed := make(map[string]bool, len(snap.Sessions))
 	// Pointers into snap, which does not change: a first build at
 	// 100,000 sessions copied 24 MB of entries.
 	var todo []*sessionref.Entry
+	// kept and failedListed count the listed sessions that are indexed
+	// or failed: a set of the listed ids (3 MB at 100,000 sessions, at
+	// every sync) is made only when some are no longer listed.
+	kept, failedListed := 0, 0
 	for i := range snap.Sessions { // newest first
 		e := &snap.Sessions[i]
 		k := keyOf(e)
-		listed[e.ID] = true
-		if d := ix.docs[e.ID]; d != nil && d.key == k && !broken[e.ID] {
-			continue
+		d := ix.docs[e.ID]
+		if d != nil {
+			kept++
+			if d.key == k && !broken[e.ID] {
+				continue
+			}
 		}
-		if fk, ok := ix.failed[e.ID]; ok && fk == k {
-			continue
+		if fk, ok := ix.failed[e.ID]; ok {
+			failedListed++
+			if fk == k {
+				continue
+			}
 		}
 		todo = append(todo, e)
 	}
 	changed := len(todo) > 0
 	ix.projected += len(todo)
-	for id, d := range ix.docs {
-		if !listed[id] {
-			ix.dropDoc(d)
-			changed = true
+	if kept < len(ix.docs) || failedListed < len(ix.failed) {
+		listed := make(map[string]bool, len(snap.Sessions))
+		for i := range snap.Sessions {
+			listed[snap.Sessions[i].ID] = true
 		}
-	}
-	for id := range ix.failed {
-		if !listed[id] {
-			delete(ix.failed, id)
+		for id, d := range ix.docs {
+			if !listed[id] {
+				ix.dropDoc(d)
+				changed = true
+			}
+		}
+		for id := range ix.failed {
+			if !listed[id] {
+				delete(ix.failed, id)
+			}
 		}
 	}
 	var err error
@@ -427,10 +442,11 @@ func (ix *Index) dropDoc(d *doc) {
 
 // built is one projected session, ready to be written.
 type built struct {
-	i      int // in todo
-	d      *doc
-	tokens []string
-	grams  []uint32
+	i int // in todo
+	d *doc
+	// ids are the sorted dictionary ids of its tokens.
+	ids   []uint32
+	grams []uint32
 	// recs holds the records of its blocks, one after the other, and
 	// lens their compressed lengths.
 	recs []byte
@@ -502,7 +518,7 @@ func (ix *Index) projectAll(ctx context.Context, todo []*sessionref.Entry) error
 	}
 	var tb, gb *builder
 	if len(todo) > overlayMax || len(ix.overlay)+len(todo) > overlayMax || len(ix.docs) == 0 {
-		tb, gb = ix.seed()
+		tb, gb = ix.seed(len(todo))
 	}
 	results := make(chan *built, ix.opts.Parallelism)
 	free := make(chan []byte, 2*ix.opts.Parallelism+2)
@@ -586,7 +602,7 @@ func (ix *Index) projectAll(ctx context.Context, todo []*sessionref.Entry) error
 		}
 		r.d.data, r.d.slot = ix.data, ix.nextSlot
 		ix.nextSlot++
-		ids := ix.dict.idsOf(r.tokens)
+		ids := r.ids
 		if tb != nil {
 			tb.add(int(r.d.slot), ids)
 			gb.add(int(r.d.slot), r.grams)
@@ -676,14 +692,14 @@ func (ix *Index) build(ctx context.Context, w *worker, i int, e *sessionref.Entr
 		}
 	}
 	r.grams, r.d.long = w.gs.sorted(), w.ts.long
-	r.tokens = w.ts.tokens()
+	r.ids = ix.dict.idsOfSet(w.ts)
 	return r
 }
 
 // seed returns builders of the token and gram postings holding every
 // current document, renumbered from 0 in slot order (published copies of
-// the documents get their new slot).
-func (ix *Index) seed() (tokens, grams *builder) {
+// the documents get their new slot), expecting extra sessions more.
+func (ix *Index) seed(extra int) (tokens, grams *builder) {
 	cur := make([]*doc, 0, len(ix.docs))
 	for _, d := range ix.docs {
 		cur = append(cur, d)
@@ -697,6 +713,8 @@ func (ix *Index) seed() (tokens, grams *builder) {
 		remap[d.slot] = int32(i)
 	}
 	tokens, grams = newBuilder(), newBuilder()
+	tokens.expect(len(cur) + extra)
+	grams.expect(len(cur) + extra)
 	tokens.seed(ix.tokBase, remap[:min(len(remap), ix.tokBase.n)])
 	grams.seed(ix.gramBase, remap[:min(len(remap), ix.gramBase.n)])
 	over := make([]int32, 0, len(ix.overlay))
@@ -731,7 +749,7 @@ func (ix *Index) freeze(tokens, grams *builder) {
 // merge folds the overlay into the postings and drops the slots of
 // documents no longer current.
 func (ix *Index) merge() {
-	ix.freeze(ix.seed())
+	ix.freeze(ix.seed(0))
 }
 
 // takeCursor removes and returns the kept cursor of id, if any.
@@ -780,7 +798,7 @@ func (ix *Index) publishWith(tok, grams *postings, overlay map[int32]overlayDoc,
 		}
 		return all[i].id < all[j].id
 	})
-	v := &view{tok: tok, grams: grams, overlay: make(map[int32]overlayDoc, len(overlay)), dict: ix.dict.tokens,
+	v := &view{tok: tok, grams: grams, overlay: make(map[int32]overlayDoc, len(overlay)), dict: ix.dict.list(),
 		order: all}
 	var overlayBytes int64
 	for s, o := range overlay {
@@ -796,7 +814,7 @@ func (ix *Index) publishWith(tok, grams *postings, overlay map[int32]overlayDoc,
 	}
 	v.stats.Sessions, v.stats.Failed, v.stats.Projected = len(all), len(ix.failed), ix.projected
 	v.stats.PostingBytes = tok.bytes + grams.bytes + overlayBytes
-	v.stats.Tokens, v.stats.Grams, v.stats.Unposted = len(ix.dict.tokens), len(grams.m), len(overlay)
+	v.stats.Tokens, v.stats.Grams, v.stats.Unposted = len(v.dict), len(grams.m), len(overlay)
 	v.stats.Resumed = ix.resumed.Load()
 	v.stats.Pending = pending
 	v.stats.Synced = time.Now()

@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -235,29 +236,59 @@ func spaceAt(s []byte, i int) int {
 
 // dictionary maps tokens to ids; ids only grow, and the token of an id
 // never changes, so a view reads a prefix of the list while a sync appends.
+// The projecting goroutines look their tokens up themselves (idsOfSet),
+// under mu: handing each session's tokens to the collecting goroutine as
+// strings copied them, 0.43 GB of a first build's 3.5 GB of allocations at
+// 100,000 sessions.
 type dictionary struct {
+	mu     sync.RWMutex // guards ids and the growth of tokens
 	ids    map[string]uint32
 	tokens []string
 }
 
 func newDictionary() *dictionary { return &dictionary{ids: map[string]uint32{}} }
 
-// idsOf returns the sorted ids of tokens, adding the new ones (copied:
-// tokens may be slices of a larger string that is not kept).
-func (d *dictionary) idsOf(tokens []string) []uint32 {
-	out := make([]uint32, 0, len(tokens))
-	for _, t := range tokens {
-		id, ok := d.ids[t]
-		if !ok {
-			id = uint32(len(d.tokens))
-			t = strings.Clone(t)
-			d.ids[t] = id
-			d.tokens = append(d.tokens, t)
+// idsOfSet returns the sorted ids of the tokens of ts, adding the new ones.
+// It may be called from several goroutines at once.
+func (d *dictionary) idsOfSet(ts *tokenSet) []uint32 {
+	out := make([]uint32, 0, ts.used)
+	var missing []tokenSlot
+	d.mu.RLock()
+	for _, sl := range ts.slots {
+		if sl.n == 0 {
+			continue
 		}
-		out = append(out, id)
+		if id, ok := d.ids[string(ts.arena[sl.off:sl.off+int(sl.n)])]; ok {
+			out = append(out, id)
+		} else {
+			missing = append(missing, sl)
+		}
+	}
+	d.mu.RUnlock()
+	if len(missing) > 0 {
+		d.mu.Lock()
+		for _, sl := range missing {
+			t := ts.arena[sl.off : sl.off+int(sl.n)]
+			id, ok := d.ids[string(t)]
+			if !ok {
+				id = uint32(len(d.tokens))
+				s := string(t)
+				d.ids[s] = id
+				d.tokens = append(d.tokens, s)
+			}
+			out = append(out, id)
+		}
+		d.mu.Unlock()
 	}
 	slices.Sort(out)
 	return out
+}
+
+// list returns the tokens so far, the token of id at index id.
+func (d *dictionary) list() []string {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.tokens
 }
 
 // containing returns the ids of the tokens of dict that hold piece.

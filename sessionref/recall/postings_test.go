@@ -1,0 +1,101 @@
+package recall
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+)
+
+// Frozen postings hold arrays of their length: a builder's lists and
+// bitsets grow by appending, and the spare capacity stayed allocated.
+func TestFrozenPostingsHoldNoSpareCapacity(t *testing.T) {
+	for _, expect := range []int{0, 100, 5000} {
+		b := newBuilder()
+		b.expect(expect)
+		for slot := 0; slot < 3000; slot++ {
+			grams := []uint32{1} // in every slot: a bitset
+			if slot%97 == 0 {
+				grams = append(grams, 2) // rare: a list
+			}
+			b.add(slot, grams)
+		}
+		p := b.postings()
+		for x, pl := range p.m {
+			if cap(pl.list) != len(pl.list) || cap(pl.bits) != len(pl.bits) {
+				t.Errorf("expect %d, gram %d: list %d/%d, bits %d/%d (len/cap)", expect, x, len(pl.list), cap(pl.list), len(pl.bits), cap(pl.bits))
+			}
+		}
+		if p.m[1].bits == nil || p.m[2].list == nil {
+			t.Fatalf("expect %d: gram 1 %+v, gram 2 has %d slots listed", expect, p.m[1].bits != nil, len(p.m[2].list))
+		}
+		var got []int
+		p.m[2].each(func(s int) { got = append(got, s) })
+		for i, s := range got {
+			if s != 97*i {
+				t.Fatalf("expect %d: gram 2's slots %v", expect, got)
+			}
+		}
+		set, _ := p.candidates([]uint32{1})
+		n := 0
+		for _, w := range set {
+			for ; w != 0; w &= w - 1 {
+				n++
+			}
+		}
+		if n != 3000 {
+			t.Errorf("expect %d: gram 1 in %d slots, want 3000", expect, n)
+		}
+	}
+}
+
+// Workers look their tokens up in the dictionary at once: every token gets
+// one id, and each session's ids name exactly its tokens.
+func TestDictionaryIdsFromSeveralWorkers(t *testing.T) {
+	d := newDictionary()
+	const workers, sessions = 4, 50
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*sessions)
+	for k := 0; k < workers; k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ts, gs := newTokenSet(), newGramSet()
+			for s := 0; s < sessions; s++ {
+				ts.reset()
+				var want []string
+				for i := 0; i < 20; i++ {
+					tok := fmt.Sprintf("w%d", (s*7+i*k+i)%60)
+					want = append(want, tok)
+					ts.add([]byte(tok+" "), gs)
+				}
+				ids := d.idsOfSet(ts)
+				if !slices.IsSorted(ids) {
+					errs <- fmt.Errorf("ids %v not sorted", ids)
+				}
+				list := d.list()
+				var got []string
+				for _, id := range ids {
+					got = append(got, list[id])
+				}
+				slices.Sort(got)
+				slices.Sort(want)
+				if want = slices.Compact(want); !slices.Equal(got, want) {
+					errs <- fmt.Errorf("ids name %v, want %v", got, want)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, tok := range d.list() {
+		if seen[tok] || d.ids[tok] != uint32(len(seen)) {
+			t.Fatalf("token %q twice or with id %d", tok, d.ids[tok])
+		}
+		seen[tok] = true
+	}
+}
