@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
+	"github.com/dsh-refls/dsh-refls/internal/testfixtures"
 )
 
 // nvimTimeout bounds one headless Neovim run; the script's own overall
@@ -135,24 +136,6 @@ func TestNeovimPluginUnit(t *testing.T) {
 	}
 }
 
-// fixtureSession is one entry of the shared fixtures' expected.json.
-type fixtureSession struct {
-	Name         string `json:"name"`
-	SessionID    string `json:"sessionId"`
-	DisplayTitle string `json:"displayTitle"`
-	Mention      string `json:"mention"`
-}
-
-// sharedFixtures returns the shared fixture directory, or skips the test.
-func sharedFixtures(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(repoRoot(t), "..", "shared", "fixtures")
-	if _, err := os.Stat(filepath.Join(dir, "expected.json")); err != nil {
-		t.Skipf("shared fixtures not found at %s (they exist only beside the repository): %v", dir, err)
-	}
-	return dir
-}
-
 func TestNeovimEndToEnd(t *testing.T) {
 	nvim := lookNvim(t)
 	bin := buildServer(t)
@@ -179,16 +162,9 @@ func TestNeovimEndToEnd(t *testing.T) {
 	// The recorded dsh logs in their zstd form, with the expected mention
 	// taken from the fixtures rather than computed here.
 	t.Run("recorded zstd store", func(t *testing.T) {
-		fixtures := sharedFixtures(t)
-		data, err := os.ReadFile(filepath.Join(fixtures, "expected.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var sessions []fixtureSession
-		if err := json.Unmarshal(data, &sessions); err != nil {
-			t.Fatalf("expected.json: %v", err)
-		}
-		var s *fixtureSession
+		fixtures := testfixtures.Dir(t)
+		sessions := testfixtures.LoadExpected(t, fixtures)
+		var s *testfixtures.Expected
 		for i := range sessions {
 			if sessions[i].Name == "subagent-child" {
 				s = &sessions[i]

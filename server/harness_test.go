@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/dsh-refls/dsh-refls/internal/lsptest"
+	"github.com/dsh-refls/dsh-refls/internal/testfixtures"
 )
 
 // cursor marks the position of a request in test documents.
@@ -301,14 +302,7 @@ func testOptions(t *testing.T) (Options, *testSessions, string) {
 // fixturesRoot returns the shared raw fixtures store or skips.
 func fixturesRoot(t testing.TB) string {
 	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", "..", "shared", "fixtures", "raw", "sessions"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(root); err != nil {
-		t.Skipf("shared fixtures not found at %s (they live beside the repository in ../shared): %v", root, err)
-	}
-	return root
+	return filepath.Join(testfixtures.Dir(t), "raw", "sessions")
 }
 
 // asRPC is errors.As for JSON-RPC errors.

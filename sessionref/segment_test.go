@@ -1,11 +1,12 @@
 package sessionref
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dsh-refls/dsh-refls/internal/testfixtures"
 )
 
 func TestEncodeSegment(t *testing.T) {
@@ -157,38 +158,11 @@ func TestProjectDir(t *testing.T) {
 	}
 }
 
-// fixtureExpectation is the part of the recorded fixtures' expected.json
-// the codec checks.
-type fixtureExpectation struct {
-	Name         string  `json:"name"`
-	SessionID    string  `json:"sessionId"`
-	Cwd          *string `json:"cwd"`
-	DisplayTitle string  `json:"displayTitle"`
-	URI          string  `json:"uri"`
-	Mention      string  `json:"mention"`
-	RelativeDir  string  `json:"relativeDir"`
-}
-
 // loadFixtureExpectations reads ../shared/fixtures/expected.json, skipping
 // the test when the shared fixtures are not present.
-func loadFixtureExpectations(t *testing.T) []fixtureExpectation {
+func loadFixtureExpectations(t *testing.T) []testfixtures.Expected {
 	t.Helper()
-	path := filepath.Join("..", "..", "shared", "fixtures", "expected.json")
-	data, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		t.Skipf("recorded dsh fixtures not found at %s; they live in ../shared beside the repository", path)
-	}
-	if err != nil {
-		t.Fatalf("reading %s: %v", path, err)
-	}
-	var out []fixtureExpectation
-	if err := json.Unmarshal(data, &out); err != nil {
-		t.Fatalf("parsing %s: %v", path, err)
-	}
-	if len(out) == 0 {
-		t.Fatalf("%s lists no sessions", path)
-	}
-	return out
+	return testfixtures.LoadExpected(t, testfixtures.Dir(t))
 }
 
 func TestSegmentsMatchRecordedStore(t *testing.T) {

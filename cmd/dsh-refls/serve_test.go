@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dsh-refls/dsh-refls/internal/lsptest"
+	"github.com/dsh-refls/dsh-refls/internal/testfixtures"
 	"go.uber.org/goleak"
 )
 
@@ -45,17 +46,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// fixturesRoot is the shared raw store, or "" when absent.
+// fixturesRoot returns the shared raw fixtures store or skips.
 func fixturesRoot(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "fixtures", "raw", "sessions"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(root); err != nil {
-		t.Skipf("shared fixtures not found at %s (they live beside the repository in ../shared): %v", root, err)
-	}
-	return root
+	return filepath.Join(testfixtures.Dir(t), "raw", "sessions")
 }
 
 // frame encodes one JSON-RPC message with its header.

@@ -17,19 +17,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
-)
 
-// fixturesRoot is where the shared recorded logs live, relative to this
-// package directory.
-const fixturesRoot = "../../../shared/fixtures"
+	"github.com/dsh-refls/dsh-refls/internal/testfixtures"
+)
 
 // fixturesOrSkip returns the fixtures directory or skips the test.
 func fixturesOrSkip(t *testing.T) string {
 	t.Helper()
-	if _, err := os.Stat(filepath.Join(fixturesRoot, "expected.json")); err != nil {
-		t.Skipf("shared fixtures not found at %s (need ../shared beside the repository): %v", fixturesRoot, err)
-	}
-	return fixturesRoot
+	return testfixtures.Dir(t)
 }
 
 // readLogText returns the decompressed text of a log file.
