@@ -166,7 +166,8 @@ func loadFixtureExpectations(t *testing.T) []testfixtures.Expected {
 }
 
 func TestSegmentsMatchRecordedStore(t *testing.T) {
-	for _, fx := range loadFixtureExpectations(t) {
+	fixtures := testfixtures.Dir(t)
+	for _, fx := range testfixtures.LoadExpected(t, fixtures) {
 		t.Run(fx.Name, func(t *testing.T) {
 			cwd := ""
 			if fx.Cwd != nil {
@@ -178,7 +179,7 @@ func TestSegmentsMatchRecordedStore(t *testing.T) {
 			}
 			// The directory really exists in both recorded stores.
 			for _, store := range []string{"raw", "zstd"} {
-				dir := filepath.Join("..", "..", "shared", "fixtures", store, "sessions", filepath.FromSlash(got))
+				dir := filepath.Join(fixtures, store, "sessions", filepath.FromSlash(got))
 				if _, err := os.Stat(dir); err != nil {
 					t.Errorf("%s store: %v", store, err)
 				}
