@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,7 +18,12 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(echoChildEnv) == "1" {
+		os.Exit(echoFrames())
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // peer is a server built on go.lsp.dev/jsonrpc2, an implementation of
 // JSON-RPC independent of the editor's, so the editor is tested against
