@@ -44,6 +44,9 @@ type SessionsConfig struct {
 	OnUpdate func()
 	// OnDegraded is called once when watching falls back to polling.
 	OnDegraded func(reason string)
+	// DuringRestore, when set, is called as the index starts restoring its
+	// cache, and the func it returns when the restore ends.
+	DuringRestore func() (done func())
 }
 
 // SessionsFactory opens the session index of one root; the server then

@@ -50,7 +50,10 @@ type gcLowering struct {
 	mu sync.Mutex
 	// asked counts the holders of each target.
 	asked map[int]int
-	prev  int
+	// pauses counts the holders of a pause: while there is one, the
+	// collector is off, whatever is asked (the memory limit still holds).
+	pauses int
+	prev   int
 	// prevLimit is the memory limit found; following is closed when the
 	// last holder is done, to stop the goroutine that keeps the limit
 	// above the live heap; nil when no limit was set.
@@ -58,16 +61,37 @@ type gcLowering struct {
 	following chan struct{}
 }
 
+// idleLocked reports whether nobody holds a target or a pause, so that
+// the target and limit found are the process's own.
+func (g *gcLowering) idleLocked() bool { return len(g.asked) == 0 && g.pauses == 0 }
+
+// holdLocked records the target and limit found when the first holder
+// comes, and sets the limit.
+func (g *gcLowering) holdLocked(percent int) {
+	if g.idleLocked() {
+		g.prev = debug.SetGCPercent(percent)
+		g.asked = map[int]int{}
+		g.setLimitLocked()
+	}
+}
+
+// settleLocked puts back the target and limit found when nobody holds one
+// any more, and applies what is held otherwise.
+func (g *gcLowering) settleLocked() {
+	if g.idleLocked() {
+		debug.SetGCPercent(g.prev)
+		g.putLimitBackLocked()
+		return
+	}
+	g.applyLocked()
+}
+
 // lower sets the collector's target to percent unless it is lower already,
 // and returns the func that undoes it; call that once.
 func (g *gcLowering) lower(percent int) (restore func()) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if len(g.asked) == 0 {
-		g.prev = debug.SetGCPercent(percent)
-		g.asked = map[int]int{}
-		g.setLimitLocked()
-	}
+	g.holdLocked(percent)
 	g.asked[percent]++
 	g.applyLocked()
 	var once sync.Once
@@ -78,19 +102,42 @@ func (g *gcLowering) lower(percent int) (restore func()) {
 			if g.asked[percent]--; g.asked[percent] == 0 {
 				delete(g.asked, percent)
 			}
-			if len(g.asked) == 0 {
-				debug.SetGCPercent(g.prev)
-				g.putLimitBackLocked()
-				return
-			}
-			g.applyLocked()
+			g.settleLocked()
 		})
 	}
 }
 
-// applyLocked sets the lowest target asked for, or the one it found when
-// that is lower still (GOGC asked for less).
+// pause turns the collector off until the returned func is called (once):
+// for a phase whose heap stays nearly all live, such as restoring the
+// session index from its cache, where every collection would only mark
+// what it cannot free. The memory limit of a holder still applies, so a
+// collection runs if the heap reaches it. When the last pause ends, the
+// lowest target asked for applies again, or the one found.
+func (g *gcLowering) pause() (resume func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.holdLocked(-1)
+	g.pauses++
+	g.applyLocked()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			g.pauses--
+			g.settleLocked()
+		})
+	}
+}
+
+// applyLocked turns the collector off while a pause is held, and sets the
+// lowest target asked for otherwise, or the one it found when that is
+// lower still (GOGC asked for less).
 func (g *gcLowering) applyLocked() {
+	if g.pauses > 0 {
+		debug.SetGCPercent(-1)
+		return
+	}
 	target := -1
 	for p := range g.asked {
 		if target < 0 || p < target {

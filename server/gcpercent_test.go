@@ -167,3 +167,45 @@ func TestFollowLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestGCPauseTurnsTheCollectorOffOverEveryTarget pauses the collector (a
+// cache restore) while the title build's 50 is held, lowers it further
+// (recall's 25) during the pause, and ends them in turn: while a pause is
+// held the collector is off, then the lowest target held applies, and
+// after the last holder the one found. A pause alone holds the memory
+// limit too, and puts it back after.
+func TestGCPauseTurnsTheCollectorOffOverEveryTarget(t *testing.T) {
+	orig := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(orig) })
+	origLimit := debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() { debug.SetMemoryLimit(origLimit) })
+
+	g := gcLowering{limit: 64 << 20, live: func() uint64 { return 1 << 20 }}
+	title := g.lower(50)
+	resume := g.pause()
+	if got := gcPercent(); got != -1 {
+		t.Fatalf("target while paused = %d, want -1 (off)", got)
+	}
+	recall := g.lower(25)
+	if got := gcPercent(); got != -1 {
+		t.Fatalf("target after a lowering during the pause = %d, want -1 (off)", got)
+	}
+	resume()
+	resume() // a second call changes nothing
+	if got := gcPercent(); got != 25 {
+		t.Fatalf("target after the pause = %d, want 25 (the lowest held)", got)
+	}
+	recall()
+	title()
+	if got, limit := gcPercent(), memoryLimit(); got != 100 || limit != math.MaxInt64 {
+		t.Fatalf("target and limit after every holder = %d, %d; want 100, none", got, limit)
+	}
+	resume = g.pause()
+	if got, limit := gcPercent(), memoryLimit(); got != -1 || limit != 64<<20 {
+		t.Fatalf("target and limit while paused alone = %d, %d; want -1 (off), %d", got, limit, 64<<20)
+	}
+	resume()
+	if got, limit := gcPercent(), memoryLimit(); got != 100 || limit != math.MaxInt64 {
+		t.Fatalf("target and limit after a pause alone = %d, %d; want 100, none (what they were)", got, limit)
+	}
+}

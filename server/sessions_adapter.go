@@ -42,7 +42,7 @@ func openLiveSessions(cfg SessionsConfig, useCache bool) (Sessions, error) {
 	}
 	st, err := live.Open(live.Options{
 		Root: cfg.Root, Watch: mode, CachePath: cachePath, Logger: logger,
-		OnDegraded: cfg.OnDegraded, Progress: cfg.Progress, OnUpdate: cfg.OnUpdate,
+		OnDegraded: cfg.OnDegraded, Progress: cfg.Progress, OnUpdate: cfg.OnUpdate, DuringRestore: cfg.DuringRestore,
 	})
 	if err != nil {
 		return nil, err

@@ -55,6 +55,9 @@ func (s *Server) openSessions(cfg Config) error {
 				s.showMessage(messageTypeWarning, fmt.Sprintf("dsh-refls: watching %s by polling: %s", root, reason))
 			})
 		},
+		// No collection while the cache is restored: its heap is the
+		// index, all live (100,000 sessions: see the commit that set it).
+		DuringRestore: processGC.pause,
 	})
 	if err != nil {
 		// The old index is closed already: say there is none.

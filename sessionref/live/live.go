@@ -43,6 +43,11 @@ type Options struct {
 	// the index (diagnostics, caches) can refresh. It must not block long:
 	// the next batch waits for it.
 	OnUpdate func()
+	// DuringRestore, when set, is called as the cache restore begins, and
+	// the func it returns as the restore ends: the server turns the
+	// garbage collector off for it, since the restored index is live heap
+	// that every collection would only mark.
+	DuringRestore func() (done func())
 	// PollInterval, Debounce and MaxWait tune the watcher (zero: its defaults).
 	PollInterval, Debounce, MaxWait time.Duration
 
@@ -197,6 +202,9 @@ func (s *Store) Run(ctx context.Context) error {
 func (s *Store) loadCache() {
 	if s.cachePath == "" {
 		return
+	}
+	if s.opts.DuringRestore != nil {
+		defer s.opts.DuringRestore()()
 	}
 	err := s.index.LoadCache(s.cachePath)
 	s.statusMu.Lock()

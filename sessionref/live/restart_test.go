@@ -21,7 +21,7 @@ import (
 // build that follows the attach must bring in what changed while the
 // server was down and what changed while the watcher attached. The attach
 // begins only once the cache is restored, so it does not compete with the
-// restore for the cores.
+// restore for the cores, and DuringRestore brackets exactly the restore.
 func TestRestartServesTheCacheWhileTheWatcherAttaches(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "sessions")
 	for i := 0; i < 5; i++ {
@@ -44,16 +44,28 @@ func TestRestartServesTheCacheWhileTheWatcherAttaches(t *testing.T) {
 	var once sync.Once
 	var st *live.Store
 	restoredFirst := false
+	// Written by Run's goroutine, read after attaching is closed.
+	restoreBegun, restoreEnded, atBegin, atEnd, endedBeforeAttach := 0, 0, -1, -1, false
+	during := func() func() {
+		restoreBegun++
+		atBegin = len(st.Index().Snapshot().Sessions)
+		return func() {
+			restoreEnded++
+			atEnd = len(st.Index().Snapshot().Sessions)
+		}
+	}
 	hold := func(string, bool) bool {
 		once.Do(func() {
 			restoredFirst = len(st.Index().Snapshot().Sessions) == 5
+			endedBeforeAttach = restoreEnded == 1
 			close(attaching)
 			<-release
 		})
 		return false
 	}
 	var err error
-	st, err = live.Open(live.WithWatchSkip(live.Options{Root: root, Watch: watch.ModeFsnotify, CachePath: cache, Logger: zaptest.NewLogger(t)}, hold))
+	st, err = live.Open(live.WithWatchSkip(live.Options{Root: root, Watch: watch.ModeFsnotify, CachePath: cache, Logger: zaptest.NewLogger(t),
+		DuringRestore: during}, hold))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,6 +93,10 @@ func TestRestartServesTheCacheWhileTheWatcherAttaches(t *testing.T) {
 	}
 	if !restoredFirst {
 		t.Error("the watcher began attaching before the cache was restored")
+	}
+	if restoreBegun != 1 || restoreEnded != 1 || atBegin != 0 || atEnd != 5 || !endedBeforeAttach {
+		t.Errorf("DuringRestore began %d times with %d sessions and ended %d times with %d (before the attach: %v); want once with 0, once with 5, before",
+			restoreBegun, atBegin, restoreEnded, atEnd, endedBeforeAttach)
 	}
 	deadline := time.Now().Add(visibleWithin)
 	for snap := st.Index().Snapshot(); len(snap.Sessions) != 5; snap = st.Index().Snapshot() {
