@@ -403,6 +403,27 @@ func (ld *cacheLoad) projectDir(e *Entry) string {
 	return p
 }
 
+// isFolded reports whether b is foldCase(s), without building it when s
+// is ASCII (a restore checks every session's id this way).
+func isFolded(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return string(b) == foldCase(s) // only a non-ASCII s folds to another length
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x80 {
+			return string(b) == foldCase(s)
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if b[i] != c {
+			return false
+		}
+	}
+	return true
+}
+
 // isPlainName reports whether name is one directory entry name: not empty,
 // not . or .., without a separator or NUL.
 func isPlainName(name string) bool {
@@ -431,7 +452,7 @@ func (b *columnsBuilder) addCached(all []byte, s *cachedSession, e *Entry) bool 
 		return false
 	}
 	titleEnd := len(all) - ld - 1
-	if all[li] != 0 || all[titleEnd] != 0 || all[titleEnd-lt-1] != 0 || string(all[:li]) != foldCase(e.ID) {
+	if all[li] != 0 || all[titleEnd] != 0 || all[titleEnd-lt-1] != 0 || !isFolded(all[:li], e.ID) {
 		return false
 	}
 	start := b.text.Len()

@@ -234,6 +234,9 @@ type cacheLoad struct {
 
 // interned returns b as a string, the same string for the same bytes.
 func (ld *cacheLoad) interned(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
 	if s, ok := ld.intern[string(b)]; ok { // no allocation to look up
 		return s
 	}
