@@ -242,14 +242,34 @@ func (ix *Index) LoadCache(path string) error {
 		return fmt.Errorf("%w: %s has %d bytes after its last session", ErrCacheUnusable, path, len(r.b))
 	}
 	ix.restoreBlocks(blocks, count, searchBytes)
-	loaded := make(map[string]*tracked, count)
+	for i := range blocks {
+		if err := blocks[i].err; err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrCacheUnusable, path, err)
+		}
+	}
+	// The writer's map of sessions is built on another core while the
+	// snapshot is; a directory listed twice refuses the cache before
+	// anything is published.
+	mapped := make(chan error, 1)
+	var loaded map[string]*tracked
+	go func() {
+		loaded = make(map[string]*tracked, count)
+		for i := range blocks {
+			for k := range blocks[i].tracked {
+				t := &blocks[i].tracked[k]
+				n := len(loaded)
+				if loaded[t.dir.path()] = t; len(loaded) == n {
+					mapped <- fmt.Errorf("%w: %s lists %s twice", ErrCacheUnusable, path, t.dir.path())
+					return
+				}
+			}
+		}
+		mapped <- nil
+	}()
 	order := make([]*tracked, 0, count)
 	cols := newColumnsBuilder(count, min(searchBytes, len(raw)))
 	for i := range blocks {
 		b := &blocks[i]
-		if b.err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrCacheUnusable, path, b.err)
-		}
 		colBase := int32(cols.len())
 		cols.append(&b.cols)
 		for k := range b.tracked {
@@ -257,17 +277,21 @@ func (ix *Index) LoadCache(path string) error {
 			if t.col > 0 {
 				t.col += colBase
 			}
-			n := len(loaded)
-			if loaded[t.dir.path()] = t; len(loaded) == n {
-				return fmt.Errorf("%w: %s lists %s twice", ErrCacheUnusable, path, t.dir.path())
-			}
 			order = append(order, t)
 		}
 	}
 	ix.writeMu.Lock()
-	ix.tracked, ix.dirty = loaded, true
-	ix.cols, ix.loadOrder = cols.done(), order
-	ix.publishLocked(true)
+	wasCols, wasChanges, wasDirty := ix.cols, ix.changes, ix.dirty
+	ix.cols = cols.done()
+	snap := ix.snapshotLocked(true, order)
+	if err := <-mapped; err != nil {
+		// Nothing was published: the index is as it was, unbuilt.
+		ix.cols, ix.changes, ix.dirty = wasCols, wasChanges, wasDirty
+		ix.writeMu.Unlock()
+		return err
+	}
+	ix.tracked = loaded
+	ix.storeLocked(snap)
 	ix.saved, ix.savedAt = path, ix.changes
 	// The published entries are the snapshot's; an entry it does not
 	// share (a session skipped, or listed under another label) leaves its

@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -97,5 +99,50 @@ func TestCacheBlocksRestoreAsOne(t *testing.T) {
 	}
 	if got, cold := answers(ix.Snapshot()), answers(s.index().Snapshot()); !reflect.DeepEqual(got, cold) || len(got["renamed"]) != 1 {
 		t.Errorf("after a change: answers\n got %v\nwant %v", got, cold)
+	}
+}
+
+// TestCacheListingADirectoryTwiceIsRefused writes a cache whose second
+// block lists again a directory of the first (the check runs beside the
+// snapshot's build): it is refused before anything is published, and the
+// index, still unbuilt, then builds from the logs.
+func TestCacheListingADirectoryTwiceIsRefused(t *testing.T) {
+	s := newTestStore(t)
+	for i := 0; i < 3; i++ {
+		s.simple(fmt.Sprintf("dup-%d", i), "/d", fixtureTime+int64(i), titleEvent(0, fmt.Sprintf("Dup title %d", i)))
+	}
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.gob")
+	if err := s.index().SaveCache(good); err != nil {
+		t.Fatal(err)
+	}
+	cf := readCacheFile(t, good)
+	cf.Sessions = append(cf.Sessions, cf.Sessions[0])
+	var buf bytes.Buffer
+	buf.WriteString(cacheMagic)
+	w := bufio.NewWriter(&buf)
+	if err := encodeCacheBlocks(w, cf, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "twice.gob")
+	if err := os.WriteFile(bad, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ix := NewIndex(s.root, IndexOptions{})
+	err := ix.LoadCache(bad)
+	if !errors.Is(err, ErrCacheUnusable) || !strings.Contains(err.Error(), "twice") {
+		t.Fatalf("LoadCache of a cache listing a directory twice: %v, want ErrCacheUnusable (twice)", err)
+	}
+	if snap := ix.Snapshot(); len(snap.Sessions) != 0 || !snap.Building {
+		t.Fatalf("the refused cache published %d sessions (building %v)", len(snap.Sessions), snap.Building)
+	}
+	if err := ix.Build(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if snap := ix.Snapshot(); len(snap.Sessions) != 3 || ix.BytesRead() == 0 {
+		t.Errorf("the build after the refused cache lists %d sessions and read %d bytes, want 3 read from the logs", len(snap.Sessions), ix.BytesRead())
 	}
 }

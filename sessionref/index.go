@@ -57,9 +57,6 @@ type Index struct {
 	// cols holds the search texts that tracked sessions' col point into:
 	// the last published snapshot's, or those LoadCache decoded.
 	cols searchColumns
-	// loadOrder is the order LoadCache found the sessions in (the last
-	// snapshot's, normally), so its publish need not sort them again.
-	loadOrder []*tracked
 	// names interns the cwds and origins that the logs being read name:
 	// a project's sessions share one cwd string.
 	names interner

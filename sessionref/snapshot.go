@@ -133,10 +133,18 @@ func (ix *Index) publishLocked(building bool) {
 		ix.snap.Store(snap)
 		return
 	}
+	ix.storeLocked(ix.snapshotLocked(building, nil))
+}
+
+// snapshotLocked builds the snapshot of the writer's changed state, which
+// storeLocked then publishes; the writer's entries and search texts become
+// the snapshot's. order is every tracked session in the order to check
+// first (see listedLocked), or nil.
+func (ix *Index) snapshotLocked(building bool, order []*tracked) *Snapshot {
 	ix.dirty = false
 	ix.changes++
 	snap := &Snapshot{Root: ix.root, Updated: time.Now(), Building: building, scratch: &ix.scratch, orders: &snapshotOrders{}}
-	listed := ix.listedLocked(snap)
+	listed := ix.listedLocked(snap, order)
 	// Each id's position in listed, -1 when it is listed twice: then all
 	// its directories are skipped.
 	pos := make(map[string]int, len(listed))
@@ -268,6 +276,11 @@ func (ix *Index) publishLocked(building bool) {
 		snap.UnknownEvents += snap.Sessions[i].UnknownEvents
 	}
 	sort.Slice(snap.Skipped, func(i, j int) bool { return snap.Skipped[i].Path < snap.Skipped[j].Path })
+	return snap
+}
+
+// storeLocked publishes snap and logs the skips it is the first to hold.
+func (ix *Index) storeLocked(snap *Snapshot) {
 	prev := ix.snap.Load()
 	ix.snap.Store(snap)
 	ix.logNewSkips(prev, snap)
@@ -316,19 +329,18 @@ func appendFolded(dst []byte, s string) []byte {
 }
 
 // listedLocked returns the tracked sessions to list, newest first, and adds
-// the others to snap.Skipped. After LoadCache they come in the cache's
-// order, which is the last snapshot's: checking it costs one comparison
-// per session instead of a sort.
-func (ix *Index) listedLocked(snap *Snapshot) []*tracked {
-	listed := make([]*tracked, 0, len(ix.tracked))
-	order := ix.loadOrder
-	ix.loadOrder = nil
-	if len(order) != len(ix.tracked) {
-		order = nil
+// the others to snap.Skipped. order, when not nil, holds every tracked
+// session: LoadCache passes them in the cache's order, which is the last
+// snapshot's, so checking it costs one comparison per session instead of
+// a sort.
+func (ix *Index) listedLocked(snap *Snapshot, order []*tracked) []*tracked {
+	if order == nil {
+		order = make([]*tracked, 0, len(ix.tracked))
 		for _, t := range ix.tracked {
 			order = append(order, t)
 		}
 	}
+	listed := make([]*tracked, 0, len(order))
 	for _, t := range order {
 		if t.skipReason() == "" {
 			listed = append(listed, t)
