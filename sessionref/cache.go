@@ -247,25 +247,6 @@ func (ix *Index) LoadCache(path string) error {
 			return fmt.Errorf("%w: %s: %v", ErrCacheUnusable, path, err)
 		}
 	}
-	// The writer's map of sessions is built on another core while the
-	// snapshot is; a directory listed twice refuses the cache before
-	// anything is published.
-	mapped := make(chan error, 1)
-	var loaded map[string]*tracked
-	go func() {
-		loaded = make(map[string]*tracked, count)
-		for i := range blocks {
-			for k := range blocks[i].tracked {
-				t := &blocks[i].tracked[k]
-				n := len(loaded)
-				if loaded[t.dir.path()] = t; len(loaded) == n {
-					mapped <- fmt.Errorf("%w: %s lists %s twice", ErrCacheUnusable, path, t.dir.path())
-					return
-				}
-			}
-		}
-		mapped <- nil
-	}()
 	order := make([]*tracked, 0, count)
 	cols := newColumnsBuilder(count, min(searchBytes, len(raw)))
 	for i := range blocks {
@@ -280,11 +261,32 @@ func (ix *Index) LoadCache(path string) error {
 			order = append(order, t)
 		}
 	}
+	// The writer's map of sessions and the snapshot's map of ids are built
+	// on another core while the snapshot is; a directory listed twice
+	// refuses the cache before anything is published.
+	mapped := make(chan loadMaps, 1)
+	go func() { mapped <- loadedMaps(blocks, order, count, path) }()
+	var maps *loadMaps
+	wait := func() *loadMaps {
+		if maps == nil {
+			m := <-mapped
+			maps = &m
+		}
+		return maps
+	}
 	ix.writeMu.Lock()
 	wasCols, wasChanges, wasDirty := ix.cols, ix.changes, ix.dirty
 	ix.cols = cols.done()
-	snap := ix.snapshotLocked(true, order)
-	if err := <-mapped; err != nil {
+	snap := ix.restoredSnapshotLocked(true, order, func() (map[string]int, bool) {
+		m := wait()
+		return m.pos, m.err == nil && m.repeated == 0
+	})
+	if snap == nil {
+		wait() // the maps read the entries snapshotLocked replaces
+		snap = ix.snapshotLocked(true, order)
+	}
+	loaded, err := wait().tracked, wait().err
+	if err != nil {
 		// Nothing was published: the index is as it was, unbuilt.
 		ix.cols, ix.changes, ix.dirty = wasCols, wasChanges, wasDirty
 		ix.writeMu.Unlock()
@@ -304,6 +306,45 @@ func (ix *Index) LoadCache(path string) error {
 	}
 	ix.writeMu.Unlock()
 	return nil
+}
+
+// loadMaps are the maps LoadCache builds beside the snapshot: the
+// writer's sessions by directory, and each listed id's position in the
+// cache's order (valid when no id repeats) for the snapshot.
+type loadMaps struct {
+	tracked  map[string]*tracked
+	pos      map[string]int
+	repeated int
+	err      error
+}
+
+// loadedMaps builds the maps of the sessions blocks restored, found in
+// order; a directory listed twice is an error.
+func loadedMaps(blocks []cacheBlock, order []*tracked, count int, path string) loadMaps {
+	m := loadMaps{tracked: make(map[string]*tracked, count)}
+	for i := range blocks {
+		for k := range blocks[i].tracked {
+			t := &blocks[i].tracked[k]
+			n := len(m.tracked)
+			if m.tracked[t.dir.path()] = t; len(m.tracked) == n {
+				m.err = fmt.Errorf("%w: %s lists %s twice", ErrCacheUnusable, path, t.dir.path())
+				return m
+			}
+		}
+	}
+	m.pos = make(map[string]int, count)
+	i := 0
+	for _, t := range order {
+		if t.skipReason() != "" {
+			continue
+		}
+		n := len(m.pos)
+		if m.pos[t.entry.ID] = i; len(m.pos) == n {
+			m.repeated++
+		}
+		i++
+	}
+	return m
 }
 
 // cacheBlock is one block of a cache file and, once restored, its

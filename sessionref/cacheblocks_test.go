@@ -146,3 +146,75 @@ func TestCacheListingADirectoryTwiceIsRefused(t *testing.T) {
 		t.Errorf("the build after the refused cache lists %d sessions and read %d bytes, want 3 read from the logs", len(snap.Sessions), ix.BytesRead())
 	}
 }
+
+// TestRestoredSnapshotIsTheBuiltOne restores, in blocks of 2, a store the
+// restore publishes without building its map of ids first (plain
+// sessions, one skipped), and one where an id repeats, which the restore
+// finds only once that map is built beside it: each must restore the
+// snapshot its build published (entries, skips, ids, cwd numbers, query
+// answers), and a build afterwards must read nothing.
+func TestRestoredSnapshotIsTheBuiltOne(t *testing.T) {
+	for _, repeat := range []bool{false, true} {
+		s := newTestStore(t)
+		for i := 0; i < 5; i++ {
+			s.simple(fmt.Sprintf("plain-%d", i), fmt.Sprintf("/p%d", i%2), fixtureTime+int64(i), titleEvent(0, fmt.Sprintf("Plain title %d", i)))
+		}
+		s.simple("no-title", "", fixtureTime+9)
+		if repeat {
+			s.simple("plain-3", "/other", fixtureTime+7, titleEvent(0, "Plain title again"))
+		}
+		badDir := filepath.Join(s.root, ProjectDir("/p0", true), "no-header")
+		if err := os.MkdirAll(badDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(badDir, "session.jsonl"), []byte(`{"type":"sess`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		built := s.index()
+		dir := t.TempDir()
+		one := filepath.Join(dir, "one.gob")
+		if err := built.SaveCache(one); err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		buf.WriteString(cacheMagic)
+		w := bufio.NewWriter(&buf)
+		if err := encodeCacheBlocks(w, readCacheFile(t, one), 2); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "blocks.gob")
+		if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		ix := NewIndex(s.root, IndexOptions{})
+		if err := ix.LoadCache(path); err != nil {
+			t.Fatal(err)
+		}
+		got, want := ix.Snapshot(), built.Snapshot()
+		wantListed := 6
+		if repeat {
+			wantListed = 5 // both plain-3 skipped
+		}
+		if len(want.Sessions) != wantListed {
+			t.Fatalf("repeat %v: the build lists %d sessions, want %d", repeat, len(want.Sessions), wantListed)
+		}
+		if !reflect.DeepEqual(got.Sessions, want.Sessions) || !reflect.DeepEqual(got.Skipped, want.Skipped) ||
+			!reflect.DeepEqual(got.byID, want.byID) || !reflect.DeepEqual(got.cwdOf, want.cwdOf) || !reflect.DeepEqual(got.cwds, want.cwds) {
+			t.Errorf("repeat %v: restored\n%v %v %v %v\nwant\n%v %v %v %v", repeat, got.Sessions, got.Skipped, got.byID, got.cwdOf,
+				want.Sessions, want.Skipped, want.byID, want.cwdOf)
+		}
+		queries := []string{"", "plain", "title 3", "no-title", "again", "zebra"}
+		if a, b := answersOf(t, got, queries), answersOf(t, want, queries); !reflect.DeepEqual(a, b) {
+			t.Errorf("repeat %v: restored answers %v, want %v", repeat, a, b)
+		}
+		if err := ix.Build(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+		if ix.BytesRead() != 0 {
+			t.Errorf("repeat %v: the build after the restore read %d bytes", repeat, ix.BytesRead())
+		}
+	}
+}

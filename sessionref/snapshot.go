@@ -230,16 +230,7 @@ func (ix *Index) snapshotLocked(building bool, order []*tracked) *Snapshot {
 				cols.add(&st)
 			}
 		}
-		snap.Sessions = append(snap.Sessions, e)
-		cwd := int32(-1)
-		if e.HasCwd {
-			var ok bool
-			if cwd, ok = snap.cwds[e.Cwd]; !ok {
-				cwd = int32(len(snap.cwds))
-				snap.cwds[e.Cwd] = cwd
-			}
-		}
-		snap.cwdOf = append(snap.cwdOf, cwd)
+		snap.appendSession(&e)
 		if shared {
 			own = append(own, t)
 		} else {
@@ -269,6 +260,27 @@ func (ix *Index) snapshotLocked(building bool, order []*tracked) *Snapshot {
 			t.entry, t.shared = &snap.Sessions[i], true
 		}
 	}
+	ix.finishLocked(snap)
+	return snap
+}
+
+// appendSession lists e, numbering its cwd.
+func (snap *Snapshot) appendSession(e *Entry) {
+	snap.Sessions = append(snap.Sessions, *e)
+	cwd := int32(-1)
+	if e.HasCwd {
+		var ok bool
+		if cwd, ok = snap.cwds[e.Cwd]; !ok {
+			cwd = int32(len(snap.cwds))
+			snap.cwds[e.Cwd] = cwd
+		}
+	}
+	snap.cwdOf = append(snap.cwdOf, cwd)
+}
+
+// finishLocked adds the skips of files to snap, sorted, and counts its
+// unknown events.
+func (ix *Index) finishLocked(snap *Snapshot) {
 	for _, s := range ix.skipped {
 		snap.Skipped = append(snap.Skipped, s)
 	}
@@ -276,6 +288,63 @@ func (ix *Index) snapshotLocked(building bool, order []*tracked) *Snapshot {
 		snap.UnknownEvents += snap.Sessions[i].UnknownEvents
 	}
 	sort.Slice(snap.Skipped, func(i, j int) bool { return snap.Skipped[i].Path < snap.Skipped[j].Path })
+}
+
+// restoredSnapshotLocked builds the snapshot LoadCache publishes without
+// first building the map of listed ids, which positions returns (with
+// false when an id is listed twice) once another core has built it. It
+// applies when the sessions are listed in the order given (the cache's),
+// each with its cached search text as the columns hold them and under its
+// own label; otherwise, and when an id repeats, it returns nil having
+// changed nothing but the skipped sessions' search texts (dropped, as
+// listedLocked does), and snapshotLocked builds the snapshot.
+func (ix *Index) restoredSnapshotLocked(building bool, order []*tracked, positions func() (map[string]int, bool)) *Snapshot {
+	snap := &Snapshot{Root: ix.root, Updated: time.Now(), Building: building, scratch: &ix.scratch, orders: &snapshotOrders{}}
+	listed := ix.listedLocked(snap, order)
+	if ix.cols.len() != len(listed) {
+		return nil
+	}
+	k := 0
+	for _, t := range order {
+		if t.skipReason() != "" {
+			continue
+		}
+		if listed[k] != t || t.fresh != nil || t.col != int32(k)+1 {
+			return nil // sorted again, or not the columns' text
+		}
+		k++
+	}
+	parents := map[string]*Entry{}
+	for _, t := range listed {
+		if len(t.entry.ChildLabels) > 0 {
+			parents[t.entry.ID] = t.entry
+		}
+	}
+	if len(parents) > 0 {
+		for _, t := range listed {
+			if p := parents[t.entry.ParentSession]; p != nil && t.entry.ParentSession != "" && p.ChildLabels[t.entry.ID] != "" {
+				return nil // listed under its parent's label
+			}
+		}
+	}
+	snap.Sessions = make([]Entry, 0, len(listed))
+	snap.cwdOf = make([]int32, 0, len(listed))
+	snap.cwds = map[string]int32{}
+	for _, t := range listed {
+		snap.appendSession(t.entry)
+	}
+	pos, unique := positions()
+	if !unique {
+		return nil
+	}
+	ix.dirty = false
+	ix.changes++
+	snap.byID, snap.search = pos, ix.cols
+	for i, t := range listed {
+		t.col, t.fresh = int32(i)+1, nil
+		t.entry, t.shared = &snap.Sessions[i], true
+	}
+	ix.finishLocked(snap)
 	return snap
 }
 
