@@ -32,14 +32,23 @@ const (
 	SecretGenericSecret  SecretKind = "secret"
 	SecretAPIKey         SecretKind = "api-key"
 	SecretGenericToken   SecretKind = "token"
-	redactionOpen                   = "[redacted: "
-	redactionClose                  = "]"
-	maxTokenRun                     = 255       // longest token body read
-	maxAssignmentKey                = 64        // longest key looked back over
-	maxQuotedValue                  = 1024      // longest quoted value looked for
-	maxPEMBlock                     = 64 * 1024 // longest private key block
-	maxPEMLabel                     = 64        // longest "-----BEGIN <label>-----" label
-	minAssignmentValue              = 4         // shorter values are kept
+)
+
+// The replacement's text around the kind: "[redacted: <kind>]".
+const (
+	redactionOpen  = "[redacted: "
+	redactionClose = "]"
+)
+
+// The bounds of the rules: how far each reads, which keeps the pass linear,
+// and the shortest assigned value it replaces.
+const (
+	maxTokenRun        = 255       // longest token body read
+	maxAssignmentKey   = 64        // longest key looked back over
+	maxQuotedValue     = 1024      // longest quoted value looked for
+	maxPEMBlock        = 64 * 1024 // longest private key block
+	maxPEMLabel        = 64        // longest "-----BEGIN <label>-----" label
+	minAssignmentValue = 4         // shorter values are kept
 )
 
 // Redaction is one recognised secret: the bytes [Start, End) of the text.
