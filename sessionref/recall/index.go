@@ -21,6 +21,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sort"
@@ -561,8 +562,9 @@ func (ix *Index) projectAll(ctx context.Context, todo []*sessionref.Entry) error
 	for r := range results {
 		collected++
 		if stepped && werr == nil && (collected >= nextStep || time.Since(lastStep) >= stepEvery) && collected < len(todo) {
-			ix.publishStep(tb, gb, len(todo)-collected+1)
-			nextStep, lastStep = 2*collected, time.Now()
+			if ix.publishStep(tb, gb, len(todo)-collected+1) {
+				nextStep, lastStep = 2*collected, time.Now()
+			}
 		}
 		e := todo[r.i]
 		switch {
@@ -774,22 +776,36 @@ func (ix *Index) keepCursors(kept []cursorOf) {
 	}
 }
 
-// publishStep publishes the documents read so far by a first build, with
-// copies of its builders' postings (the builders go on growing); pending
-// sessions are still to come.
-func (ix *Index) publishStep(tb, gb *builder, pending int) {
-	n := max(tb.n, gb.n)
-	tok, grams := tb.snapshot(n), gb.snapshot(n)
-	ix.publishWith(tok, grams, nil, pending)
+// publishStep publishes the documents read so far by a first build, over
+// postings that share the builders' arrays (which go on growing past
+// them), and reports whether it did. It takes the slots below the
+// largest multiple of 64 the builders reached: the words of their bitsets
+// below it never change again, and the slots of their lists are appended
+// past it. Copies of the postings at every step were 0.12 GB of a first
+// build's allocations at 100,000 sessions, and two of them (the last
+// view's and the next) were live at once. pending sessions are still to
+// come, and so are the documents at slots past the step's.
+func (ix *Index) publishStep(tb, gb *builder, pending int) bool {
+	n := max(tb.n, gb.n) &^ 63
+	if n == 0 {
+		return false
+	}
+	ix.publishWith(tb.prefix(n), gb.prefix(n), nil, pending, int32(n))
+	return true
 }
 
 // publish builds the next view; the writer holds syncMu.
-func (ix *Index) publish() { ix.publishWith(ix.tokBase, ix.gramBase, ix.overlay, 0) }
+func (ix *Index) publish() { ix.publishWith(ix.tokBase, ix.gramBase, ix.overlay, 0, math.MaxInt32) }
 
-// publishWith publishes the current documents over the given postings.
-func (ix *Index) publishWith(tok, grams *postings, overlay map[int32]overlayDoc, pending int) {
+// publishWith publishes the current documents over the given postings,
+// those at slots from below on left out (and counted as pending).
+func (ix *Index) publishWith(tok, grams *postings, overlay map[int32]overlayDoc, pending int, below int32) {
 	all := make([]*doc, 0, len(ix.docs))
 	for _, d := range ix.docs {
+		if d.slot >= below {
+			pending++
+			continue
+		}
 		all = append(all, d)
 	}
 	sort.Slice(all, func(i, j int) bool {

@@ -163,12 +163,24 @@ func (p plist) each(fn func(int)) {
 	}
 }
 
-// snapshot returns postings over n slots holding copies of b's lists and
-// bitsets, which b may go on growing meanwhile.
-func (b *builder) snapshot(n int) *postings {
+// prefix returns postings over the slots below n, a multiple of 64 that b
+// reached, sharing b's arrays: b only sets bits of words from n/64 on and
+// appends slots of n and more, so what the postings hold never changes
+// while b goes on growing. A gram no slot below n holds is left out.
+func (b *builder) prefix(n int) *postings {
 	p := &postings{n: n, m: make(map[uint32]plist, len(b.m))}
 	for x, pl := range b.m {
-		c := plist{list: slices.Clone(pl.list), bits: slices.Clone(pl.bits)}
+		var c plist
+		if pl.bits != nil {
+			w := min(len(pl.bits), n/64)
+			c.bits = pl.bits[:w:w]
+		} else {
+			k, _ := slices.BinarySearch(pl.list, uint32(n))
+			c.list = pl.list[:k:k]
+		}
+		if len(c.list)+len(c.bits) == 0 {
+			continue
+		}
 		p.bytes += int64(len(c.list)*4 + len(c.bits)*8)
 		p.m[x] = c
 	}
