@@ -360,6 +360,7 @@ func (ix *Index) Load(path, root string) error {
 	ix.dict, ix.tokBase, ix.gramBase = st.dict, st.tokens, st.grams
 	ix.overlay, ix.nextSlot = map[int32]overlayDoc{}, int32(st.tokens.n)
 	ix.failed, ix.cursors, ix.projected = map[string]entryKey{}, nil, 0
+	ix.fresh, ix.resort = nil, true
 	ix.changes.Add(1)
 	ix.publish()
 	return nil
