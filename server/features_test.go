@@ -239,22 +239,6 @@ func completeAt(t *testing.T, h *harness, uri, marked string) wireList {
 	return list
 }
 
-// waitReady waits (with a deadline) until the session index is built.
-func (h *harness) waitReady(t *testing.T) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		var st statusResult
-		h.mustCall(MethodStatus, map[string]any{}, &st)
-		if !st.Building && st.SessionsIndexed > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("indexes not built within 10s: %+v", st)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // labelsOf lists the labels of a completion list in order.
 func labelsOf(list wireList) []string {
 	out := make([]string, 0, len(list.Items))

@@ -69,23 +69,6 @@ func TestWatchedChangesReachCompletion(t *testing.T) {
 	}
 }
 
-// waitStatus polls dsh/status until ok.
-func waitStatus(t *testing.T, h *harness, ok func(statusResult) bool) statusResult {
-	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	for {
-		var st statusResult
-		h.mustCall(MethodStatus, nil, &st)
-		if ok(st) {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("status never ready: %+v", st)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // TestIndexCacheIsSaved checks that a server with the cache on leaves the
 // persisted index where `dsh-refls index` and the next start look for it.
 func TestIndexCacheIsSaved(t *testing.T) {

@@ -299,6 +299,29 @@ func testOptions(t *testing.T) (Options, *testSessions, string) {
 	return opts, fake, ws
 }
 
+// waitStatus polls dsh/status until ok.
+func waitStatus(t *testing.T, h *harness, ok func(statusResult) bool) statusResult {
+	t.Helper()
+	deadline := time.Now().Add(testTimeout)
+	for {
+		var st statusResult
+		h.mustCall(MethodStatus, nil, &st)
+		if ok(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status never ready: %+v", st)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitReady waits (with a deadline) until the session index is built.
+func (h *harness) waitReady(t *testing.T) {
+	t.Helper()
+	waitStatus(t, h, func(st statusResult) bool { return !st.Building && st.SessionsIndexed > 0 })
+}
+
 // fixturesRoot returns the shared raw fixtures store or skips.
 func fixturesRoot(t testing.TB) string {
 	t.Helper()
