@@ -247,6 +247,22 @@ func (ix *Index) LoadCache(path string) error {
 			return fmt.Errorf("%w: %s: %v", ErrCacheUnusable, path, err)
 		}
 	}
+	// The writer's map of sessions and the snapshot's map of ids are built
+	// on other goroutines (the cores the restore used) while the snapshot
+	// is; a directory listed twice refuses the cache before anything is
+	// published.
+	mapped := make(chan trackedMap, 1)
+	go func() { mapped <- mapTracked(blocks, count, path) }()
+	positioned := make(chan listedIDs, 1)
+	go func() { positioned <- positionIDs(blocks, count) }()
+	var ids *listedIDs
+	waitIDs := func() *listedIDs {
+		if ids == nil {
+			p := <-positioned
+			ids = &p
+		}
+		return ids
+	}
 	order := make([]*tracked, 0, count)
 	cols := newColumnsBuilder(count, min(searchBytes, len(raw)))
 	for i := range blocks {
@@ -261,31 +277,20 @@ func (ix *Index) LoadCache(path string) error {
 			order = append(order, t)
 		}
 	}
-	// The writer's map of sessions and the snapshot's map of ids are built
-	// on another core while the snapshot is; a directory listed twice
-	// refuses the cache before anything is published.
-	mapped := make(chan loadMaps, 1)
-	go func() { mapped <- loadedMaps(blocks, order, count, path) }()
-	var maps *loadMaps
-	wait := func() *loadMaps {
-		if maps == nil {
-			m := <-mapped
-			maps = &m
-		}
-		return maps
-	}
 	ix.writeMu.Lock()
 	wasCols, wasChanges, wasDirty := ix.cols, ix.changes, ix.dirty
 	ix.cols = cols.done()
 	snap := ix.restoredSnapshotLocked(true, order, func() (map[string]int, bool) {
-		m := wait()
-		return m.pos, m.err == nil && m.repeated == 0
+		p := waitIDs()
+		return p.pos, p.repeated == 0
 	})
 	if snap == nil {
-		wait() // the maps read the entries snapshotLocked replaces
+		waitIDs() // it reads the entries snapshotLocked replaces
 		snap = ix.snapshotLocked(true, order)
 	}
-	loaded, err := wait().tracked, wait().err
+	waitIDs()
+	tm := <-mapped
+	loaded, err := tm.tracked, tm.err
 	if err != nil {
 		// Nothing was published: the index is as it was, unbuilt.
 		ix.cols, ix.changes, ix.dirty = wasCols, wasChanges, wasDirty
@@ -308,20 +313,16 @@ func (ix *Index) LoadCache(path string) error {
 	return nil
 }
 
-// loadMaps are the maps LoadCache builds beside the snapshot: the
-// writer's sessions by directory, and each listed id's position in the
-// cache's order (valid when no id repeats) for the snapshot.
-type loadMaps struct {
-	tracked  map[string]*tracked
-	pos      map[string]int
-	repeated int
-	err      error
+// trackedMap is the writer's map of sessions by directory that LoadCache
+// builds beside the snapshot, or the error of a directory listed twice.
+type trackedMap struct {
+	tracked map[string]*tracked
+	err     error
 }
 
-// loadedMaps builds the maps of the sessions blocks restored, found in
-// order; a directory listed twice is an error.
-func loadedMaps(blocks []cacheBlock, order []*tracked, count int, path string) loadMaps {
-	m := loadMaps{tracked: make(map[string]*tracked, count)}
+// mapTracked maps the sessions the blocks restored by directory.
+func mapTracked(blocks []cacheBlock, count int, path string) trackedMap {
+	m := trackedMap{tracked: make(map[string]*tracked, count)}
 	for i := range blocks {
 		for k := range blocks[i].tracked {
 			t := &blocks[i].tracked[k]
@@ -332,19 +333,35 @@ func loadedMaps(blocks []cacheBlock, order []*tracked, count int, path string) l
 			}
 		}
 	}
-	m.pos = make(map[string]int, count)
-	i := 0
-	for _, t := range order {
-		if t.skipReason() != "" {
-			continue
-		}
-		n := len(m.pos)
-		if m.pos[t.entry.ID] = i; len(m.pos) == n {
-			m.repeated++
-		}
-		i++
-	}
 	return m
+}
+
+// listedIDs are the positions of the listed sessions' ids in the cache's
+// order, valid as a snapshot's map of ids when no id repeats.
+type listedIDs struct {
+	pos      map[string]int
+	repeated int
+}
+
+// positionIDs numbers the ids of the sessions the blocks restored that
+// are listed, in the blocks' order.
+func positionIDs(blocks []cacheBlock, count int) listedIDs {
+	p := listedIDs{pos: make(map[string]int, count)}
+	i := 0
+	for b := range blocks {
+		for k := range blocks[b].tracked {
+			t := &blocks[b].tracked[k]
+			if t.skipReason() != "" {
+				continue
+			}
+			n := len(p.pos)
+			if p.pos[t.entry.ID] = i; len(p.pos) == n {
+				p.repeated++
+			}
+			i++
+		}
+	}
+	return p
 }
 
 // cacheBlock is one block of a cache file and, once restored, its
