@@ -23,14 +23,18 @@ const recallBuildGCPercent = 25
 const titleBuildGCPercent = 50
 
 // buildMemoryLimit is the soft memory limit (debug.SetMemoryLimit, what
-// GOMEMLIMIT sets) while a first build holds the lowering. A target in
+// GOMEMLIMIT sets) while the session index's first build holds the
+// lowering (lowerWithLimit). A target in
 // percent bounds the heap's objects only: at 100,000 sessions and a
 // 200,000-file workspace the process still held ~280 MB from the OS at the
 // end of the title build (live heap ~157 MB at its publish, GOGC 50), the
 // rest being freed spans not yet returned and the heap goal of 100 after
 // the build. With this limit the collector works harder near it and the
-// scavenger returns what is free: peak RSS ~196 MB there, for ~15% more
-// CPU (see the commit that set it).
+// scavenger returns what is free: peak RSS ~196 MB there, for ~11% more
+// CPU (see the commit that set it). The recall index's first build does
+// not take it: it allocates gigabytes and keeps little, and with the limit
+// its collections took it from 93 to 164 CPU seconds at 100,000 sessions
+// (peak 289 -> 236 MB).
 const buildMemoryLimit = 180 << 20
 
 // followEvery is how often the limit is checked against the live heap
@@ -39,8 +43,9 @@ const followEvery = 100 * time.Millisecond
 
 // gcLowering lowers the collector's target while at least one holder asks
 // for it, to the lowest target a holder asks for, and puts back the target
-// it found when the last one is done. While held it also sets a soft
-// memory limit, unless the process has one (GOMEMLIMIT).
+// it found when the last one is done. While a holder of lowerWithLimit
+// holds it, it also sets a soft memory limit, unless the process has one
+// (GOMEMLIMIT).
 type gcLowering struct {
 	// limit is the memory limit while held; 0 sets none.
 	limit int64
@@ -54,6 +59,8 @@ type gcLowering struct {
 	// collector is off, whatever is asked (the memory limit still holds).
 	pauses int
 	prev   int
+	// limited counts the holders that asked for the memory limit too.
+	limited int
 	// prevLimit is the memory limit found; following is closed when the
 	// last holder is done, to stop the goroutine that keeps the limit
 	// above the live heap; nil when no limit was set.
@@ -65,22 +72,19 @@ type gcLowering struct {
 // the target and limit found are the process's own.
 func (g *gcLowering) idleLocked() bool { return len(g.asked) == 0 && g.pauses == 0 }
 
-// holdLocked records the target and limit found when the first holder
-// comes, and sets the limit.
+// holdLocked records the target found when the first holder comes.
 func (g *gcLowering) holdLocked(percent int) {
 	if g.idleLocked() {
 		g.prev = debug.SetGCPercent(percent)
 		g.asked = map[int]int{}
-		g.setLimitLocked()
 	}
 }
 
-// settleLocked puts back the target and limit found when nobody holds one
-// any more, and applies what is held otherwise.
+// settleLocked puts back the target found when nobody holds one any more,
+// and applies what is held otherwise.
 func (g *gcLowering) settleLocked() {
 	if g.idleLocked() {
 		debug.SetGCPercent(g.prev)
-		g.putLimitBackLocked()
 		return
 	}
 	g.applyLocked()
@@ -89,16 +93,35 @@ func (g *gcLowering) settleLocked() {
 // lower sets the collector's target to percent unless it is lower already,
 // and returns the func that undoes it; call that once.
 func (g *gcLowering) lower(percent int) (restore func()) {
+	return g.hold(percent, false)
+}
+
+// lowerWithLimit is lower, and sets the memory limit too while held.
+func (g *gcLowering) lowerWithLimit(percent int) (restore func()) {
+	return g.hold(percent, true)
+}
+
+func (g *gcLowering) hold(percent int, limit bool) (restore func()) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.holdLocked(percent)
 	g.asked[percent]++
 	g.applyLocked()
+	if limit {
+		if g.limited++; g.limited == 1 {
+			g.setLimitLocked()
+		}
+	}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			g.mu.Lock()
 			defer g.mu.Unlock()
+			if limit {
+				if g.limited--; g.limited == 0 {
+					g.putLimitBackLocked()
+				}
+			}
 			if g.asked[percent]--; g.asked[percent] == 0 {
 				delete(g.asked, percent)
 			}
@@ -110,7 +133,7 @@ func (g *gcLowering) lower(percent int) (restore func()) {
 // pause turns the collector off until the returned func is called (once):
 // for a phase whose heap stays nearly all live, such as restoring the
 // session index from its cache, where every collection would only mark
-// what it cannot free. The memory limit of a holder still applies, so a
+// what it cannot free. A pause holds the memory limit too, so a
 // collection runs if the heap reaches it. When the last pause ends, the
 // lowest target asked for applies again, or the one found.
 func (g *gcLowering) pause() (resume func()) {
@@ -119,11 +142,17 @@ func (g *gcLowering) pause() (resume func()) {
 	g.holdLocked(-1)
 	g.pauses++
 	g.applyLocked()
+	if g.limited++; g.limited == 1 { // the collector is off: the limit is what bounds the heap
+		g.setLimitLocked()
+	}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			g.mu.Lock()
 			defer g.mu.Unlock()
+			if g.limited--; g.limited == 0 {
+				g.putLimitBackLocked()
+			}
 			g.pauses--
 			g.settleLocked()
 		})
@@ -150,7 +179,7 @@ func (g *gcLowering) applyLocked() {
 	debug.SetGCPercent(target)
 }
 
-// setLimitLocked sets the memory limit for the first holder, and starts
+// setLimitLocked sets the memory limit for the first limited holder, and starts
 // following the live heap with it.
 func (g *gcLowering) setLimitLocked() {
 	g.prevLimit = debug.SetMemoryLimit(-1)
@@ -164,7 +193,7 @@ func (g *gcLowering) setLimitLocked() {
 }
 
 // putLimitBackLocked puts back the memory limit found, after the last
-// holder.
+// limited holder.
 func (g *gcLowering) putLimitBackLocked() {
 	if g.following == nil {
 		return

@@ -90,19 +90,27 @@ func TestGCLoweringSetsTheMemoryLimitWhileHeld(t *testing.T) {
 	t.Cleanup(func() { debug.SetGCPercent(origGC) })
 
 	g := gcLowering{limit: 64 << 20, live: func() uint64 { return 1 << 20 }}
-	title := g.lower(50)
+	recall := g.lower(25)
+	if got := memoryLimit(); got != math.MaxInt64 {
+		t.Fatalf("limit while only lower holds = %d, want none", got)
+	}
+	title := g.lowerWithLimit(50)
 	if got := memoryLimit(); got != 64<<20 {
 		t.Fatalf("limit while held = %d, want %d", got, 64<<20)
 	}
-	recall := g.lower(25)
+	again := g.lowerWithLimit(50)
 	title()
 	if got := memoryLimit(); got != 64<<20 {
-		t.Fatalf("limit with one holder left = %d, want %d", got, 64<<20)
+		t.Fatalf("limit with one limited holder left = %d, want %d", got, 64<<20)
+	}
+	again()
+	if got := memoryLimit(); got != math.MaxInt64 {
+		t.Fatalf("limit after the last limited holder = %d, want none (what it was)", got)
+	}
+	if got := gcPercent(); got != 25 {
+		t.Fatalf("target with lower(25) still held = %d, want 25", got)
 	}
 	recall()
-	if got := memoryLimit(); got != math.MaxInt64 {
-		t.Fatalf("limit after the last holder = %d, want none (what it was)", got)
-	}
 }
 
 func TestGCLoweringKeepsALimitGOMEMLIMITSet(t *testing.T) {
@@ -112,7 +120,7 @@ func TestGCLoweringKeepsALimitGOMEMLIMITSet(t *testing.T) {
 	t.Cleanup(func() { debug.SetGCPercent(origGC) })
 
 	g := gcLowering{limit: 64 << 20, live: func() uint64 { return 1 << 20 }}
-	restore := g.lower(50)
+	restore := g.lowerWithLimit(50)
 	if got := memoryLimit(); got != 1<<30 {
 		t.Errorf("limit while held = %d, want GOMEMLIMIT's %d", got, 1<<30)
 	}
@@ -134,7 +142,7 @@ func TestGCLoweringLimitFollowsALiveHeapNearIt(t *testing.T) {
 	var live atomic.Uint64
 	live.Store(1 << 20)
 	g := gcLowering{limit: 64 << 20, live: live.Load}
-	restore := g.lower(50)
+	restore := g.lowerWithLimit(50)
 	live.Store(100 << 20)
 	deadline := time.Now().Add(10 * time.Second)
 	for memoryLimit() != 125<<20 {

@@ -264,7 +264,7 @@ func (s *Server) runSessions(ctx context.Context, sess Sessions, report *progres
 	go func() {
 		defer s.bgWG.Done()
 		start := time.Now()
-		restoreGC := processGC.lower(titleBuildGCPercent) // until the first build ends
+		restoreGC := processGC.lowerWithLimit(titleBuildGCPercent) // until the first build ends
 		select {
 		case <-sess.Ready():
 			restoreGC()
