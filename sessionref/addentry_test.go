@@ -33,3 +33,50 @@ func TestAddEntryMatchesNewSearchText(t *testing.T) {
 		}
 	}
 }
+
+// TestColumnsPastTheirTextBoundKeepIDsAlone fills columns whose bound on
+// full texts (4 GiB less a gigabyte in a real build) is a few bytes: the
+// sessions past it keep their id alone, every way a text is added (a
+// search text, an entry, another builder's columns), and queries still
+// find them by id and the others by title.
+func TestColumnsPastTheirTextBoundKeepIDsAlone(t *testing.T) {
+	first := Entry{ID: "first", Title: "Alpha", HasTitle: true}
+	st := newSearchText(&first)
+	b := newColumnsBuilder(0, 0)
+	b.fullMax = len(st.all) + 1 + 20
+	b.add(&st) // fits
+	second := Entry{ID: "second", Title: "Bravo Title Far Too Long", HasTitle: true}
+	var buf []byte
+	b.addEntry(&second, &buf) // past the bound: id alone
+	third := newSearchText(&Entry{ID: "third", Title: "Charlie", HasTitle: true})
+	b.add(&third)
+	other := newColumnsBuilder(0, 0)
+	fourth := newSearchText(&Entry{ID: "fourth", Title: "Delta", HasTitle: true})
+	other.add(&fourth)
+	oc := other.done()
+	b.append(&oc)
+	c := b.done()
+	if c.len() != 4 {
+		t.Fatalf("%d sessions in the columns, want 4", c.len())
+	}
+	if got := c.at(0); got.all != st.all || got.title != "alpha" {
+		t.Errorf("session 0 = %q (title %q), want %q in full", got.all, got.title, st.all)
+	}
+	for i, id := range []string{"second", "third", "fourth"} {
+		got := c.at(int32(i + 1))
+		if got.all != id+"\x00\x00\x00" || got.id != id || got.title != "" || got.display != "" {
+			t.Errorf("session %d = %+v, want the id %q alone", i+1, got, id)
+		}
+	}
+	var out matchSet
+	var sc queryScratch
+	for _, q := range []struct {
+		query string
+		want  []int32
+	}{{"alp", []int32{0}}, {"bravo", nil}, {"sec", []int32{1}}, {"ourt", []int32{3}}} {
+		c.match(q.query, nil, false, &out, &sc)
+		if len(out.ids) != len(q.want) || (len(q.want) > 0 && out.ids[0] != q.want[0]) {
+			t.Errorf("match(%q) = %v, want %v", q.query, out.ids, q.want)
+		}
+	}
+}

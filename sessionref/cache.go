@@ -515,9 +515,16 @@ func isPlainName(name string) bool {
 // append appends the texts of c, columns another builder made.
 func (b *columnsBuilder) append(c *searchColumns) {
 	base := b.text.Len()
+	if base+len(c.text) > b.fullMax {
+		for i := range c.spans {
+			st := c.at(int32(i))
+			b.add(&st)
+		}
+		return
+	}
 	b.text.WriteString(c.text)
 	for _, sp := range c.spans {
-		sp.start, sp.end = sp.start+base, sp.end+base
+		sp.start, sp.end = sp.start+uint32(base), sp.end+uint32(base)
 		b.cols.spans = append(b.cols.spans, sp)
 	}
 	b.cols.bytes = append(b.cols.bytes, c.bytes...)
@@ -537,11 +544,9 @@ func (b *columnsBuilder) addCached(all []byte, s *cachedSession, e *Entry) bool 
 	if all[li] != 0 || all[titleEnd] != 0 || all[titleEnd-lt-1] != 0 || !isFolded(all[:li], e.ID) {
 		return false
 	}
-	start := b.text.Len()
-	b.text.Write(all)
-	b.text.WriteByte(0)
-	b.cols.spans = append(b.cols.spans, searchSpan{start: start, end: start + len(all), idLen: li, titleLen: lt, dispLen: ld})
-	b.cols.bytes = append(b.cols.bytes, byteSetOf(all))
-	b.cols.pairs = append(b.cols.pairs, pairSetOf(all))
+	if push(b, all, li, lt, ld) {
+		b.cols.bytes = append(b.cols.bytes, byteSetOf(all))
+		b.cols.pairs = append(b.cols.pairs, pairSetOf(all))
+	}
 	return true
 }

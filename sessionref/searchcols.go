@@ -22,30 +22,50 @@ type searchColumns struct {
 // searchSpan locates one session's search text in searchColumns.text:
 // text[start:end] is what searchText.all was; the id is its first idLen
 // bytes, the display title its last dispLen, the title the titleLen bytes
-// before the NUL that precedes the display title.
+// before the NUL that precedes the display title. Offsets are 32-bit (20
+// bytes a session instead of 40): the columns' text stays below 4 GiB, as
+// matchSet's offsets need too (maxColumnsText).
 type searchSpan struct {
-	start, end               int
-	idLen, titleLen, dispLen int
+	start, end               uint32
+	idLen, titleLen, dispLen uint32
+}
+
+// maxColumnsText bounds the length of a columns' text: its offsets are
+// 32-bit. It is ~40,000 times what 100,000 sessions take.
+const maxColumnsText = math.MaxUint32
+
+// fullTextsMax is how much text the columns hold in full (builders past
+// it keep a session's id alone, see push): the gigabyte between it and
+// maxColumnsText holds the ids of millions of sessions.
+const fullTextsMax = maxColumnsText - 1<<30
+
+// newSearchSpan is the span of a search text of allLen bytes at start
+// whose id, title and display title are idLen, titleLen and dispLen bytes
+// long; the columns' text must end below maxColumnsText.
+func newSearchSpan(start, allLen, idLen, titleLen, dispLen int) searchSpan {
+	return searchSpan{start: uint32(start), end: uint32(start + allLen), idLen: uint32(idLen), titleLen: uint32(titleLen), dispLen: uint32(dispLen)}
 }
 
 // at returns the search text of session i, as substrings of the columns.
 func (c *searchColumns) at(i int32) searchText {
 	sp := &c.spans[i]
 	all := c.text[sp.start:sp.end]
-	titleEnd := len(all) - sp.dispLen - 1
-	return searchText{all: all, id: all[:sp.idLen], title: all[titleEnd-sp.titleLen : titleEnd],
-		display: all[len(all)-sp.dispLen:], bytes: c.bytes[i], pairs: c.pairs[i]}
+	titleEnd := len(all) - int(sp.dispLen) - 1
+	return searchText{all: all, id: all[:sp.idLen], title: all[titleEnd-int(sp.titleLen) : titleEnd],
+		display: all[len(all)-int(sp.dispLen):], bytes: c.bytes[i], pairs: c.pairs[i]}
 }
 
 // columnsBuilder appends search texts to new columns.
 type columnsBuilder struct {
 	text strings.Builder
 	cols searchColumns
+	// fullMax is fullTextsMax but in tests.
+	fullMax int
 }
 
 func newColumnsBuilder(n, textBytes int) *columnsBuilder {
-	b := &columnsBuilder{cols: searchColumns{spans: make([]searchSpan, 0, n), bytes: make([]byteSet, 0, n), pairs: make([]pairSet, 0, n)}}
-	b.text.Grow(textBytes)
+	b := &columnsBuilder{cols: searchColumns{spans: make([]searchSpan, 0, n), bytes: make([]byteSet, 0, n), pairs: make([]pairSet, 0, n)}, fullMax: fullTextsMax}
+	b.text.Grow(min(textBytes, fullTextsMax))
 	return b
 }
 
@@ -53,12 +73,46 @@ func newColumnsBuilder(n, textBytes int) *columnsBuilder {
 func (b *columnsBuilder) len() int { return len(b.cols.spans) }
 
 func (b *columnsBuilder) add(st *searchText) {
+	if push(b, st.all, len(st.id), len(st.title), len(st.display)) {
+		b.cols.bytes = append(b.cols.bytes, st.bytes)
+		b.cols.pairs = append(b.cols.pairs, st.pairs)
+	}
+}
+
+// writeText appends s to w without converting it.
+func writeText[T ~string | ~[]byte](w *strings.Builder, s T) {
+	switch v := any(s).(type) {
+	case string:
+		w.WriteString(v)
+	case []byte:
+		w.Write(v)
+	default:
+		w.WriteString(string(s))
+	}
+}
+
+// push appends the search text all, whose id, title and display title are
+// its first idLen, and its titleLen and last dispLen bytes, and its span,
+// and reports true; the caller then appends its byte and pair summaries.
+// When all would take the text past fullMax (a store of titles of many
+// megabytes each), it appends the session's id alone with empty parts
+// ("id\x00\x00\x00") and its summaries, and reports false: a query then
+// finds that session by its id only, and the columns' offsets stay 32-bit.
+func push[T ~string | ~[]byte](b *columnsBuilder, all T, idLen, titleLen, dispLen int) bool {
 	start := b.text.Len()
-	b.text.WriteString(st.all)
-	b.text.WriteByte(0)
-	b.cols.spans = append(b.cols.spans, searchSpan{start: start, end: start + len(st.all), idLen: len(st.id), titleLen: len(st.title), dispLen: len(st.display)})
-	b.cols.bytes = append(b.cols.bytes, st.bytes)
-	b.cols.pairs = append(b.cols.pairs, st.pairs)
+	if start+len(all)+1 <= b.fullMax {
+		writeText(&b.text, all)
+		b.text.WriteByte(0)
+		b.cols.spans = append(b.cols.spans, newSearchSpan(start, len(all), idLen, titleLen, dispLen))
+		return true
+	}
+	writeText(&b.text, all[:idLen])
+	b.text.WriteString("\x00\x00\x00\x00")
+	b.cols.spans = append(b.cols.spans, newSearchSpan(start, idLen+3, idLen, 0, 0))
+	short := b.text.String()[start : start+idLen+3]
+	b.cols.bytes = append(b.cols.bytes, byteSetOf(short))
+	b.cols.pairs = append(b.cols.pairs, pairSetOf(short))
+	return false
 }
 
 func (b *columnsBuilder) done() searchColumns {
@@ -110,7 +164,7 @@ const maxOccPerSession = 4
 // no NUL (so none spans two sessions), is longer than one byte (one-byte
 // queries are answered by byte sets) and the text fits the offsets.
 func (c *searchColumns) occurrences(query string) bool {
-	return len(query) > 1 && strings.IndexByte(query, 0) < 0 && len(c.text) <= math.MaxUint32
+	return len(query) > 1 && strings.IndexByte(query, 0) < 0 && len(c.text) <= maxColumnsText
 }
 
 // scanAll adds to out every occurrence of query in the sessions [lo, hi),
@@ -121,7 +175,7 @@ func (c *searchColumns) scanAll(query string, lo, hi int, out *matchSet) {
 		return
 	}
 	text := c.text[:c.spans[hi-1].end]
-	off, i := c.spans[lo].start, lo
+	off, i := int(c.spans[lo].start), lo
 	for {
 		j := strings.Index(text[off:], query)
 		if j < 0 {
@@ -133,7 +187,7 @@ func (c *searchColumns) scanAll(query string, lo, hi int, out *matchSet) {
 		k, top := i, hi
 		for k < top {
 			mid := int(uint(k+top) >> 1)
-			if c.spans[mid].end <= pos {
+			if int(c.spans[mid].end) <= pos {
 				k = mid + 1
 			} else {
 				top = mid
@@ -147,7 +201,7 @@ func (c *searchColumns) scanAll(query string, lo, hi int, out *matchSet) {
 // occurrencesIn adds to out every occurrence of query in session i.
 func (c *searchColumns) occurrencesIn(i int32, query string, out *matchSet) {
 	sp := &c.spans[i]
-	for off := sp.start; ; {
+	for off := int(sp.start); ; {
 		j := strings.Index(c.text[off:sp.end], query)
 		if j < 0 {
 			return

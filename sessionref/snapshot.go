@@ -371,12 +371,10 @@ func (b *columnsBuilder) addEntry(e *Entry, buf *[]byte) {
 	dispStart := len(s)
 	s = appendFolded(s, e.DisplayTitle())
 	*buf = s
-	start := b.text.Len()
-	b.text.Write(s)
-	b.text.WriteByte(0)
-	b.cols.spans = append(b.cols.spans, searchSpan{start: start, end: start + len(s), idLen: idLen, titleLen: titleLen, dispLen: len(s) - dispStart})
-	b.cols.bytes = append(b.cols.bytes, byteSetOf(s))
-	b.cols.pairs = append(b.cols.pairs, pairSetOf(s))
+	if push(b, s, idLen, titleLen, len(s)-dispStart) {
+		b.cols.bytes = append(b.cols.bytes, byteSetOf(s))
+		b.cols.pairs = append(b.cols.pairs, pairSetOf(s))
+	}
 }
 
 // appendFolded appends foldCase(s) to dst, without building it when s is
@@ -457,7 +455,7 @@ func (ix *Index) searchLen(t *tracked) int {
 		return len(t.fresh.all)
 	case t.col > 0:
 		sp := &ix.cols.spans[t.col-1]
-		return sp.end - sp.start
+		return int(sp.end - sp.start)
 	}
 	// Read since the last publish: the folded parts are as long as the
 	// parts but for case changes that change a character's length, and

@@ -67,6 +67,13 @@ func TestTrackedStaysSmall(t *testing.T) {
 	if n := unsafe.Sizeof(tracked{}); n > 160 {
 		t.Errorf("tracked is %d bytes, more than the 160 it was cut to", n)
 	}
+	// A snapshot holds one Entry and one searchSpan per listed session.
+	if n := unsafe.Sizeof(Entry{}); n > 240 {
+		t.Errorf("Entry is %d bytes, more than the 240 it was cut to (its bools share a word)", n)
+	}
+	if n := unsafe.Sizeof(searchSpan{}); n > 20 {
+		t.Errorf("searchSpan is %d bytes, more than its five 32-bit offsets", n)
+	}
 }
 
 // TestMakeSessionDirNamesAreTheLogPaths checks the lengths a sessionDir

@@ -12,17 +12,19 @@ const (
 // Entry is what the title index knows about one session. It never holds
 // message bodies.
 type Entry struct {
-	ID              string
-	Cwd             string
-	HasCwd          bool
+	ID     string
+	Cwd    string
+	HasCwd bool
+	// HasTitle is false when the log has no session/title (Title is then
+	// ""). It sits beside HasCwd so the two flags share one word.
+	HasTitle        bool
 	CreatedAt       int64
 	ParentSession   string
 	Origin          string
 	DelegationDepth int
 	FormatVersion   int
-	// Title is the latest session/title; HasTitle is false when there is none.
-	Title    string
-	HasTitle bool
+	// Title is the latest session/title.
+	Title string
 	// DescriptorLabel is the display title the log's own descriptors give:
 	// the label of the last version-2 subagent/descriptor (v0–v3), or of a
 	// last descriptor of version 3 (v4).
