@@ -38,18 +38,6 @@ const (
 	indentUnit = "  "
 )
 
-// jsNeedsAttention marks the ASCII bytes that a JavaScript string
-// serialisation cannot copy as they are: '"', '\' and the control
-// characters.
-var jsNeedsAttention = func() (t [utf8.RuneSelf]bool) {
-	for c := 0; c < 0x20; c++ {
-		t[c] = true
-	}
-	t['"'] = true
-	t['\\'] = true
-	return t
-}()
-
 // AppendJSString appends s as JavaScript's JSON.stringify(s) writes it,
 // quotes included, and returns the extended buffer. Invalid UTF-8 bytes are
 // written as U+FFFD, one each. s is read as UTF-8: the WTF-8 form of a lone
@@ -59,18 +47,13 @@ var jsNeedsAttention = func() (t [utf8.RuneSelf]bool) {
 // both. The server's appendJSONString writes encoding/json's bytes instead,
 // for the reason its doc comment gives.
 func AppendJSString(dst []byte, s string) []byte {
+	plain := plainTable(false)
 	dst = append(dst, '"')
-	dst = appendJSStringBody(dst, s)
-	return append(dst, '"')
-}
-
-// appendJSStringBody appends the escaped contents of s without quotes.
-func appendJSStringBody(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if !jsNeedsAttention[c] {
+			if plain[c] {
 				i++
 				continue
 			}
@@ -90,7 +73,8 @@ func appendJSStringBody(dst []byte, s string) []byte {
 		}
 		i += size
 	}
-	return append(dst, s[start:]...)
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
 }
 
 // appendJSRune appends one code point as JSON.stringify writes it.
