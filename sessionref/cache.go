@@ -391,7 +391,7 @@ func (ix *Index) restoreBlocks(blocks []cacheBlock, count, searchBytes int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ld := &cacheLoad{root: filepath.Clean(ix.root), intern: map[string]string{}, projectOf: map[string]string{}}
+			ld := newCacheLoad(ix.root)
 			for i := range next {
 				b := &blocks[i]
 				// The block's share of the search texts, as a first size.
@@ -472,17 +472,13 @@ func (ix *Index) restore(s *cachedSession, ld *cacheLoad, t *tracked, e *Entry, 
 	return nil
 }
 
-// projectDir is ProjectDir of e's cwd, computed once per cwd.
+// projectDir is ProjectDir of e's cwd, e being the entry decoded last
+// (ld.cwd computed it once per cwd).
 func (ld *cacheLoad) projectDir(e *Entry) string {
 	if !e.HasCwd {
 		return NoCwdDir
 	}
-	if p, ok := ld.projectOf[e.Cwd]; ok {
-		return p
-	}
-	p := ProjectDir(e.Cwd, true)
-	ld.projectOf[e.Cwd] = p
-	return p
+	return ld.project
 }
 
 // isFolded reports whether b is foldCase(s), without building it when s

@@ -98,7 +98,12 @@ func TestForgedCacheEntriesServeNothingOutsideTheRoot(t *testing.T) {
 		"id of another dir": func(c *cachedSession) { c.Entry.ID = "other" },
 		"resume check":      func(c *cachedSession) { c.TailLen = 1 << 20 },
 		"search text parts": func(c *cachedSession) { c.SearchIDLen, c.SearchDispLen = 1<<20, -1 },
+		// The victim follows "other" (cwd /work/cache) in the cache: its
+		// project must be checked against its own cwd, not the one
+		// decoded before it.
+		"cwd of another project": func(c *cachedSession) { c.Entry.Cwd = "/other" },
 	}
+	refused := map[string]bool{"cwd of another project": true, "id of another dir": true, "project name": true}
 	for name, forge := range forgeries {
 		t.Run(name, func(t *testing.T) {
 			cf := readCacheFile(t, good)
@@ -119,6 +124,9 @@ func TestForgedCacheEntriesServeNothingOutsideTheRoot(t *testing.T) {
 				lerr := ix.LoadCache(path)
 				if lerr != nil && !errors.Is(lerr, ErrCacheUnusable) {
 					t.Fatalf("LoadCache: %v", lerr)
+				}
+				if restart == 0 && refused[name] && lerr == nil {
+					t.Errorf("the forged cache (%s) was loaded, want ErrCacheUnusable", name)
 				}
 				if err := ix.Build(context.Background(), nil); err != nil {
 					t.Fatal(err)

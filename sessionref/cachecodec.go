@@ -221,15 +221,40 @@ func (r *cacheReader) raw() []byte {
 // the paths are derived from and the strings that many sessions share.
 type cacheLoad struct {
 	root string // cleaned
-	// intern holds cwds and origins, each once for all its sessions.
+	// intern holds origins, each once for all its sessions.
 	intern map[string]string
-	// projectOf caches ProjectDir of each interned cwd.
-	projectOf map[string]string
+	// cwds holds each cwd once for all its sessions, with its project
+	// directory: one lookup per session finds both.
+	cwds map[string]cachedCwd
 	// logPath is the log of the session decoded last; its names are
 	// substrings of it. search is that session's cached search text, still
-	// part of the body.
+	// part of the body; project is ProjectDir of its cwd.
 	logPath string
 	search  []byte
+	project string
+}
+
+// cachedCwd is an interned cwd and ProjectDir of it.
+type cachedCwd struct {
+	cwd, project string
+}
+
+// newCacheLoad returns the decoding state for sessions under root.
+func newCacheLoad(root string) *cacheLoad {
+	return &cacheLoad{root: filepath.Clean(root), intern: map[string]string{}, cwds: map[string]cachedCwd{}}
+}
+
+// cwd returns b as a string, the same string for the same bytes, and sets
+// ld.project to its project directory.
+func (ld *cacheLoad) cwd(b []byte) string {
+	c, ok := ld.cwds[string(b)] // no allocation to look up
+	if !ok {
+		s := string(b)
+		c = cachedCwd{cwd: s, project: ProjectDir(s, true)}
+		ld.cwds[s] = c
+	}
+	ld.project = c.project
+	return c.cwd
 }
 
 // interned returns b as a string, the same string for the same bytes.
@@ -335,7 +360,7 @@ func (r *cacheReader) session(s *cachedSession, ld *cacheLoad) {
 		} else {
 			e.ID = string(id)
 		}
-		e.Cwd = ld.interned(r.raw())
+		e.Cwd = ld.cwd(r.raw())
 	}
 	e.HasCwd = r.bool()
 	e.CreatedAt = r.int()

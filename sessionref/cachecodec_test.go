@@ -70,7 +70,7 @@ func TestCacheCodecKeepsEveryField(t *testing.T) {
 	if format, root, searchBytes, n := r.header(); format != cf.Format || root != cf.Root || searchBytes != cf.SearchBytes || n != 2 {
 		t.Fatalf("header %d %q %d %d", format, root, searchBytes, n)
 	}
-	ld := &cacheLoad{root: "/root/sessions", intern: map[string]string{}, projectOf: map[string]string{}}
+	ld := newCacheLoad("/root/sessions")
 	sessions, body := r.block()
 	if r.err != nil || sessions != 2 || len(r.b) != 0 {
 		t.Fatalf("block of %d sessions, %d bytes after it: %v", sessions, len(r.b), r.err)
