@@ -45,7 +45,16 @@ func startPeer(t *testing.T, cfg Config) (*Editor, *peer) {
 	serverEnd, clientEnd := net.Pipe()
 	p := &peer{opened: map[string]string{}, onCall: map[string]func(context.Context, json.RawMessage) (any, error){}}
 	p.conn = jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(serverEnd))
-	p.conn.Go(context.Background(), jsonrpc2.AsyncHandler(p.handle))
+	// Each message is recorded in wire order before it is released to run
+	// beside the next (jsonrpc2.Async): recorded after the release, two
+	// notifications could land in p.received in either order.
+	p.conn.Go(context.Background(), func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		p.mu.Lock()
+		p.received = append(p.received, strings.Clone(req.Method())) // borrowed until the release
+		p.mu.Unlock()
+		jsonrpc2.Async(ctx)
+		return p.handle(ctx, req)
+	})
 	e := Connect(clientEnd, cfg)
 	t.Cleanup(func() {
 		_ = e.Close()
@@ -59,7 +68,6 @@ func (p *peer) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 	method := req.Method()
 	params := json.RawMessage(append([]byte(nil), req.Params()...))
 	p.mu.Lock()
-	p.received = append(p.received, method)
 	h := p.onCall[method]
 	p.mu.Unlock()
 	if h != nil {
