@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 
+	"go.lsp.dev/protocol"
+
 	"github.com/dsh-refls/dsh-refls/completion"
 	"github.com/dsh-refls/dsh-refls/fileref"
 	"github.com/dsh-refls/dsh-refls/sessionref"
@@ -69,11 +71,11 @@ type executeCommandOptions struct {
 func (s *Server) codeActionCall(params json.RawMessage) (call, error) {
 	var p codeActionParams
 	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, invalidParams("textDocument/codeAction", err)
+		return nil, invalidParams(protocol.MethodTextDocumentCodeAction, err)
 	}
 	doc, ok := s.docs.get(p.TextDocument.URI)
 	if !ok {
-		return nil, invalidParams("textDocument/codeAction", fmt.Errorf("document %s is not open", p.TextDocument.URI))
+		return nil, invalidParams(protocol.MethodTextDocumentCodeAction, fmt.Errorf("document %s is not open", p.TextDocument.URI))
 	}
 	if len(p.Context.Only) > 0 && !slices.ContainsFunc(p.Context.Only, func(k string) bool {
 		return k == codeActionKindQuickFix || k == ""

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"go.lsp.dev/protocol"
+
 	"github.com/dsh-refls/dsh-refls/completion"
 	"github.com/dsh-refls/dsh-refls/fileref"
 	"github.com/dsh-refls/dsh-refls/sessionref"
@@ -45,11 +47,11 @@ type completionRequest struct {
 func (s *Server) completionCall(params json.RawMessage) (call, error) {
 	var p textDocumentPositionParams
 	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, invalidParams("textDocument/completion", err)
+		return nil, invalidParams(protocol.MethodTextDocumentCompletion, err)
 	}
 	doc, ok := s.docs.get(p.TextDocument.URI)
 	if !ok {
-		return nil, invalidParams("textDocument/completion", fmt.Errorf("document %s is not open", p.TextDocument.URI))
+		return nil, invalidParams(protocol.MethodTextDocumentCompletion, fmt.Errorf("document %s is not open", p.TextDocument.URI))
 	}
 	req := completionRequest{doc: doc, pos: p.Position}
 	return func(ctx context.Context) (any, error) {
@@ -230,7 +232,7 @@ func humanAge(now time.Time, createdAtMs int64) string {
 func (s *Server) resolveCall(params json.RawMessage) (call, error) {
 	var item map[string]json.RawMessage
 	if err := json.Unmarshal(params, &item); err != nil {
-		return nil, invalidParams("completionItem/resolve", err)
+		return nil, invalidParams(protocol.MethodCompletionItemResolve, err)
 	}
 	return func(ctx context.Context) (any, error) { return s.resolve(ctx, item) }, nil
 }

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 
+	"go.lsp.dev/protocol"
+
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
@@ -85,11 +87,11 @@ func sessionOfURI(raw string) (string, error) {
 func (s *Server) definitionCall(params json.RawMessage) (call, error) {
 	var p textDocumentPositionParams
 	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, invalidParams("textDocument/definition", err)
+		return nil, invalidParams(protocol.MethodTextDocumentDefinition, err)
 	}
 	doc, ok := s.docs.get(p.TextDocument.URI)
 	if !ok {
-		return nil, invalidParams("textDocument/definition", fmt.Errorf("document %s is not open", p.TextDocument.URI))
+		return nil, invalidParams(protocol.MethodTextDocumentDefinition, fmt.Errorf("document %s is not open", p.TextDocument.URI))
 	}
 	return func(context.Context) (any, error) { return s.definition(doc, p.Position), nil }, nil
 }
@@ -129,11 +131,11 @@ func (s *Server) documentLinkCall(params json.RawMessage) (call, error) {
 		TextDocument textDocumentIdentifier `json:"textDocument"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, invalidParams("textDocument/documentLink", err)
+		return nil, invalidParams(protocol.MethodTextDocumentDocumentLink, err)
 	}
 	doc, ok := s.docs.get(p.TextDocument.URI)
 	if !ok {
-		return nil, invalidParams("textDocument/documentLink", fmt.Errorf("document %s is not open", p.TextDocument.URI))
+		return nil, invalidParams(protocol.MethodTextDocumentDocumentLink, fmt.Errorf("document %s is not open", p.TextDocument.URI))
 	}
 	return func(context.Context) (any, error) { return s.documentLinks(doc), nil }, nil
 }

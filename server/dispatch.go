@@ -30,7 +30,7 @@ func (s *Server) keepServing(h jsonrpc2.Handler) jsonrpc2.Handler {
 // index built; the others answer at once with what they have.
 func waitsForFirstBuild(method string) bool {
 	switch method {
-	case MethodPrepare, MethodCandidates, MethodSearch, "textDocument/hover", "completionItem/resolve":
+	case MethodPrepare, MethodCandidates, MethodSearch, protocol.MethodTextDocumentHover, protocol.MethodCompletionItemResolve:
 		return true
 	}
 	return false
@@ -203,7 +203,7 @@ func (s *Server) route(ctx context.Context, method string, params json.RawMessag
 		return s.codeActionCall(params)
 	case protocol.MethodWorkspaceExecuteCommand:
 		return s.executeCommandCall(params)
-	case "textDocument/inlayHint":
+	case protocol.MethodTextDocumentInlayHint:
 		return s.inlayHintCall(params)
 	case protocol.MethodWorkspaceSymbol:
 		return s.workspaceSymbolCall(params)

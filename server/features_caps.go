@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"go.lsp.dev/protocol"
 )
 
 // featureCaps are the client capabilities of the editor features beyond
@@ -86,23 +88,23 @@ type showDocumentParams struct {
 func (s *Server) executeCommandCall(params json.RawMessage) (call, error) {
 	var p executeCommandParams
 	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, invalidParams("workspace/executeCommand", err)
+		return nil, invalidParams(protocol.MethodWorkspaceExecuteCommand, err)
 	}
 	if p.Command != CommandOpenPreview || len(p.Arguments) != 1 {
-		return nil, invalidParams("workspace/executeCommand", fmt.Errorf("unknown command %q with %d arguments", p.Command, len(p.Arguments)))
+		return nil, invalidParams(protocol.MethodWorkspaceExecuteCommand, fmt.Errorf("unknown command %q with %d arguments", p.Command, len(p.Arguments)))
 	}
 	var uri string
 	if err := json.Unmarshal(p.Arguments[0], &uri); err != nil {
-		return nil, invalidParams("workspace/executeCommand", fmt.Errorf("the argument of %s must be a preview URI: %w", p.Command, err))
+		return nil, invalidParams(protocol.MethodWorkspaceExecuteCommand, fmt.Errorf("the argument of %s must be a preview URI: %w", p.Command, err))
 	}
 	if _, err := sessionOfURI(uri); err != nil {
-		return nil, invalidParams("workspace/executeCommand", err)
+		return nil, invalidParams(protocol.MethodWorkspaceExecuteCommand, err)
 	}
 	return func(ctx context.Context) (any, error) {
 		var res struct {
 			Success bool `json:"success"`
 		}
-		if _, err := s.conn.Call(ctx, "window/showDocument", showDocumentParams{URI: uri, TakeFocus: true}, &res); err != nil {
+		if _, err := s.conn.Call(ctx, protocol.MethodWindowShowDocument, showDocumentParams{URI: uri, TakeFocus: true}, &res); err != nil {
 			return nil, fmt.Errorf("asking the client to show %s: %w", uri, err)
 		}
 		return nil, nil

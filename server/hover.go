@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"go.lsp.dev/protocol"
+
 	"github.com/dsh-refls/dsh-refls/fileref"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
@@ -17,11 +19,11 @@ const excerptTurnRunes = 240
 func (s *Server) hoverCall(params json.RawMessage) (call, error) {
 	var p textDocumentPositionParams
 	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, invalidParams("textDocument/hover", err)
+		return nil, invalidParams(protocol.MethodTextDocumentHover, err)
 	}
 	doc, ok := s.docs.get(p.TextDocument.URI)
 	if !ok {
-		return nil, invalidParams("textDocument/hover", fmt.Errorf("document %s is not open", p.TextDocument.URI))
+		return nil, invalidParams(protocol.MethodTextDocumentHover, fmt.Errorf("document %s is not open", p.TextDocument.URI))
 	}
 	return func(ctx context.Context) (any, error) { return s.hover(ctx, doc, p.Position) }, nil
 }

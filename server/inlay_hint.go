@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"go.lsp.dev/protocol"
 	"go.uber.org/zap"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
@@ -38,11 +39,11 @@ func (s *Server) inlayHintCall(params json.RawMessage) (call, error) {
 		Range        Range                  `json:"range"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, invalidParams("textDocument/inlayHint", err)
+		return nil, invalidParams(protocol.MethodTextDocumentInlayHint, err)
 	}
 	doc, ok := s.docs.get(p.TextDocument.URI)
 	if !ok {
-		return nil, invalidParams("textDocument/inlayHint", fmt.Errorf("document %s is not open", p.TextDocument.URI))
+		return nil, invalidParams(protocol.MethodTextDocumentInlayHint, fmt.Errorf("document %s is not open", p.TextDocument.URI))
 	}
 	return func(ctx context.Context) (any, error) { return s.inlayHints(ctx, doc, p.Range) }, nil
 }
@@ -160,7 +161,7 @@ func (s *Server) refreshInlayHints() {
 		defer c.refreshing.Store(false)
 		ctx, cancel := context.WithTimeout(s.bgCtx, outgoingCallTimeout)
 		defer cancel()
-		if _, err := s.conn.Call(ctx, "workspace/inlayHint/refresh", nil, nil); err != nil && s.bgCtx.Err() == nil {
+		if _, err := s.conn.Call(ctx, protocol.MethodWorkspaceInlayHintRefresh, nil, nil); err != nil && s.bgCtx.Err() == nil {
 			s.logger.Debug("inlay hint refresh not accepted", zap.Error(err))
 		}
 	}()

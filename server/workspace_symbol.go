@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
+	"go.lsp.dev/protocol"
+
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
@@ -30,7 +32,7 @@ func (s *Server) workspaceSymbolCall(params json.RawMessage) (call, error) {
 		Query string `json:"query"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, invalidParams("workspace/symbol", err)
+		return nil, invalidParams(protocol.MethodWorkspaceSymbol, err)
 	}
 	return func(ctx context.Context) (any, error) { return s.workspaceSymbols(ctx, p.Query) }, nil
 }
