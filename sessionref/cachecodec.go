@@ -149,8 +149,25 @@ func encodeSession(c *cacheWriter, s *cachedSession) {
 // cacheReader decodes the flat encoding from a buffer; the first error
 // sticks and every later value reads as zero.
 type cacheReader struct {
-	b   []byte
-	err error
+	b []byte
+	// beyond is how many bytes of the file follow b when b is only its
+	// head: counts of sessions and block sizes may reach into them.
+	beyond int64
+	err    error
+}
+
+// rest is how many bytes of the file are left after what r has read.
+func (r *cacheReader) rest() int64 { return int64(len(r.b)) + r.beyond }
+
+// countBeyond reads a count that must be at most what the rest of the
+// file can hold, at least min bytes per item.
+func (r *cacheReader) countBeyond(min int) int {
+	v := r.int()
+	if v < 0 || v > r.rest()/int64(min) {
+		r.fail()
+		return 0
+	}
+	return int(v)
 }
 
 func (r *cacheReader) int() int64 {
@@ -308,9 +325,24 @@ func (r *cacheReader) sum(dst []byte) {
 func (r *cacheReader) header() (format int, root string, searchBytes, sessions int) {
 	format = r.small()
 	root = r.string()
-	searchBytes = r.count(1)
-	sessions = r.count(minSessionBytes)
+	searchBytes = r.countBeyond(1)
+	sessions = r.countBeyond(minSessionBytes)
 	return format, root, searchBytes, sessions
+}
+
+// blockHeader reads the next block's session count and size, which it
+// checks the rest of the file can hold, and leaves the body unread.
+func (r *cacheReader) blockHeader() (sessions, size int) {
+	sessions = r.countBeyond(minSessionBytes)
+	size = r.countBeyond(1)
+	if r.err != nil {
+		return 0, 0
+	}
+	if sessions == 0 || sessions > cacheBlockSessions || sessions > size/minSessionBytes {
+		r.fail()
+		return 0, 0
+	}
+	return sessions, size
 }
 
 // block reads the next block's session count and body, which it checks
