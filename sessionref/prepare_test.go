@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,31 +14,6 @@ import (
 	"testing"
 	"unicode/utf8"
 )
-
-var updateGoldens = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
-
-// checkGolden compares got with testdata/golden/name, rewriting the file
-// with -update.
-func checkGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *updateGoldens {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden %s (run with -update to create it): %v", path, err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run with -update after checking):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
 
 // The long messages of session beta.
 var (
@@ -73,9 +47,9 @@ func checkSpillConversation(t *testing.T, body string, want []string) {
 	}
 }
 
-// goldenStore writes two sessions: "alpha" fits any budget used here,
+// twoSessionStore writes two sessions: "alpha" fits any budget used here,
 // "beta" is long enough to be truncated.
-func goldenStore(t *testing.T) *Snapshot {
+func twoSessionStore(t *testing.T) *Snapshot {
 	s := newTestStore(t)
 	s.write(sessionSpec{headerSpec: headerSpec{ID: "alpha", Cwd: "/home/u/proj", HasCwd: true, CreatedAt: fixtureTime},
 		Encoding: EncodingRaw, Batches: [][]string{{
@@ -94,21 +68,31 @@ func goldenStore(t *testing.T) *Snapshot {
 }
 
 var (
-	spillPathPattern = regexp.MustCompile(`/[^"]*/session-[0-9a-f]{12}/[0-9a-f]{12}-session-reference-\d+\.txt`)
-	uuidPattern      = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}`)
+	uuidPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}`)
 )
 
-func TestPrepareTextGoldens(t *testing.T) {
-	snap := goldenStore(t)
+// TestPrepareTextTwoSources prepares a message that mentions a session
+// that fits and one that must be cut, and checks every part of the answer
+// against the sessions written and SPEC §2.3: the fixed texts are dsh's
+// (parity_test.go), the data objects are written out from the sessions'
+// messages, and the cut message is checked by the rules a cut obeys. The
+// exact bytes of a cut are dsh's in TestPromptAndSpillBytesAreDsh.
+func TestPrepareTextTwoSources(t *testing.T) {
+	snap := twoSessionStore(t)
 	spillDir := filepath.Join(t.TempDir(), "spill")
+	const budget = 600
 	text := "Compare " + Mention("Tests", "alpha") + " with " + Mention("Parser [beta]", "beta") + "."
-	res, err := PrepareText(context.Background(), snap, "target-session", text, ModeReplace, nil, Limits{MaxReferenceBytes: 600, SpillDir: spillDir})
+	res, err := PrepareText(context.Background(), snap, "target-session", text, ModeReplace, nil, Limits{MaxReferenceBytes: budget, SpillDir: spillDir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var content string
 	if err := json.Unmarshal(res.Content, &content); err != nil || content != "Compare @Tests with @Parser [beta]." {
 		t.Errorf("content %s (%v)", res.Content, err)
+	}
+	wantRefs := []Reference{{SessionID: "alpha", Label: "Tests"}, {SessionID: "beta", Label: "Parser [beta]"}}
+	if !reflect.DeepEqual(res.References, wantRefs) {
+		t.Errorf("references %+v, want %+v", res.References, wantRefs)
 	}
 	ctxMsg := res.AdditionalContext
 	if ctxMsg == nil || len(ctxMsg.Content) != 1 {
@@ -117,9 +101,62 @@ func TestPrepareTextGoldens(t *testing.T) {
 	if !uuidPattern.MatchString(ctxMsg.ID) || len(ctxMsg.ID) != 36 {
 		t.Errorf("context id %q is not a fresh uuid", ctxMsg.ID)
 	}
-	facts := ctxMsg.Source.References
-	if len(facts) != 2 || facts[0].Truncated || !facts[1].Truncated {
-		t.Fatalf("facts %+v: want alpha whole and beta truncated", facts)
+	if ctxMsg.Role != "user" || ctxMsg.Content[0].Type != "text" {
+		t.Errorf("context role %q, content type %q: want user, text", ctxMsg.Role, ctxMsg.Content[0].Type)
+	}
+	if src := ctxMsg.Source; src.Kind != "session-reference" || src.Form != "recall" || src.Version != 1 {
+		t.Errorf("context source %q/%q/%d, want session-reference/recall/1", src.Kind, src.Form, src.Version)
+	}
+
+	// The prompt: dsh's prefix, the data objects, dsh's omissions section.
+	prompt := ctxMsg.Content[0].Text
+	body, notices := splitPrompt(t, prompt)
+	if strings.Contains(body, "<") {
+		t.Errorf("the data array is not tag-safe: %s", body)
+	}
+	var data []struct {
+		SessionID          string `json:"sessionId"`
+		Label              string `json:"label"`
+		Cwd                string `json:"cwd"`
+		CapturedThroughSeq int    `json:"capturedThroughSeq"`
+		Conversation       []struct {
+			Role string `json:"role"`
+			Text string `json:"text"`
+		} `json:"conversation"`
+	}
+	if err := json.Unmarshal([]byte(body), &data); err != nil || len(data) != 2 {
+		t.Fatalf("data array %s: %v (want two objects)", body, err)
+	}
+	// alpha fits whole: its object is its two messages, keys in SPEC's order.
+	wantAlpha := `{"sessionId":"alpha","label":"Tests","cwd":"/home/u/proj","capturedThroughSeq":3,"conversation":[` +
+		`{"role":"user","text":"How do I run the tests?"},{"role":"assistant","text":"Run ` + "`go test ./...`" + ` from the module root."}]}`
+	if !strings.HasPrefix(body, "["+wantAlpha+",") {
+		t.Errorf("alpha's data object is not\n%s\nin\n%s", wantAlpha, body)
+	}
+	// beta keeps only its newest message (the oldest three are dropped
+	// first), cut to a head and a tail of it plus the marker.
+	beta := data[1]
+	if beta.SessionID != "beta" || beta.Label != "Parser [beta]" || beta.Cwd != "/home/u/other" || beta.CapturedThroughSeq != 5 || len(beta.Conversation) != 1 || beta.Conversation[0].Role != "assistant" {
+		t.Fatalf("beta's data object %+v: want its newest assistant message alone", beta)
+	}
+	cut := checkCut(t, beta.Conversation[0].Text, betaNewest)
+	betaObject, _ := json.Marshal(data[1])
+	if size := len(tagSafe(betaObject)); size > budget {
+		t.Errorf("beta's data object is %d bytes, over the budget of %d", size, budget)
+	}
+	dropped := len("Explain the parser.") + len(betaLong) + len("Thanks — and the lexer?")
+
+	facts, err := json.Marshal(ctxMsg.Source.References)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFacts := `[{"sessionId":"alpha","label":"Tests","capturedThroughSeq":3,"compacted":false,"originalMessages":2,` +
+		`"retainedMessages":2,"omittedMessages":0,"omittedBytes":0,"truncated":false,"inputIndex":0},` +
+		`{"sessionId":"beta","label":"Parser [beta]","capturedFormatVersion":2,"capturedThroughSeq":5,"compacted":false,` +
+		`"originalMessages":4,"retainedMessages":1,"omittedMessages":3,"omittedBytes":` + itoa(dropped+cut) +
+		`,"truncated":true,"inputIndex":1}]`
+	if string(facts) != wantFacts {
+		t.Errorf("reference facts\n%s\nwant\n%s", facts, wantFacts)
 	}
 
 	// The spill file: where, with which modes, and what it holds.
@@ -142,25 +179,71 @@ func TestPrepareTextGoldens(t *testing.T) {
 			t.Errorf("%s has mode %v, want %v", path, info.Mode().Perm(), mode)
 		}
 	}
-	body, err := os.ReadFile(spilled)
+	spill, err := os.ReadFile(spilled)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkGolden(t, "spill.txt", body)
-	checkSpillConversation(t, string(body), []string{"Explain the parser.", betaLong, "Thanks — and the lexer?", betaNewest})
-
-	prompt := ctxMsg.Content[0].Text
-	if !strings.Contains(prompt, `"locator":"`+spilled+`"`) || !strings.Contains(prompt, `"bytes":`+itoa(len(body))) {
-		t.Errorf("prompt does not point at %s with %d bytes:\n%s", spilled, len(body), prompt)
+	wantHead := dshSpillHeading + "{\n  \"sessionId\": \"beta\",\n  \"label\": \"Parser [beta]\",\n  \"cwd\": \"/home/u/other\",\n" +
+		"  \"capturedThroughSeq\": 5,\n  \"capturedFormatVersion\": 2\n}\n\n" + dshSpillFragments
+	if !strings.HasPrefix(string(spill), wantHead) {
+		t.Errorf("spill file does not start with dsh's heading and beta's header:\n%s", spill)
 	}
-	checkGolden(t, "prompt.txt", []byte(spillPathPattern.ReplaceAllLiteralString(prompt, "${SPILL_PATH}")+"\n"))
+	checkSpillConversation(t, string(spill), []string{"Explain the parser.", betaLong, "Thanks — and the lexer?", betaNewest})
 
-	whole, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
+	// One notice, for beta, pointing at the spill file.
+	wantNotices := `[{"sessionId":"beta","capturedThroughSeq":5,"omittedMessages":3,"omittedBytes":` + itoa(dropped+cut) +
+		`,"fullSnapshot":{"status":"saved","locator":"` + spilled + `","bytes":` + itoa(len(spill)) +
+		`,"retrievalHint":"Use read with offset/limit, or grep this path to search within it."}}]`
+	if notices != wantNotices {
+		t.Errorf("omission notices\n%s\nwant\n%s", notices, wantNotices)
+	}
+}
+
+// splitPrompt checks a prompt with omissions against dsh's fixed texts and
+// returns its data array and its notices array, as written.
+func splitPrompt(t *testing.T, prompt string) (data, notices string) {
+	t.Helper()
+	rest, ok := strings.CutPrefix(prompt, dshPromptPrefix)
+	if !ok {
+		t.Fatalf("prompt does not start with dsh's prefix:\n%s", prompt)
+	}
+	data, notices, ok = strings.Cut(rest, "\n</referenced-sessions>"+dshOmissions)
+	if !ok {
+		t.Fatalf("prompt has no closing tag followed by dsh's omissions section:\n%s", prompt)
+	}
+	return data, notices
+}
+
+// checkCut checks that got is original cut by SPEC §2.3 rule 6(b): a head
+// and a tail of it (ceil and floor of half the kept bytes, each less up to
+// three bytes of a split UTF-8 sequence) followed by exactly the omission marker, valid UTF-8, and that
+// the marker's count is what was left out. It returns that count.
+func checkCut(t *testing.T, got, original string) int {
+	t.Helper()
+	m := regexp.MustCompile(`^([\s\S]*)\n\[… omitted (\d+) UTF-8 bytes …\]$`).FindStringSubmatch(got)
+	if m == nil {
+		t.Fatalf("cut text %q does not end with the omission marker", got)
+	}
+	kept, omitted := m[1], 0
+	if err := json.Unmarshal([]byte(m[2]), &omitted); err != nil {
 		t.Fatal(err)
 	}
-	redacted := spillPathPattern.ReplaceAllLiteralString(uuidPattern.ReplaceAllLiteralString(string(whole), "${UUID}"), "${SPILL_PATH}")
-	checkGolden(t, "prepare_text.json", []byte(redacted+"\n"))
+	if !utf8.ValidString(kept) || len(kept)+omitted != len(original) || omitted == 0 {
+		t.Fatalf("cut keeps %d bytes and omits %d of %d", len(kept), omitted, len(original))
+	}
+	for head := len(kept); head >= 0; head-- {
+		tail := len(kept) - head
+		if strings.HasPrefix(original, kept[:head]) && strings.HasSuffix(original, kept[head:]) && head-tail <= 4 && tail-head <= 3 {
+			return omitted
+		}
+	}
+	t.Fatalf("cut text %q is not a head and a tail of the original", kept)
+	return 0
+}
+
+// tagSafe writes every < as \u003c, as SPEC §2.3 counts a data object's size.
+func tagSafe(b []byte) []byte {
+	return bytes.ReplaceAll(b, []byte("<"), []byte(`\u003c`))
 }
 
 func itoa(n int) string {
@@ -188,7 +271,7 @@ func omissionNotices(t *testing.T, prompt string) []notice {
 }
 
 func TestPrepareSpillUnavailable(t *testing.T) {
-	snap := goldenStore(t)
+	snap := twoSessionStore(t)
 	aFile := filepath.Join(t.TempDir(), "a-file")
 	if err := os.WriteFile(aFile, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
@@ -256,7 +339,7 @@ func TestPromptTagSafety(t *testing.T) {
 }
 
 func TestPromptStructure(t *testing.T) {
-	snap := goldenStore(t)
+	snap := twoSessionStore(t)
 	prep, err := Prepare(context.Background(), snap, "t", []Reference{{SessionID: "alpha"}}, Limits{})
 	if err != nil {
 		t.Fatal(err)
@@ -309,7 +392,7 @@ func TestCapturedFormatVersion(t *testing.T) {
 }
 
 func TestPrepareTextModes(t *testing.T) {
-	snap := goldenStore(t)
+	snap := twoSessionStore(t)
 	text := "see " + Mention("Tests", "alpha") + " and " + EncodeURI("beta")
 	tests := []struct {
 		name     string
@@ -354,7 +437,7 @@ func TestPrepareTextModes(t *testing.T) {
 }
 
 func TestPrepareContent(t *testing.T) {
-	snap := goldenStore(t)
+	snap := twoSessionStore(t)
 	image := `{"type": "image",  "data": "iVBOR<&>w0KGgo=", "mimeType":"image/png", "extra": {"b": 1, "a": [1, 2]}}`
 	text := `{"type":"text","text":"look at ` + strings.ReplaceAll(Mention("Tests", "alpha"), `\`, `\\`) + ` please","cache":true}`
 	other := `{"type":"tool-result", "text": "` + strings.ReplaceAll(Mention("Tests", "beta"), `\`, `\\`) + `"}`
@@ -441,7 +524,7 @@ func TestPrepareReadsAtRequestTime(t *testing.T) {
 }
 
 func TestSnapshotOfMatchesPrepare(t *testing.T) {
-	snap := goldenStore(t)
+	snap := twoSessionStore(t)
 	for _, budget := range []int{600, 2000, DefaultReferenceBytes} {
 		prep, err := Prepare(context.Background(), snap, "t", []Reference{{SessionID: "beta", Label: "B"}}, Limits{MaxReferenceBytes: budget})
 		if err != nil {
