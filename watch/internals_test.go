@@ -54,7 +54,7 @@ func TestEventQueue(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			q := newEventQueue(4)
+			q := newEventQueue(4, nil)
 			for range tt.push {
 				q.push(fsnotify.Event{Name: "/r/f", Op: fsnotify.Write})
 			}

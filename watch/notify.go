@@ -58,7 +58,7 @@ func (w *Watcher) runNotify(ctx context.Context, b *batcher) error {
 	n := &notifier{
 		w:    w,
 		fw:   fw,
-		q:    newEventQueue(w.opts.maxQueuedEvents),
+		q:    newEventQueue(w.opts.maxQueuedEvents, w.opts.queueOverflowHook),
 		b:    b,
 		dirs: newDirSet(),
 	}
@@ -398,8 +398,9 @@ func dirExists(path string) bool {
 // processing in another, with a bound: past max queued events it drops them
 // all and reports an overflow, which turns into a rescan.
 type eventQueue struct {
-	max    int
-	signal chan struct{} // capacity 1: "there is something to take"
+	max        int
+	signal     chan struct{} // capacity 1: "there is something to take"
+	onOverflow func()        // nil, or a test's hook run when push drops the queue
 
 	// mu guards events and overflow.
 	mu       sync.Mutex
@@ -407,8 +408,8 @@ type eventQueue struct {
 	overflow bool
 }
 
-func newEventQueue(max int) *eventQueue {
-	return &eventQueue{max: max, signal: make(chan struct{}, 1)}
+func newEventQueue(max int, onOverflow func()) *eventQueue {
+	return &eventQueue{max: max, signal: make(chan struct{}, 1), onOverflow: onOverflow}
 }
 
 // drain moves everything fsnotify reports into the queue until fsnotify's
@@ -438,16 +439,21 @@ func (q *eventQueue) drain(fw *fsnotify.Watcher, log *zap.Logger) {
 }
 
 func (q *eventQueue) push(ev fsnotify.Event) {
+	dropped := false
 	q.mu.Lock()
 	switch {
 	case q.overflow:
 	case len(q.events) >= q.max:
 		q.overflow = true
 		q.events = nil
+		dropped = true
 	default:
 		q.events = append(q.events, ev)
 	}
 	q.mu.Unlock()
+	if dropped && q.onOverflow != nil {
+		q.onOverflow()
+	}
 	q.notify()
 }
 

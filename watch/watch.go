@@ -122,6 +122,9 @@ type Options struct {
 	networkFS func(path string) (fsName string, remote bool)
 	// maxQueuedEvents, when positive, replaces defaultMaxQueuedEvents.
 	maxQueuedEvents int
+	// queueOverflowHook, when set, runs each time the event queue passes
+	// its bound and drops what it held; tests wait for it.
+	queueOverflowHook func()
 	// pollReadDir, when set, replaces the directory listing of a poll pass;
 	// tests use it to simulate unreadable directories.
 	pollReadDir func(dir string) ([]fs.DirEntry, error)

@@ -141,13 +141,15 @@ func TestSkip(t *testing.T) {
 		mark := r.c.mark()
 		writeFile(t, filepath.Join(root, ".git", "index"), "x")
 		writeFile(t, filepath.Join(root, "sub", "node_modules", "pkg", "a.js"), "x")
-		time.Sleep(20 * time.Millisecond) // let the skipped changes land first
 		writeFile(t, filepath.Join(root, "sub", "ok.txt"), "x")
 		r.c.waitPaths(t, mark, abs(root, "sub", "sub/ok.txt")...)
-		if mode == ModePoll {
-			// One more pass, so that anything wrongly seen would be reported.
-			time.Sleep(3 * testPollInterval)
-		}
+		// A barrier: a file written after everything above is reported only
+		// after every earlier event was handled (fsnotify's queue is in
+		// order), or by a later pass (poll), so anything wrongly seen in a
+		// skipped directory would have been reported by then.
+		barrier := r.c.mark()
+		writeFile(t, filepath.Join(root, "sub", "barrier.txt"), "x")
+		r.c.waitPaths(t, barrier, abs(root, "sub/barrier.txt")...)
 		for _, b := range r.c.since(mark) {
 			for _, p := range b.Paths {
 				if strings.Contains(p, ".git") || strings.Contains(p, "node_modules") {
@@ -355,8 +357,10 @@ func TestOverflowAsksForRescan(t *testing.T) {
 	hold := filepath.Join(root, "hold")
 	entered := make(chan struct{})
 	release := make(chan struct{})
-	var holdOnce sync.Once
+	var holdOnce, overflowOnce sync.Once
+	overflowed := make(chan struct{})
 	r := start(t, Options{Root: root, Mode: ModeFsnotify, maxQueuedEvents: 4,
+		queueOverflowHook: func() { overflowOnce.Do(func() { close(overflowed) }) },
 		addWatchHook: func(dir string) error {
 			if dir == hold {
 				holdOnce.Do(func() {
@@ -374,7 +378,11 @@ func TestOverflowAsksForRescan(t *testing.T) {
 	}
 	// Created while events are being dropped: only the resync can watch it.
 	mkdirAll(t, filepath.Join(root, "lost"))
-	time.Sleep(50 * time.Millisecond) // let the drainer hit the bound
+	select {
+	case <-overflowed:
+	case <-time.After(waitTimeout):
+		t.Fatal("the event queue never passed its bound of 4")
+	}
 	close(release)
 	r.c.waitRescan(t, mark)
 	mark = r.c.mark()
@@ -529,6 +537,8 @@ func TestModeOff(t *testing.T) {
 	root := t.TempDir()
 	r := start(t, Options{Root: root, Mode: ModeOff})
 	writeFile(t, filepath.Join(root, "f"), "x")
+	// A negative check: no event marks "nothing will come", so the pause
+	// only gives a watcher that wrongly watches time to deliver.
 	time.Sleep(100 * time.Millisecond)
 	if got := r.c.since(0); len(got) != 0 {
 		t.Errorf("mode off delivered %v", summarize(got))
