@@ -85,7 +85,7 @@ func TestCacheCodecKeepsEveryField(t *testing.T) {
 		if string(ld.search) != want.SearchAll {
 			t.Errorf("session %d: search text %q, want %q", i, ld.search, want.SearchAll)
 		}
-		if wantPath := "/root/sessions" + string(filepath.Separator) + want.ProjectName + string(filepath.Separator) + want.DirName + string(filepath.Separator) + want.LogName; ld.logPath != wantPath {
+		if wantPath := filepath.Clean("/root/sessions") + string(filepath.Separator) + want.ProjectName + string(filepath.Separator) + want.DirName + string(filepath.Separator) + want.LogName; ld.logPath != wantPath {
 			t.Errorf("session %d: log path %q, want %q", i, ld.logPath, wantPath)
 		}
 		got.SearchAll = want.SearchAll
