@@ -57,7 +57,7 @@ printf '{"Replace":{"%s":"%s"}}\n' "$at" "$work/at_windows.go" >"$work/overlay.j
 # the step within a few minutes; the Linux run covers them.
 declare -A notrun=(
   [sessionref:TestResolveRoot]="expects POSIX absolute paths (/srv/sessions); Windows makes them Z:\\\\srv\\\\sessions"
-  [sessionref:TestPrepareTextGoldens]="checks POSIX modes 0600/0700 of the spill files; Windows has none (docs/editors.md: the profile ACL protects them)"
+  [sessionref:TestPrepareTextTwoSources]="checks POSIX modes 0600/0700 of the spill files; Windows has none (docs/editors.md: the profile ACL protects them)"
   [sessionref:TestPromptAndSpillBytesAreDsh]="compares spill paths and modes with dsh's POSIX output"
   [sessionref:TestStaleCacheTempsAreRemoved]="needs a symbolic link beside the cache; Wine 8 does not resolve the links os.Symlink makes"
   [sessionref:TestHugeLine]="slow under Wine (50 s); runs on Linux"
