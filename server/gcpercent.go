@@ -108,9 +108,7 @@ func (g *gcLowering) hold(percent int, limit bool) (restore func()) {
 	g.asked[percent]++
 	g.applyLocked()
 	if limit {
-		if g.limited++; g.limited == 1 {
-			g.setLimitLocked()
-		}
+		g.takeLimitLocked()
 	}
 	var once sync.Once
 	return func() {
@@ -118,9 +116,7 @@ func (g *gcLowering) hold(percent int, limit bool) (restore func()) {
 			g.mu.Lock()
 			defer g.mu.Unlock()
 			if limit {
-				if g.limited--; g.limited == 0 {
-					g.putLimitBackLocked()
-				}
+				g.releaseLimitLocked()
 			}
 			if g.asked[percent]--; g.asked[percent] == 0 {
 				delete(g.asked, percent)
@@ -142,17 +138,13 @@ func (g *gcLowering) pause() (resume func()) {
 	g.holdLocked(-1)
 	g.pauses++
 	g.applyLocked()
-	if g.limited++; g.limited == 1 { // the collector is off: the limit is what bounds the heap
-		g.setLimitLocked()
-	}
+	g.takeLimitLocked() // the collector is off: the limit is what bounds the heap
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			g.mu.Lock()
 			defer g.mu.Unlock()
-			if g.limited--; g.limited == 0 {
-				g.putLimitBackLocked()
-			}
+			g.releaseLimitLocked()
 			g.pauses--
 			g.settleLocked()
 		})
@@ -179,9 +171,12 @@ func (g *gcLowering) applyLocked() {
 	debug.SetGCPercent(target)
 }
 
-// setLimitLocked sets the memory limit for the first limited holder, and starts
-// following the live heap with it.
-func (g *gcLowering) setLimitLocked() {
+// takeLimitLocked counts a limited holder; for the first, it sets the
+// memory limit and starts following the live heap with it.
+func (g *gcLowering) takeLimitLocked() {
+	if g.limited++; g.limited > 1 {
+		return
+	}
 	g.prevLimit = debug.SetMemoryLimit(-1)
 	if g.limit <= 0 || g.prevLimit != math.MaxInt64 {
 		return // none asked for, or GOMEMLIMIT chose one
@@ -192,10 +187,10 @@ func (g *gcLowering) setLimitLocked() {
 	go g.follow(stop)
 }
 
-// putLimitBackLocked puts back the memory limit found, after the last
-// limited holder.
-func (g *gcLowering) putLimitBackLocked() {
-	if g.following == nil {
+// releaseLimitLocked counts a limited holder out; after the last, it puts
+// back the memory limit found.
+func (g *gcLowering) releaseLimitLocked() {
+	if g.limited--; g.limited > 0 || g.following == nil {
 		return
 	}
 	close(g.following)
