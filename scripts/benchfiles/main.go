@@ -30,6 +30,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/completion"
 	"github.com/dsh-refls/dsh-refls/fileref"
+	"github.com/dsh-refls/dsh-refls/internal/cputime"
 )
 
 // vocabulary builds realistic path names.
@@ -272,13 +273,13 @@ func search(dir string, sessions int) error {
 	for s := 0; s < sessions; s++ {
 		q := queries[s%len(queries)]
 		for i := 1; i <= len(q); i++ {
-			c0 := cpuTime()
+			c0 := cputime.Process()
 			start := time.Now()
 			if _, _, err := ix.Search(ctx, q[:i], 0); err != nil {
 				return err
 			}
 			el := time.Since(start)
-			cpu = append(cpu, cpuTime()-c0)
+			cpu = append(cpu, cputime.Process()-c0)
 			lat = append(lat, el)
 			if i == 1 {
 				firstKey = append(firstKey, el)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dsh-refls/dsh-refls/internal/cputime"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/recall"
 )
@@ -55,10 +56,10 @@ func runHeap(ctx context.Context, root string, workers int, profile string) erro
 	}()
 	ix := recall.New(recall.Options{Parallelism: workers})
 	defer ix.Close()
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	t0 := time.Now()
 	err := ix.Sync(ctx, snap)
-	wall, cpu := time.Since(t0), cpuTime()-cpu0
+	wall, cpu := time.Since(t0), cputime.Process()-cpu0
 	close(stop)
 	wg.Wait()
 	if err != nil {
