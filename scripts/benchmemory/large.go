@@ -11,9 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"bufio"
-
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
+	"github.com/dsh-refls/dsh-refls/internal/lsptest"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
@@ -112,14 +111,13 @@ func runLarge(bin string, messageMB, requestMB int, check bool) error {
 	if os.Getenv("BENCHMEMORY_SERVER_STDERR") != "" {
 		cmd.Stderr = os.Stderr
 	}
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting %s: %w", bin, err)
+	p, err := lsptest.StartPipes(cmd)
+	if err != nil {
+		return err
 	}
 	defer cmd.Process.Kill()
 	pid := cmd.Process.Pid
-	c := &conn{in: in, out: bufio.NewReader(out)}
+	c := &conn{in: p.In, out: p.Out}
 	if _, err := c.call(1, "initialize", map[string]any{"processId": nil, "rootUri": "file://" + ws, "capabilities": map[string]any{},
 		"initializationOptions": map[string]any{"sessionId": expected[0].ID, "cwd": ws}}); err != nil {
 		return err

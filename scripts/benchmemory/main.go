@@ -95,13 +95,12 @@ func run(bin, root, ws string, recall bool, steady time.Duration) error {
 		return err
 	}
 	cmd := exec.Command(bin, "--sessions-root", root, "--no-index-cache")
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting %s: %w", bin, err)
+	p, err := lsptest.StartPipes(cmd)
+	if err != nil {
+		return err
 	}
 	defer cmd.Process.Kill()
-	c := &conn{in: in, out: bufio.NewReader(out)}
+	c := &conn{in: p.In, out: p.Out}
 	start := time.Now()
 	if _, err := c.call(1, "initialize", map[string]any{"processId": nil, "rootUri": "file://" + ws, "capabilities": map[string]any{},
 		"initializationOptions": map[string]any{"recallSearch": recall}}); err != nil {

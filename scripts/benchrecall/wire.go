@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dsh-refls/dsh-refls/internal/lsptest"
 )
 
 // server is the real dsh-refls binary spoken to over pipes, as an editor
@@ -29,19 +31,12 @@ type server struct {
 func startServer(bin, root, cacheHome, logFile string) (*server, error) {
 	cmd := exec.Command(bin, "--sessions-root", root, "--watch", "fsnotify", "--log-file", logFile)
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cacheHome)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, fmt.Errorf("server stdin: %w", err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("server stdout: %w", err)
-	}
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", bin, err)
+	p, err := lsptest.StartPipes(cmd)
+	if err != nil {
+		return nil, err
 	}
-	return &server{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}, nil
+	return &server{cmd: cmd, in: p.In, out: p.Out}, nil
 }
 
 func (s *server) send(msg map[string]any) error {
@@ -50,7 +45,7 @@ func (s *server) send(msg map[string]any) error {
 	if err != nil {
 		return err
 	}
-	if _, err := fmt.Fprintf(s.in, "Content-Length: %d\r\n\r\n%s", len(body), body); err != nil {
+	if _, err := s.in.Write(lsptest.Frame(body)); err != nil {
 		return fmt.Errorf("writing to the server: %w", err)
 	}
 	return nil
@@ -67,26 +62,9 @@ type frame struct {
 }
 
 func (s *server) readFrame() (frame, error) {
-	n := -1
-	for {
-		line, err := s.out.ReadString('\n')
-		if err != nil {
-			return frame{}, fmt.Errorf("reading from the server: %w", err)
-		}
-		line = strings.TrimRight(line, "\r\n")
-		if line == "" {
-			break
-		}
-		if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
-			n, _ = strconv.Atoi(v)
-		}
-	}
-	if n < 0 {
-		return frame{}, fmt.Errorf("frame without Content-Length")
-	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(s.out, body); err != nil {
-		return frame{}, fmt.Errorf("reading a frame: %w", err)
+	body, err := lsptest.ReadFrameBody(s.out)
+	if err != nil {
+		return frame{}, fmt.Errorf("reading from the server: %w", err)
 	}
 	s.lastByte = time.Now()
 	var f frame

@@ -118,17 +118,10 @@ func oneServerRestart(bin, root, ws string, env []string) (serverRestart, error)
 	var r serverRestart
 	cmd := exec.Command(bin, "--sessions-root", root)
 	cmd.Env = env
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return r, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return r, err
-	}
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return r, fmt.Errorf("starting %s: %w", bin, err)
+	p, err := lsptest.StartPipes(cmd)
+	if err != nil {
+		return r, err
 	}
 	exited := false
 	defer func() {
@@ -137,7 +130,7 @@ func oneServerRestart(bin, root, ws string, env []string) (serverRestart, error)
 			_ = cmd.Wait()
 		}
 	}()
-	c := &rpcConn{in: in, out: bufio.NewReaderSize(out, 1<<20)}
+	c := &rpcConn{in: p.In, out: p.Out}
 	if _, err := c.call("initialize", map[string]any{"processId": nil, "rootUri": "file://" + ws, "capabilities": map[string]any{}}); err != nil {
 		return r, err
 	}
