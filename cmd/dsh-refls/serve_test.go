@@ -53,7 +53,7 @@ func fixturesRoot(t *testing.T) string {
 }
 
 // frame encodes one JSON-RPC message with its header.
-func frame(t *testing.T, msg map[string]any) []byte {
+func frame(t testing.TB, msg map[string]any) []byte {
 	t.Helper()
 	b, err := lsptest.FrameMessage(msg)
 	if err != nil {

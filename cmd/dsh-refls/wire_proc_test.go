@@ -49,7 +49,7 @@ func (l *lockedBuffer) String() string {
 // editor (internal/lsptest): its stdout is read strictly as frames, and
 // the test reads them in order with next and response.
 type wireProc struct {
-	t      *testing.T
+	t      testing.TB
 	cmd    *exec.Cmd
 	editor *lsptest.Editor
 	pos    int // index of the next frame next returns
@@ -57,13 +57,13 @@ type wireProc struct {
 	waited bool
 }
 
-func startWire(t *testing.T, args ...string) *wireProc {
+func startWire(t testing.TB, args ...string) *wireProc {
 	t.Helper()
 	return startWireCache(t, t.TempDir(), args...)
 }
 
 // startWireCache starts the binary with cacheHome as its user cache dir.
-func startWireCache(t *testing.T, cacheHome string, args ...string) *wireProc {
+func startWireCache(t testing.TB, cacheHome string, args ...string) *wireProc {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cacheHome)
