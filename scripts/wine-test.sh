@@ -87,6 +87,46 @@ declare -A only=([server]='^(TestURI|TestPathToURI|TestSamePath|TestCompletion|T
 # sessionref, the longest (about 50 s under Wine), first.
 pkgs=(sessionref server fileref watch fileref/ignore completion)
 
+# Every name in notrun must still be a test of its package, and every
+# alternative of an only pattern must still match one: a renamed test would
+# otherwise run under Wine again (TestPrepareTextGoldens, renamed, ran and
+# failed on POSIX modes), or drop out of the run without a word. The names
+# come from the test files GOOS=windows compiles.
+# fail_event prints a test2json failure of pkg/test with message, so
+# testreport lists it with the reason.
+fail_event() {
+  local pkg=$1 test=$2 msg=$3
+  printf '{"Action":"output","Package":"%s","Test":"%s","Output":"wine-test.sh: %s\\n"}\n' "$pkg" "$test" "$msg"
+  printf '{"Action":"fail","Package":"%s","Test":"%s"}\n' "$pkg" "$test"
+}
+stale=0
+for p in "${pkgs[@]}"; do
+  short=${p##*/}
+  names=$(GOOS=windows GOARCH=amd64 go list -f '{{range .TestGoFiles}}{{$.Dir}}/{{.}}{{"\n"}}{{end}}{{range .XTestGoFiles}}{{$.Dir}}/{{.}}{{"\n"}}{{end}}' "./$p" |
+    xargs -r sed -n 's/^func \(Test[A-Za-z0-9_]*\)(.*/\1/p')
+  for k in "${!notrun[@]}"; do
+    [ "${k%%:*}" = "$short" ] || continue
+    if ! grep -qx "${k#*:}" <<<"$names"; then
+      echo "wine-test.sh: notrun names ${k#*:}, which is no test of ./$p (renamed or removed?): rename it in notrun or drop it" >&2
+      fail_event "$mod/$p" "${k#*:}" "notrun names ${k#*:}, which is no test of ./$p (renamed or removed?): rename it in scripts/wine-test.sh or drop it"
+      stale=1
+    fi
+  done
+  pattern=${only[$short]:-}
+  [ -n "$pattern" ] || continue
+  alts=${pattern#^(}
+  alts=${alts%)}
+  IFS='|' read -r -a alts <<<"$alts"
+  for a in "${alts[@]}"; do
+    if ! grep -q "^$a" <<<"$names"; then
+      echo "wine-test.sh: the only pattern of $short names $a, which starts no test of ./$p (renamed or removed?)" >&2
+      fail_event "$mod/$p" "$a" "the only pattern of $short names $a, which starts no test of ./$p (renamed or removed?): fix it in scripts/wine-test.sh"
+      stale=1
+    fi
+  done
+done
+[ "$stale" -eq 0 ] || exit 1
+
 # One go test -c for all packages: they load once and link in parallel.
 # Each binary is named after its package's last path element.
 mkdir -p "$work/bin"
