@@ -23,7 +23,8 @@ import (
 // title index's, the bytes it allocated and the CPU it took. The server
 // runs the build at GOGC 25 (server/gcpercent.go); so does this.
 // profile, when set, receives a heap profile of the built index.
-func runHeap(ctx context.Context, root string, workers int, profile string) error {
+// cpuProfile, when set, receives a CPU profile of the build.
+func runHeap(ctx context.Context, root string, workers int, profile, cpuProfile string) error {
 	title := sessionref.NewIndex(root, sessionref.IndexOptions{})
 	if err := title.Build(ctx, nil); err != nil {
 		return fmt.Errorf("title index: %w", err)
@@ -56,10 +57,23 @@ func runHeap(ctx context.Context, root string, workers int, profile string) erro
 	}()
 	ix := recall.New(recall.Options{Parallelism: workers})
 	defer ix.Close()
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
 	cpu0 := cputime.Process()
 	t0 := time.Now()
 	err := ix.Sync(ctx, snap)
 	wall, cpu := time.Since(t0), cputime.Process()-cpu0
+	if cpuProfile != "" {
+		pprof.StopCPUProfile()
+	}
 	close(stop)
 	wg.Wait()
 	if err != nil {

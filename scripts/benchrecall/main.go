@@ -40,6 +40,8 @@ type config struct {
 	rgRuns   int
 	small    bool
 	check    bool
+	// serverGodebug is the GODEBUG the servers run with.
+	serverGodebug string
 }
 
 func main() {
@@ -57,9 +59,11 @@ func main() {
 	heap := flag.Bool("heap", false, "instead: the first build in process over --root (an existing store): live heap kept, peak heap, allocations and CPU, independent of the load")
 	workers := flag.Int("workers", 2, "with --heap: projecting workers")
 	heapProfile := flag.String("heap-profile", "", "with --heap: write a heap profile of the built index here")
+	cpuProfile := flag.String("cpu-profile", "", "with --heap: write a CPU profile of the first build here")
+	flag.StringVar(&c.serverGodebug, "server-godebug", "", "GODEBUG for the server processes (e.g. gctrace=1: its collections on stderr)")
 	flag.Parse()
 	if *heap {
-		if err := runHeap(context.Background(), c.root, *workers, *heapProfile); err != nil {
+		if err := runHeap(context.Background(), c.root, *workers, *heapProfile, *cpuProfile); err != nil {
 			fmt.Fprintln(os.Stderr, "benchrecall:", err)
 			os.Exit(1)
 		}
@@ -186,7 +190,7 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 	t0 := time.Now()
-	srv, err := startServer(bin, c.root, cache, filepath.Join(tmp, "server.log"))
+	srv, err := startServer(bin, c.root, cache, filepath.Join(tmp, "server.log"), c.serverGodebug)
 	if err != nil {
 		return err
 	}
@@ -230,8 +234,9 @@ func run(ctx context.Context, c config) error {
 	var searchDecode []time.Duration
 	typing := func(qs []string) (searchLat, complLat []time.Duration, slow []string, err error) {
 		type timed struct {
-			q string
-			d time.Duration
+			q  string
+			d  time.Duration
+			at time.Duration // since the server's start
 		}
 		var all []timed
 		for _, q := range qs {
@@ -247,13 +252,14 @@ func run(ctx context.Context, c config) error {
 					return nil, nil, nil, err
 				}
 				complLat = append(complLat, d)
+				sent := time.Since(t0)
 				raw, d, err := srv.call("dsh/search", map[string]any{"query": p, "limit": c.limit})
 				if err != nil {
 					return nil, nil, nil, err
 				}
 				searchLat = append(searchLat, d)
 				searchDecode = append(searchDecode, srv.decoded)
-				all = append(all, timed{fmt.Sprintf("#%d %q", len(searchLat), p), d})
+				all = append(all, timed{fmt.Sprintf("#%d %q", len(searchLat), p), d, sent})
 				if want[p] {
 					var hits []struct {
 						SessionID string `json:"sessionId"`
@@ -271,14 +277,16 @@ func run(ctx context.Context, c config) error {
 		}
 		sort.Slice(all, func(i, j int) bool { return all[i].d > all[j].d })
 		for _, t := range all[:min(3, len(all))] {
-			slow = append(slow, fmt.Sprintf("%s %v", t.q, t.d.Round(10*time.Microsecond)))
+			slow = append(slow, fmt.Sprintf("%s %v (at %v)", t.q, t.d.Round(10*time.Microsecond), t.at.Round(time.Millisecond)))
 		}
 		return searchLat, complLat, slow, nil
 	}
+	typedFrom := time.Since(t0)
 	searchLat, complLat, slow, err := typing(queries)
 	if err != nil {
 		return err
 	}
+	typedTo := time.Since(t0)
 	savedAfter := time.Duration(-1)
 	for t1 := time.Now(); time.Since(t1) < 2*time.Minute; time.Sleep(100 * time.Millisecond) {
 		if storedIndex(cache) && !tempFiles(cache) {
@@ -337,6 +345,7 @@ func run(ctx context.Context, c config) error {
 	fmt.Println("round trip: first request byte written → last answer byte read; the client's decode of the answer is after the clock")
 	fmt.Printf("dsh/search while typing: %d queries, p50 %v, p99 %v  (issue: ≤ 1 ms, ≤ 5 ms); client decode p50 %v\n", len(searchLat), sp50, sp99, pct(searchDecode, 50))
 	fmt.Printf("completion while typing: %d queries, p50 %v, p99 %v\n", len(complLat), cp50, cp99)
+	fmt.Printf("  typed from %v to %v after the server's start\n", typedFrom.Round(time.Millisecond), typedTo.Round(time.Millisecond))
 	fmt.Printf("  slowest searches: %s\n", strings.Join(slow, "; "))
 	fmt.Printf("steady state (stored index written %v after start; %d other queries typed): dsh/search p50 %v, p99 %v; completion p50 %v, p99 %v\n",
 		savedAfter.Round(time.Millisecond), len(steadyS), pct(steadyS, 50), pct(steadyS, 99), pct(steadyC, 50), pct(steadyC, 99))
@@ -360,6 +369,7 @@ func run(ctx context.Context, c config) error {
 		fmt.Printf("  appended to sessions beyond the text budget: %d found, %d not found within 5 s\n", len(got), missedOld)
 	}
 	srv.stop()
+	printLog(filepath.Join(tmp, "server.log"), "recall index saved")
 
 	disk := recallDiskBytes(cache)
 	if disk < 0 {
@@ -369,7 +379,7 @@ func run(ctx context.Context, c config) error {
 	}
 
 	t0 = time.Now()
-	warm, err := startServer(bin, c.root, cache, filepath.Join(tmp, "server2.log"))
+	warm, err := startServer(bin, c.root, cache, filepath.Join(tmp, "server2.log"), c.serverGodebug)
 	if err != nil {
 		return err
 	}
@@ -390,18 +400,25 @@ func run(ctx context.Context, c config) error {
 	fmt.Printf("warm restart (server start → stored recall index searchable): %v = %.2f× rg  (issue: ≤ 150 ms); first sync after it %v, %d sessions read again from their logs\n",
 		warmT.Round(time.Millisecond), ratio(warmT, rgTitle), warmSync.Round(time.Millisecond), synced.Recall.Projected)
 	warm.stop()
-	if raw, err := os.ReadFile(filepath.Join(tmp, "server2.log")); err == nil {
-		for _, line := range strings.Split(string(raw), "\n") {
-			if strings.Contains(line, "recall index loaded") {
-				fmt.Printf("  of which the server's load of the stored index: %s\n", line[strings.Index(line, "recall index loaded"):])
-			}
-		}
-	}
+	printLog(filepath.Join(tmp, "server2.log"), "recall index loaded")
 
 	if c.check && (missing > 0 || wrong > 0) {
 		return fmt.Errorf("recall %.2f%%, precision %.2f%%: both must be 100%%", recallPct, precisionPct)
 	}
 	return nil
+}
+
+// printLog prints the lines of the server's log that hold what.
+func printLog(path, what string) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if i := strings.Index(line, what); i >= 0 {
+			fmt.Printf("  server log: %s\n", line)
+		}
+	}
 }
 
 // recallDiskBytes is the size of the recall index files under the cache

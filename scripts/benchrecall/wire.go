@@ -28,9 +28,14 @@ type server struct {
 	decoded  time.Duration
 }
 
-func startServer(bin, root, cacheHome, logFile string) (*server, error) {
+// startServer starts bin over root with its caches under cacheHome; a
+// godebug that is not "" is the server's GODEBUG.
+func startServer(bin, root, cacheHome, logFile, godebug string) (*server, error) {
 	cmd := exec.Command(bin, "--sessions-root", root, "--watch", "fsnotify", "--log-file", logFile)
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cacheHome)
+	if godebug != "" {
+		cmd.Env = append(cmd.Env, "GODEBUG="+godebug)
+	}
 	cmd.Stderr = os.Stderr
 	p, err := lsptest.StartPipes(cmd)
 	if err != nil {
