@@ -103,6 +103,14 @@ func (s *Server) openRecall(h *sessionsHolder, on bool) {
 // recall index while sessions change.
 const recallSaveEvery = 30 * time.Second
 
+// A save waits until no message has been handled for recallSaveQuiet,
+// at most recallSaveMostDelay: someone typing one keystroke after the
+// other holds it back, never for long.
+const (
+	recallSaveQuiet     = 750 * time.Millisecond
+	recallSaveMostDelay = 10 * time.Second
+)
+
 // runRecall loads the stored recall index, if any (searches are answered
 // from it at once), then syncs it with the session index after its build
 // and after every update, saving what changed at most every
@@ -138,13 +146,24 @@ func (s *Server) runRecall(ctx context.Context, rh *recallHolder, h *sessionsHol
 		if rh.path == "" || rh.ix.Changes() == saved || ctx.Err() != nil {
 			return
 		}
+		// A save syncs the text file to disk (after a first build, the
+		// hundreds of MB written in its last half minute) and lays out
+		// the .idx file: it waits until nobody has been typing for a
+		// while, so that the searches right after a build do not share
+		// the processors and the disk with it.
+		s.requests.waitQuiet(ctx, recallSaveQuiet, recallSaveMostDelay)
+		if ctx.Err() != nil {
+			return
+		}
 		n := rh.ix.Changes()
 		s.memory.begin()
 		defer s.memory.end()
+		t0 := time.Now()
 		if err := rh.ix.Save(rh.path, root); err != nil {
 			s.logger.Warn("saving the recall index failed", zap.Error(err))
 		} else {
 			saved = n
+			s.logger.Info("recall index saved", zap.String("path", rh.path), zap.Duration("took", time.Since(t0)))
 		}
 		lastSave = time.Now()
 	}
@@ -450,6 +469,8 @@ type requestActivity struct {
 	mu   sync.Mutex
 	n    int
 	idle chan struct{} // closed when n falls to 0; nil while n is 0
+	// last is when the last message ended.
+	last time.Time
 }
 
 func (a *requestActivity) begin() {
@@ -467,7 +488,36 @@ func (a *requestActivity) end() {
 		close(a.idle)
 		a.idle = nil
 	}
+	a.last = time.Now()
 	a.mu.Unlock()
+}
+
+// waitQuiet returns once no message has been handled for quiet, at the
+// latest after most, or when ctx ended.
+func (a *requestActivity) waitQuiet(ctx context.Context, quiet, most time.Duration) {
+	deadline := time.Now().Add(most)
+	for {
+		a.mu.Lock()
+		idle, left := a.idle, quiet-time.Since(a.last)
+		a.mu.Unlock()
+		until := time.Until(deadline)
+		if (idle == nil && left <= 0) || until <= 0 {
+			return
+		}
+		wait := until
+		if idle == nil {
+			wait = min(wait, left)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-idle: // nil while none is handled: never ready
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+		t.Stop()
+	}
 }
 
 // maxRecallHold bounds how long one pause of a recall worker waits for

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/s2"
 )
@@ -65,9 +66,22 @@ type dataFile struct {
 	// when it is closed (an index not stored anywhere).
 	temp bool
 
-	mu   sync.Mutex // guards size and the writes
+	mu   sync.Mutex // guards size, the writes and unsynced
 	size int64
+	// unsynced counts the bytes written since the last background sync
+	// began (syncEvery); syncing is set while one runs, and close waits
+	// for it.
+	unsynced int64
+	syncing  atomic.Bool
+	synced   sync.WaitGroup
 }
+
+// syncEvery is how many bytes a stored index's text file takes before it
+// is synced to disk in the background, while the writes go on. A first
+// build at 10,000 sessions writes 1.3 GB; what the system had not yet
+// written back was left to the first save's sync: 0.8 s of writing, in
+// which the searches right after the build took up to 24 ms (load 8).
+const syncEvery = 64 << 20
 
 // createData makes a new data file: beside stored (the stored index's
 // path) when it is set, else a private temporary file. It is created
@@ -163,6 +177,28 @@ func (d *dataFile) appendRecords(recs []byte) (int64, error) {
 	return off, nil
 }
 
+// wrote counts n bytes written by an index that is stored and, past
+// syncEvery since the last, starts a sync of the file in the background
+// unless one is running.
+func (d *dataFile) wrote(n int) {
+	d.mu.Lock()
+	d.unsynced += int64(n)
+	due := d.unsynced >= syncEvery
+	d.mu.Unlock()
+	if !due || !d.syncing.CompareAndSwap(false, true) {
+		return
+	}
+	d.mu.Lock()
+	d.unsynced = 0
+	d.mu.Unlock()
+	d.synced.Add(1)
+	go func() {
+		defer d.synced.Done()
+		defer d.syncing.Store(false)
+		_ = d.f.Sync() // the save's own sync reports failures
+	}()
+}
+
 // Size is the length of the file as written.
 func (d *dataFile) Size() int64 {
 	d.mu.Lock()
@@ -201,6 +237,7 @@ func (d *dataFile) read(ref blockRef, f *folder) (*textBlock, error) {
 }
 
 func (d *dataFile) close() error {
+	d.synced.Wait()
 	err := d.f.Close()
 	if d.temp {
 		os.Remove(d.path)

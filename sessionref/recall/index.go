@@ -487,10 +487,13 @@ type worker struct {
 const yieldEvery = 32 << 10
 
 // warmSessions is how many of the newest sessions a sync reads have their
-// blocks put in the block cache as they are written, up to a quarter of it
-// (2 MB by default, kept by a server that is not searched at all):
+// first block put in the block cache as it is written, up to a quarter of
+// it (2 MB by default, kept by a server that is not searched at all):
 // the searches right after a first build read the newest sessions first,
-// and found every block cold (read back, decompressed, folded again).
+// and found every block cold (read back, decompressed, folded again). A
+// search cuts its excerpts from the first blocks that hold a hit, mostly
+// a session's first: all the blocks of the newest sessions (as before)
+// filled the quarter with the 3 newest of a 10,000-session store.
 const warmSessions = 64
 
 func newWorker(free chan []byte, yield func(context.Context, int), ctx context.Context, k int) *worker {
@@ -584,6 +587,9 @@ func (ix *Index) projectAll(ctx context.Context, todo []*sessionref.Entry) error
 		}
 		var base int64
 		base, werr = ix.data.appendRecords(r.recs)
+		if werr == nil && ix.opts.Path != "" {
+			ix.data.wrote(len(r.recs))
+		}
 		if werr == nil {
 			refs := make([]blockRef, len(r.lens))
 			for k, n := range r.lens {
@@ -663,7 +669,7 @@ func (ix *Index) build(ctx context.Context, w *worker, i int, e *sessionref.Entr
 			var n uint32
 			r.recs, n = appendRecord(r.recs, w.raw)
 			r.lens = append(r.lens, n)
-			if i < warmSessions {
+			if i < warmSessions && len(r.lens) == 1 {
 				if b, err := decodeBlock(w.raw, w.f); err == nil {
 					r.warm = append(r.warm, b)
 				}
