@@ -180,8 +180,9 @@ type messageData struct {
 // v4 SPEC §1.7: user messages whose source kind is exactly "user" or
 // "compact-checkpoint", and assistant text). e.Data must be valid JSON.
 // how says how the text is decoded (joinTextBlocks); with textInPlace the
-// caller gives the buffer of e.Data away, and the text is decoded over it.
-func projectEvent(e *envelope, seq int64, v4 bool, how textDecoding) (surfaceItem, error) {
+// caller gives the buffer of e.Data away, and the text is decoded over it;
+// with textInArena it is decoded into a.
+func projectEvent(e *envelope, seq int64, v4 bool, how textDecoding, a *textArena) (surfaceItem, error) {
 	item := surfaceItem{seq: seq}
 	switch e.Type {
 	case typeToolResult, typeSystemMessage, typeDeveloperMessage:
@@ -199,7 +200,7 @@ func projectEvent(e *envelope, seq int64, v4 bool, how textDecoding) (surfaceIte
 	if d.Message != nil { // the v0 wrapper, and steering's {turn, message}
 		body = *d.Message
 	}
-	text, err := joinTextBlocks(body.Content, how)
+	text, err := joinTextBlocks(body.Content, how, a)
 	if err != nil {
 		return item, fmt.Errorf("%s content: %w", e.Type, err)
 	}

@@ -110,6 +110,9 @@ const (
 	// textReference decodes a rune at a time, and message data with
 	// encoding/json: the reading the faster paths are tested against.
 	textReference
+	// textInArena decodes into a textArena the scan holds (textArena.text,
+	// textArena.join).
+	textInArena
 )
 
 // decoder is the function that decodes a text token the way d says.

@@ -73,6 +73,9 @@ type logScan struct {
 	// reference reads every line through encoding/json and decodes text a
 	// rune at a time: the reading the faster paths are tested against.
 	reference bool
+	// arena, when set, receives the texts of lines that are not owned
+	// (textInArena): they are valid until its next reset.
+	arena *textArena
 }
 
 // readSessionLog reads a whole log for preparation: the readable prefix of
@@ -238,8 +241,10 @@ func (sc *logScan) fold(e *envelope, seq int64, v4, hasOp bool) error {
 		how = textReference
 	case sc.owned:
 		how = textInPlace
+	case sc.arena != nil:
+		how = textInArena
 	}
-	item, err := projectEvent(e, seq, v4, how)
+	item, err := projectEvent(e, seq, v4, how, sc.arena)
 	if err != nil {
 		return &CorruptError{Path: sc.path, Line: sc.lineNo, Reason: err.Error()}
 	}

@@ -110,6 +110,38 @@ type ProjectionCursor struct {
 // log, no cursor) the log is read in full. resumed says which. The cursor
 // returned is for the next read; prev must not be used again.
 func ReadProjectionFrom(ctx context.Context, entry Entry, prev *ProjectionCursor) (p *Projection, next *ProjectionCursor, resumed bool, err error) {
+	return readProjectionFrom(ctx, entry, prev, nil, nil)
+}
+
+// ProjectionReader reads projections for a consumer that is done with
+// each one before it reads the next, as the recall index's build is: the
+// texts it returns lie in buffers it reuses, so a read makes no string
+// per message. One goroutine uses a reader at a time; the zero value is
+// ready.
+type ProjectionReader struct {
+	arena textArena
+	p     Projection
+	items []surfaceItem
+}
+
+// ReadFrom is ReadProjectionFrom whose result belongs to r: the
+// Projection, its Messages and every text in them are valid only until
+// r's next read, when their bytes are scrubbed and reused (a consumer
+// that keeps a text copies it). It returns no cursor, since a cursor
+// would hold texts in r's buffers; prev, as for ReadProjectionFrom, is
+// spent by the read. The texts are exactly ReadProjectionFrom's.
+func (r *ProjectionReader) ReadFrom(ctx context.Context, entry Entry, prev *ProjectionCursor) (p *Projection, resumed bool, err error) {
+	r.arena.reset()
+	clear(r.p.Messages)
+	r.p = Projection{Messages: r.p.Messages[:0]}
+	p, _, resumed, err = readProjectionFrom(ctx, entry, prev, r, &r.p)
+	return p, resumed, err
+}
+
+// readProjectionFrom is ReadProjectionFrom; with r, texts go to r's arena,
+// the scan's surface reuses r's, no cursor is returned, and the result is
+// written to into.
+func readProjectionFrom(ctx context.Context, entry Entry, prev *ProjectionCursor, r *ProjectionReader, into *Projection) (p *Projection, next *ProjectionCursor, resumed bool, err error) {
 	dir := filepath.Dir(entry.Path)
 	names, err := readDirNames(dir)
 	if err != nil {
@@ -124,26 +156,44 @@ func ReadProjectionFrom(ctx context.Context, entry Entry, prev *ProjectionCursor
 		prev.ino.Inode == id.Inode && prev.ino.Device == id.Device && id.Size >= prev.offset {
 		sc := prev.sc
 		sc.ctx = ctx
+		if r != nil {
+			sc.arena = &r.arena
+		}
 		res, err := sc.reader().read(prev.offset, prev.tail, sc.line)
 		if err == nil {
-			if p, err := sc.projection(entry); err == nil {
+			if p, err := sc.projection(entry, into); err == nil {
+				if r != nil {
+					return p, nil, true, nil
+				}
 				return p, &ProjectionCursor{path: lf.path, ino: id, sc: sc, offset: res.Offset, tail: res.Tail}, true, nil
 			}
 		}
 		// The read may have stopped half way: start again from scratch.
+		if r != nil {
+			r.arena.reset()
+			into.Messages = into.Messages[:0]
+		}
 	}
 	sc := &logScan{ctx: ctx, path: lf.path, enc: lf.encoding, log: &sessionLog{lastSeq: -1}}
+	if r != nil {
+		sc.arena = &r.arena
+		sc.log.surface.items = r.items[:0]
+		defer func() {
+			clear(sc.log.surface.items)
+			r.items = sc.log.surface.items[:0]
+		}()
+	}
 	res, err := sc.reader().read(0, nil, sc.line)
 	if err == nil && sc.lineNo > 0 && sc.frameDamage == nil && lf.generation > 0 && sc.log.header.Version != lf.generation {
 		return nil, nil, false, fmt.Errorf("projecting session %s: generation %d log has header version %d", entry.ID, lf.generation, sc.log.header.Version)
 	}
 	if err == nil {
-		p, err = sc.projection(entry)
+		p, err = sc.projection(entry, into)
 	}
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("projecting session %s: %w", entry.ID, err)
 	}
-	if lf.encoding != EncodingRaw || idErr != nil {
+	if r != nil || lf.encoding != EncodingRaw || idErr != nil {
 		return p, nil, false, nil
 	}
 	return p, &ProjectionCursor{path: lf.path, ino: id, sc: sc, offset: res.Offset, tail: res.Tail}, false, nil
@@ -159,8 +209,9 @@ func (sc *logScan) reader() lineReader {
 }
 
 // projection is what readSessionLog and ReadProjection make of the scan
-// so far; it leaves the scan as it is, so that it may go on.
-func (sc *logScan) projection(entry Entry) (*Projection, error) {
+// so far; it leaves the scan as it is, so that it may go on. It fills
+// into when set (whose Messages it appends to), else a new Projection.
+func (sc *logScan) projection(entry Entry, into *Projection) (*Projection, error) {
 	if sc.lineNo == 0 {
 		return nil, &CorruptError{Path: sc.path, Reason: "log has no complete header line"}
 	}
@@ -172,7 +223,11 @@ func (sc *logScan) projection(entry Entry) (*Projection, error) {
 	}
 	_, closers := sc.turns.closers()
 	lastSeq := sc.log.lastSeq
-	p := &Projection{SessionID: entry.ID, Path: sc.path, FormatVersion: sc.log.header.Version, CapturedThroughSeq: -1}
+	p := into
+	if p == nil {
+		p = &Projection{}
+	}
+	p.SessionID, p.Path, p.FormatVersion, p.CapturedThroughSeq = entry.ID, sc.path, sc.log.header.Version, -1
 	if lastSeq >= 0 || closers > 0 {
 		p.CapturedThroughSeq = lastSeq + int64(closers)
 	}

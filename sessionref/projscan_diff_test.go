@@ -16,18 +16,26 @@ import (
 // read each log both ways and require the same result, error included.
 
 // ReadLogFastAndReference reads the log at path as preparation and
-// ReadProjection do, and the reference way, and describes both results
-// (the surface, seqs, closers and skips, or the error). The external
-// tests give it the stores dshgen writes and the recorded fixtures.
-func ReadLogFastAndReference(path string, zstd bool) (fast, reference string) {
+// ReadProjection do, as ProjectionReader does (texts into an arena, here
+// one that a read of the same log filled and reset before), and the
+// reference way, and describes the three results (the surface, seqs,
+// closers and skips, or the error). The external tests give it the
+// stores dshgen writes and the recorded fixtures.
+func ReadLogFastAndReference(path string, zstd bool) (fast, arena, reference string) {
 	enc := EncodingRaw
 	if zstd {
 		enc = EncodingZstd
 	}
 	ctx := context.Background()
 	fast = describeLog(readSessionLog(ctx, path, enc, &frameDecoder{concurrency: 1}))
+	var a textArena
+	for range 2 {
+		a.reset()
+		sc := &logScan{ctx: ctx, path: path, enc: enc, log: &sessionLog{lastSeq: -1}, arena: &a}
+		arena = describeLog(sc.readAll(&frameDecoder{concurrency: 1}))
+	}
 	ref := &logScan{ctx: ctx, path: path, enc: enc, log: &sessionLog{lastSeq: -1}, reference: true, turns: turnTracker{reference: true}}
-	return fast, describeLog(ref.readAll(&frameDecoder{concurrency: 1}))
+	return fast, arena, describeLog(ref.readAll(&frameDecoder{concurrency: 1}))
 }
 
 func describeLog(l *sessionLog, err error) string {
@@ -38,12 +46,15 @@ func describeLog(l *sessionLog, err error) string {
 }
 
 // sameBothWays fails t when the log at path reads differently the fast
-// and the reference way.
+// way (texts copied or in an arena) and the reference way.
 func sameBothWays(t *testing.T, what, path string, enc Encoding) {
 	t.Helper()
-	fast, ref := ReadLogFastAndReference(path, enc == EncodingZstd)
+	fast, arena, ref := ReadLogFastAndReference(path, enc == EncodingZstd)
 	if fast != ref {
 		t.Errorf("%s (%s): fast read\n%.2000s\nreference read\n%.2000s", what, enc, fast, ref)
+	}
+	if arena != ref {
+		t.Errorf("%s (%s): read into an arena\n%.2000s\nreference read\n%.2000s", what, enc, arena, ref)
 	}
 }
 

@@ -12,8 +12,9 @@ import (
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
-// sameLogsBothWays reads every log under root the fast and the reference
-// way (sessionref.ReadLogFastAndReference) and requires the same result.
+// sameLogsBothWays reads every log under root the fast way, into an
+// arena, and the reference way (sessionref.ReadLogFastAndReference) and
+// requires the same result.
 // It returns how many logs it compared.
 func sameLogsBothWays(t *testing.T, root string) int {
 	t.Helper()
@@ -27,8 +28,12 @@ func sameLogsBothWays(t *testing.T, root string) int {
 			return nil
 		}
 		n++
-		if fast, ref := sessionref.ReadLogFastAndReference(path, zstd); fast != ref {
+		fast, arena, ref := sessionref.ReadLogFastAndReference(path, zstd)
+		if fast != ref {
 			t.Errorf("%s: fast read\n%.2000s\nreference read\n%.2000s", path, fast, ref)
+		}
+		if arena != ref {
+			t.Errorf("%s: read into an arena\n%.2000s\nreference read\n%.2000s", path, arena, ref)
 		}
 		return nil
 	})

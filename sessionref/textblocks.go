@@ -22,8 +22,9 @@ import (
 // caller gives raw's buffer away: a single text is decoded over its own
 // bytes (decodeJSTextInPlace), so the text of a long message is its only
 // copy; the one text block of a message is returned as decoded, never
-// copied again.
-func joinTextBlocks(raw json.RawMessage, how textDecoding) (string, error) {
+// copied again. With textInArena the texts are decoded into a (a single
+// copy, in bytes the arena reuses after its next reset).
+func joinTextBlocks(raw json.RawMessage, how textDecoding, a *textArena) (string, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
 	}
@@ -33,6 +34,9 @@ func joinTextBlocks(raw json.RawMessage, how textDecoding) (string, error) {
 		decodeCopy = decode
 	}
 	if raw[0] == '"' {
+		if how == textInArena {
+			decode = a.text
+		}
 		s, ok := decode(raw)
 		if !ok {
 			return "", fmt.Errorf("content string is not valid JSON")
@@ -76,14 +80,19 @@ func joinTextBlocks(raw json.RawMessage, how textDecoding) (string, error) {
 			}
 			return true
 		})
-		if t, ok := decodeCopy(typ); !ok || t != "text" {
-			return
+		if string(typ) != `"text"` { // the token as dsh writes it, or another spelling
+			if t, ok := decodeCopy(typ); !ok || t != "text" {
+				return
+			}
 		}
 		if len(text) == 0 || text[0] != '"' {
 			return
 		}
 		texts = append(texts, text)
 	})
+	if how == textInArena {
+		return a.join(texts), nil
+	}
 	switch len(texts) {
 	case 0:
 		return "", nil

@@ -472,6 +472,9 @@ type worker struct {
 	ts          *tokenSet
 	folded, raw []byte
 	pending     []rawMessage
+	// reader reads the logs of sessions that keep no cursor; its texts
+	// are valid until its next read, and build copies what it keeps.
+	reader sessionref.ProjectionReader
 	// free returns record buffers once written, for the next sessions.
 	free chan []byte
 	// yield is Options.Yield for this worker, its number k.
@@ -647,7 +650,18 @@ func (ix *Index) projectAll(ctx context.Context, todo []*sessionref.Entry) error
 // build projects one session and lays out its blocks and grams.
 func (ix *Index) build(ctx context.Context, w *worker, i int, e *sessionref.Entry, prev *sessionref.ProjectionCursor) *built {
 	w.pause()
-	p, cur, resumed, err := sessionref.ReadProjectionFrom(ctx, *e, prev)
+	// Only the newest sessions read keep a cursor (the collector's rule),
+	// whose surface holds texts of their own; the others are read into the
+	// worker's buffers: no string per message.
+	var p *sessionref.Projection
+	var cur *sessionref.ProjectionCursor
+	var resumed bool
+	var err error
+	if i < maxCursors && e.Offset <= maxCursorLog {
+		p, cur, resumed, err = sessionref.ReadProjectionFrom(ctx, *e, prev)
+	} else {
+		p, resumed, err = w.reader.ReadFrom(ctx, *e, prev)
+	}
 	if err != nil {
 		return &built{i: i, err: err, interrupted: ctx.Err() != nil}
 	}
