@@ -72,19 +72,31 @@ var vsixTargets = []vsixTarget{
 	{"win32-arm64", "dsh-refls.exe", peCheck(pe.IMAGE_FILE_MACHINE_ARM64)},
 }
 
-// packageAll runs scripts/package-vsix.sh for every target into out.
-func packageAll(t *testing.T, env []string, out string) {
+// otherTargets is every target of vsixTargets but except.
+func otherTargets(except string) []string {
+	var names []string
+	for _, tt := range vsixTargets {
+		if tt.target != except {
+			names = append(names, tt.target)
+		}
+	}
+	return names
+}
+
+// packageVSIX runs scripts/package-vsix.sh for targets ("plain" is the
+// .vsix without a server) into out.
+func packageVSIX(t *testing.T, env []string, out string, targets ...string) {
 	t.Helper()
 	root := repoRoot(t)
 	// Go's build cache is shared, not isolated: the cross-builds reuse it.
 	for _, k := range []string{"GOCACHE", "GOPATH", "GOMODCACHE"} {
 		if v, err := exec.Command("go", "env", k).Output(); err == nil {
-			env = append(env, k+"="+strings.TrimSpace(string(v)))
+			env = append(env[:len(env):len(env)], k+"="+strings.TrimSpace(string(v)))
 		}
 	}
 	start := time.Now()
-	log := runIn(t, root, env, packageTimeout, "scripts/package-vsix.sh", out)
-	t.Logf("scripts/package-vsix.sh took %s:\n%s", time.Since(start).Round(time.Second), log)
+	log := runIn(t, root, env, packageTimeout, "scripts/package-vsix.sh", append([]string{out}, targets...)...)
+	t.Logf("scripts/package-vsix.sh %s took %s:\n%s", strings.Join(targets, " "), time.Since(start).Round(time.Second), log)
 }
 
 // checkPlatformPackages checks that each platform-specific .vsix in dir

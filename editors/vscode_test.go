@@ -86,12 +86,33 @@ func TestVSCodeExtension(t *testing.T) {
 	}
 	bin := buildServer(t)
 	dir := t.TempDir()
-	d := newDemoSetup(t, dir)
 	env := isolatedEnv(dir, "npm_config_update_notifier=false", "npm_config_fund=false")
 
+	// The browser check needs only the linux-x64 .vsix: it is packaged
+	// first, and code-server runs it (most of this test's time, waiting on
+	// the browser) while the other subtest runs the unit tests and packages
+	// the other six beside it.
+	vsixDir := filepath.Join(dir, "vsix")
+	packageVSIX(t, env, vsixDir, "linux-x64")
+	t.Run("code-server", func(t *testing.T) {
+		t.Parallel()
+		testInCodeServer(t, vsixDir, bin)
+	})
+	t.Run("unit tests and packages", func(t *testing.T) {
+		t.Parallel()
+		extensionUnitTests(t, ext, env, bin)
+		packageVSIX(t, env, vsixDir, append([]string{"plain"}, otherTargets("linux-x64")...)...)
+		checkPackages(t, vsixDir)
+	})
+}
+
+// extensionUnitTests type-checks the extension and runs its unit tests,
+// plus src/test/server.test.ts, which drives the real binary bin through
+// the extension's lookup, settings mapping and presentation.
+func extensionUnitTests(t *testing.T, ext string, env []string, bin string) {
+	t.Helper()
+	d := newDemoSetup(t, t.TempDir())
 	runIn(t, ext, env, npmTimeout, "npm", "run", "compile")
-	// The unit tests, plus src/test/server.test.ts, which drives the real
-	// binary through the extension's lookup, settings mapping and presentation.
 	testEnv := append(env[:len(env):len(env)],
 		"DSH_REFLS_BIN="+bin,
 		"DSH_E2E_SESSIONS_ROOT="+d.root,
@@ -113,11 +134,12 @@ func TestVSCodeExtension(t *testing.T) {
 	if strings.Contains(out, "# SKIP") {
 		t.Fatalf("npm test skipped a suite although the server environment was set:\n%s", out)
 	}
+}
 
-	// scripts/package-vsix.sh builds the plain .vsix and the six
-	// platform-specific ones, each in a copy of the extension's files.
-	vsixDir := filepath.Join(dir, "vsix")
-	packageAll(t, env, vsixDir)
+// checkPackages checks the plain .vsix in vsixDir (what it carries, its
+// manifest, its bundle) and the six platform-specific ones.
+func checkPackages(t *testing.T, vsixDir string) {
+	t.Helper()
 	vsix := filepath.Join(vsixDir, "dsh-refls-0.1.0.vsix")
 	files := vsixEntries(t, vsix)
 
@@ -205,7 +227,4 @@ func TestVSCodeExtension(t *testing.T) {
 	}
 
 	checkPlatformPackages(t, vsixDir)
-	t.Run("code-server", func(t *testing.T) {
-		testInCodeServer(t, vsixDir, bin)
-	})
 }

@@ -6,8 +6,10 @@
 #
 #   scripts/package-vsix.sh OUTDIR [TARGET...]
 #
-# TARGETs default to all six: linux-x64 linux-arm64 darwin-x64 darwin-arm64
-# win32-x64 win32-arm64. Needs Go and `npm ci` done in editors/vscode.
+# TARGETs default to all seven: plain (the .vsix without a server) and the
+# six platforms linux-x64 linux-arm64 darwin-x64 darwin-arm64 win32-x64
+# win32-arm64; named TARGETs package only those. Needs Go and `npm ci` done
+# in editors/vscode.
 # DSH_REFLS_BINDIR=DIR packages the binaries scripts/cross-build.sh DIR
 # linked (DIR/GOOS-GOARCH/dsh-refls, the same flags as here) instead of
 # linking each one again; a target missing there is built here.
@@ -24,7 +26,7 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(linux-x64 linux-arm64 darwin-x64 darwin-arm64 win32-x64 win32-arm64)
+  targets=(plain linux-x64 linux-arm64 darwin-x64 darwin-arm64 win32-x64 win32-arm64)
 fi
 ext="$root/editors/vscode"
 version=$(node -p "require('$ext/package.json').version")
@@ -78,7 +80,7 @@ pack() (
   echo "package-vsix: dsh-refls-$target-$version.vsix (bin/$exe for $goos/$goarch, $from)"
 )
 
-names=(plain "${targets[@]}")
+names=("${targets[@]}")
 running=0
 for name in "${names[@]}"; do
   if [ "$running" -ge "$jobs" ]; then
