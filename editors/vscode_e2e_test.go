@@ -31,11 +31,13 @@ const (
 
 // e2eReport is the JSON line editors/vscode/e2e/code-server.mjs ends with.
 type e2eReport struct {
-	OK          bool           `json:"ok"`
-	Error       string         `json:"error"`
-	Screenshots []string       `json:"screenshots"`
-	Timings     map[string]int `json:"timings"`
-	RateRows    []string       `json:"rateRows"`
+	OK          bool     `json:"ok"`
+	Error       string   `json:"error"`
+	Screenshots []string `json:"screenshots"`
+	// Marks say when each step was done, counted from the script's start.
+	Marks    []string       `json:"marks"`
+	Timings  map[string]int `json:"timings"`
+	RateRows []string       `json:"rateRows"`
 	// What the issue 14 steps saw, for the log.
 	InlayHint        string   `json:"inlayHint"`
 	ProblemsAfterFix []int    `json:"problemsAfterFix"`
@@ -102,6 +104,7 @@ func testInCodeServer(t *testing.T, vsixDir, _ string) {
 	d := newDemoSetup(t, dir)
 	const fileName = "design notes/rate plan.md"
 	prompt := filepath.Join(d.workspace, "prompt.md")
+	serverLog := filepath.Join(dir, "server.log")
 	// The files each run of the browser script starts from (it writes them
 	// itself, so that a retry does not find the first run's edits).
 	initial := map[string]string{
@@ -115,7 +118,8 @@ func testInCodeServer(t *testing.T, vsixDir, _ string) {
 		// read from the workspace (or Remote) settings, not User settings.
 		// Body search starts off, as the "@rate" list is checked without
 		// it; the script turns it on for Search Sessions.
-		".vscode/settings.json": mustJSON(t, map[string]any{"dsh.sessionsRoot": d.root, "dsh.recallSearch": false}),
+		// The server's log file tells the script when the client is up.
+		".vscode/settings.json": mustJSON(t, map[string]any{"dsh.sessionsRoot": d.root, "dsh.recallSearch": false, "dsh.logFile": serverLog}),
 	}
 	writeFiles(t, d.workspace, initial)
 	writeFiles(t, d.workspace, map[string]string{
@@ -145,7 +149,9 @@ func testInCodeServer(t *testing.T, vsixDir, _ string) {
 		t.Logf("note: %s is on PATH and is what the extension runs", p)
 	}
 	vsix := filepath.Join(vsixDir, "dsh-refls-linux-x64-0.1.0.vsix")
+	installStart := time.Now()
 	runIn(t, dir, env, 2*time.Minute, node, codeServer, "--user-data-dir", userData, "--extensions-dir", extDir, "--install-extension", vsix)
+	t.Logf("the .vsix installed in %s", time.Since(installStart).Round(time.Millisecond))
 
 	port := freePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -197,7 +203,7 @@ func testInCodeServer(t *testing.T, vsixDir, _ string) {
 		"fixedTitle": "Add rate limiting to the API", "symbolQuery": "config loader", "symbolTitle": "Refactor config loader",
 		// The demo's body search phrase (cmd/dsh-refls demo): said in the
 		// session, in no title.
-		"searchPhrase": `"twenty times"`, "searchTitle": d.session.DisplayTitle,
+		"searchPhrase": `"twenty times"`, "searchTitle": d.session.DisplayTitle, "serverLog": serverLog,
 	})
 	script := filepath.Join(root, "editors", "vscode", "e2e", "code-server.mjs")
 	// The browser drives a whole VS Code workbench on 2 shared cores; a run
@@ -216,6 +222,10 @@ func testInCodeServer(t *testing.T, vsixDir, _ string) {
 		// The script rewrites the files it edits; unsaved edits of the
 		// failed run must not come back as restored dirty editors.
 		if err := os.RemoveAll(filepath.Join(userData, "User", "Backups")); err != nil {
+			t.Fatal(err)
+		}
+		// The next run waits for its own server's "initialized" line.
+		if err := os.Remove(serverLog); err != nil && !os.IsNotExist(err) {
 			t.Fatal(err)
 		}
 	}
@@ -246,6 +256,7 @@ func runBrowserScript(t *testing.T, node, script string, env []string, params, s
 	t.Logf("inlay hint line %q; problems after the quick fix %v; after # %q; range hover %q; link opened with %q; symbols by %s; search row %q",
 		rep.InlayHint, rep.ProblemsAfterFix, rep.RangeRows, rep.RangeHover, rep.LinkSelection, rep.SymbolKey, rep.SearchRow)
 	t.Logf("screenshots in %s: %s", shots, strings.Join(rep.Screenshots, ", "))
+	t.Logf("steps done at: %s", strings.Join(rep.Marks, ", "))
 	return rep, stderr.String(), runErr
 }
 
