@@ -16,7 +16,10 @@ import (
 // The stages of a first build, each over the same projected text of a
 // generated store, so that their CPU per GB compares in one run (one
 // core: go test -run '^$' -bench BuildStage -cpu 1 ./sessionref/recall/).
-// MB/s is of projected text; CPU-s per GB is 1073.7 / (MB/s).
+// MB/s is of projected text. RECALL_STAGE_MB sets the size of the store's
+// logs (default 24, 60 sessions), smaller for valgrind --tool=callgrind
+// --toggle-collect='*BenchmarkBuildStageTokens*', whose instruction counts
+// do not depend on the load.
 
 // reportCPU reports the process CPU since cpu0 per GB of the n bytes each
 // of b.N iterations went over: load-independent, where MB/s is not.
@@ -33,7 +36,8 @@ var stageSessions = sync.OnceValues(func() ([][]sessionref.ProjectedMessage, err
 	}
 	defer os.RemoveAll(root)
 	ctx := context.Background()
-	if _, err := dshgen.BenchStoreWith(ctx, root, dshgen.BenchConfig{Sessions: 60, TargetBytes: 24 << 20, Seed: 3}); err != nil {
+	mb := envInt("RECALL_STAGE_MB", 24)
+	if _, err := dshgen.BenchStoreWith(ctx, root, dshgen.BenchConfig{Sessions: max(4, 5*mb/2), TargetBytes: int64(mb) << 20, Seed: 3}); err != nil {
 		return nil, err
 	}
 	title := sessionref.NewIndex(root, sessionref.IndexOptions{})

@@ -3,6 +3,7 @@ package recall
 import (
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode"
@@ -145,6 +146,82 @@ func TestTokenSetSplitsAsFields(t *testing.T) {
 		ts.reset()
 		if len(ts.tokens()) != 0 || ts.long {
 			t.Errorf("reset left %d tokens", len(ts.tokens()))
+		}
+	}
+}
+
+// TestASCIITokensMatchFields: on random ASCII text (every byte value
+// below 0x80, runs of white space and tokens across the 64-byte words of
+// addASCII's bitmap, tokens longer than maxTokenBytes) and on the same
+// text with one byte that is not ASCII at a random place (add starts
+// again rune by rune), the tokens are those of strings.FieldsFunc, each
+// listed once, also when both texts went into one set.
+func TestASCIITokensMatchFields(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 13))
+	alphabet := []byte(" \t\n\v\f\rab\x00\x01\x08\x0e\x1f\x7f!~AZaz09")
+	for i := range 1000 {
+		n := r.IntN(300)
+		b := make([]byte, n)
+		for k := range b {
+			switch r.IntN(4) {
+			case 0:
+				b[k] = byte(r.IntN(0x80))
+			default:
+				b[k] = alphabet[r.IntN(len(alphabet))]
+			}
+		}
+		if i%7 == 0 && n > 0 { // a long token somewhere
+			at := r.IntN(n)
+			b = append(b[:at], append([]byte(strings.Repeat("q", maxTokenBytes+r.IntN(3))), b[at:]...)...)
+		}
+		texts := []string{string(b)}
+		if n > 0 {
+			at := r.IntN(n)
+			texts = append(texts, string(b[:at])+"é"+string(b[at:]))
+		}
+		// Each text alone, then both in one set (as two messages of a
+		// session: the ASCII one and the other hold the same tokens, which
+		// must be listed once).
+		for _, msgs := range append([][]string{texts}, texts[:1], texts[1:]) {
+			ts, gs := newTokenSet(), newGramSet()
+			want := map[string]bool{}
+			long := false
+			for _, text := range msgs {
+				ts.add([]byte(text), gs)
+				for _, f := range strings.FieldsFunc(text, unicode.IsSpace) {
+					if len(f) > maxTokenBytes {
+						long = true
+					} else {
+						want[f] = true
+					}
+				}
+			}
+			got := map[string]bool{}
+			for _, tok := range ts.tokens() {
+				if got[tok] {
+					t.Fatalf("%q: token %q listed twice", msgs, tok)
+				}
+				got[tok] = true
+			}
+			if !maps.Equal(got, want) || ts.long != long {
+				t.Fatalf("%q: tokens %v (long %v), want %v (long %v)", msgs, got, ts.long, want, long)
+			}
+		}
+	}
+	for x := range 256 { // spaceBits against the table, byte by byte
+		if x >= 0x80 {
+			break
+		}
+		for k := range 8 {
+			word := uint64(0x61) * 0x0101010101010101 // "aaaaaaaa"
+			word = word&^(0xff<<(8*k)) | uint64(x)<<(8*k)
+			want := uint64(0)
+			if byteClass[x] == classSpace {
+				want = 1 << k
+			}
+			if got := spaceBits(word); got != want {
+				t.Errorf("spaceBits with %#x as byte %d = %08b, want %08b", x, k, got, want)
+			}
 		}
 	}
 }
