@@ -35,8 +35,10 @@ import (
 // made of, so they are written 0600 in a 0700 directory
 // (docs/reliability.md) and opened without following links.
 const (
-	storeMagic  = "dsh-refls recall index\n"
-	storeFormat = 5
+	storeMagic = "dsh-refls recall index\n"
+	// storeFormat 6: a text record holds its block in S2 pieces of at
+	// most chunkMax bytes (blocks.go); a format-5 index is rebuilt once.
+	storeFormat = 6
 	// maxStoreBytes bounds what a stored .idx file may hold.
 	maxStoreBytes = 1 << 31
 )

@@ -1,11 +1,15 @@
 package recall
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/s2"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 )
@@ -88,5 +92,46 @@ func TestStoredTextIsSyncedInTheBackground(t *testing.T) {
 	}
 	if d.syncing.Load() {
 		t.Error("close returned while the background sync ran")
+	}
+}
+
+// TestRecordsHoldTheirBlockInPieces: a record holds an encoded block of
+// any size as S2 pieces of at most chunkMax bytes that decode to it; a
+// piece length running past the record, or a piece that does not
+// decode, is an error, not a panic.
+func TestRecordsHoldTheirBlockInPieces(t *testing.T) {
+	for _, n := range []int{1, 100, chunkMax - 1, chunkMax, chunkMax + 1, 3*chunkMax + 5} {
+		raw := make([]byte, n)
+		for i := range raw {
+			raw[i] = byte("abcdefgh ijk"[i*7%12]) ^ byte(i/chunkMax)
+		}
+		rec, size := appendRecord([]byte("prefix"), raw)
+		body := rec[len("prefix")+recordHeaderLen:]
+		if int(size) != len(body) || int(binary.LittleEndian.Uint32(rec[len("prefix"):])) != len(body) {
+			t.Fatalf("%d bytes: record of %d bytes says %d, returns %d", n, len(body), binary.LittleEndian.Uint32(rec[len("prefix"):]), size)
+		}
+		pieces := 0
+		for rest := body; len(rest) > 0; pieces++ {
+			k := int(binary.LittleEndian.Uint16(rest))
+			if m, err := s2.DecodedLen(rest[2 : 2+k]); err != nil || m > chunkMax {
+				t.Fatalf("%d bytes: piece %d decodes to %d bytes (%v)", n, pieces, m, err)
+			}
+			rest = rest[2+k:]
+		}
+		if want := (n + chunkMax - 1) / chunkMax; pieces != want {
+			t.Errorf("%d bytes in %d pieces, want %d", n, pieces, want)
+		}
+		got, err := decodeChunks(body)
+		if err != nil || !bytes.Equal(got, raw) {
+			t.Fatalf("%d bytes: decoded %d bytes (%v), not the block", n, len(got), err)
+		}
+		if _, err := decodeChunks(body[:len(body)-1]); err == nil {
+			t.Errorf("%d bytes: a record cut short decoded", n)
+		}
+		bad := bytes.Clone(body)
+		bad[2] ^= 0xff // the first piece's S2 header
+		if _, err := decodeChunks(bad); err == nil {
+			t.Errorf("%d bytes: a damaged piece decoded", n)
+		}
 	}
 }
