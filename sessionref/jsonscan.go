@@ -198,13 +198,22 @@ func decodeEnvelope(line []byte, e *envelope) error {
 	if validJSON(line) && scanEnvelope(line, e) {
 		return nil
 	}
-	*e = envelope{}
-	return json.Unmarshal(line, e)
+	// Into a copy: e itself given to encoding/json would escape, and the
+	// caller's envelope, one per line, would be allocated on the heap.
+	var d envelope
+	err := json.Unmarshal(line, &d)
+	*e = d
+	return err
 }
 
 // decodeEnvelopeReference is json.Unmarshal(line, e): the decoding
 // decodeEnvelope is tested against.
-func decodeEnvelopeReference(line []byte, e *envelope) error { return json.Unmarshal(line, e) }
+func decodeEnvelopeReference(line []byte, e *envelope) error {
+	var d envelope // as in decodeEnvelope: e does not escape
+	err := json.Unmarshal(line, &d)
+	*e = d
+	return err
+}
 
 func scanEnvelope(line []byte, e *envelope) bool {
 	return scanFields(line, envelopeFields, func(i int, val []byte) bool {
@@ -214,7 +223,10 @@ func scanEnvelope(line []byte, e *envelope) bool {
 				e.Type = s
 				return true
 			}
-			return json.Unmarshal(val, &e.Type) == nil
+			var t string
+			ok := json.Unmarshal(val, &t) == nil
+			e.Type = t
+			return ok
 		case 1:
 			return scanInt(val, &e.Seq)
 		case 2:
@@ -237,7 +249,10 @@ func scanInt(val []byte, p **int64) bool {
 		*p = &n
 		return true
 	}
-	return json.Unmarshal(val, p) == nil
+	q := *p // p itself given to encoding/json would escape, and its envelope with it
+	ok := json.Unmarshal(val, &q) == nil
+	*p = q
+	return ok
 }
 
 // messageSourceFields are the keys of messageSource.

@@ -165,12 +165,16 @@ func (sc *logScan) line(line []byte) error {
 		return nil
 	}
 	v4 := sc.log.header.Version >= 4
+	// Direct calls, not a func value: e stays on the stack (it escaped
+	// through the indirect call, one allocation per line).
 	var e envelope
-	decode := decodeEnvelope
+	var err error
 	if sc.reference {
-		decode = decodeEnvelopeReference
+		err = decodeEnvelopeReference(line, &e)
+	} else {
+		err = decodeEnvelope(line, &e)
 	}
-	if err := decode(line, &e); err != nil || e.Type == "" {
+	if err != nil || e.Type == "" {
 		reason := "not an event object"
 		if err != nil {
 			reason = "unparsable: " + err.Error()
