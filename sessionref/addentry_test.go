@@ -37,7 +37,7 @@ func TestAddEntryMatchesNewSearchText(t *testing.T) {
 // TestColumnsPastTheirTextBoundKeepIDsAlone fills columns whose bound on
 // full texts (4 GiB less a gigabyte in a real build) is a few bytes: the
 // sessions past it keep their id alone, every way a text is added (a
-// search text, an entry, another builder's columns), and queries still
+// search text, an entry), and queries still
 // find them by id and the others by title.
 func TestColumnsPastTheirTextBoundKeepIDsAlone(t *testing.T) {
 	first := Entry{ID: "first", Title: "Alpha", HasTitle: true}
@@ -50,11 +50,8 @@ func TestColumnsPastTheirTextBoundKeepIDsAlone(t *testing.T) {
 	b.addEntry(&second, &buf) // past the bound: id alone
 	third := newSearchText(&Entry{ID: "third", Title: "Charlie", HasTitle: true})
 	b.add(&third)
-	other := newColumnsBuilder(0, 0)
-	fourth := newSearchText(&Entry{ID: "fourth", Title: "Delta", HasTitle: true})
-	other.add(&fourth)
-	oc := other.done()
-	b.append(&oc)
+	var fourth []byte
+	b.addEntry(&Entry{ID: "fourth", Title: "Delta", HasTitle: true}, &fourth)
 	c := b.done()
 	if c.len() != 4 {
 		t.Fatalf("%d sessions in the columns, want 4", c.len())

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // cacheMagic opens every index cache file; cacheFormat changes whenever the
@@ -23,7 +24,7 @@ import (
 // trusted.
 const (
 	cacheMagic  = "dsh-refls title index\n"
-	cacheFormat = 12 // 7: search texts folded with full Unicode case mapping; 8: search text parts as lengths; 9: Entry.LastEventAt; 10: flat binary body (cachecodec.go) instead of gob; 11: the search texts' total size in the header, sessions in snapshot order; 12: sessions in blocks of known size, decoded in parallel
+	cacheFormat = 13 // 7: search texts folded with full Unicode case mapping; 8: search text parts as lengths; 9: Entry.LastEventAt; 10: flat binary body (cachecodec.go) instead of gob; 11: the search texts' total size in the header, sessions in snapshot order; 12: sessions in blocks of known size, decoded in parallel; 13: listed sessions first, a table of cwds, and each block's search filters and texts stored as the snapshot holds them
 )
 
 // maxCacheBytes bounds the cache file LoadCache reads (about 40 MB hold
@@ -66,16 +67,18 @@ type cachedSession struct {
 	// substrings on load so each session's search text is one string.
 	SearchAll                                  string
 	SearchIDLen, SearchTitleLen, SearchDispLen int
+	// SearchByteSet and SearchPairSet are the search text's filters
+	// (searchText.bytes and pairs), stored so a restart does not compute
+	// them again.
+	SearchByteSet byteSet
+	SearchPairSet pairSet
 }
 
 // cacheFile is the whole cache.
 type cacheFile struct {
-	Format int
-	Root   string
-	// SearchBytes is the size of the sessions' search texts together, so
-	// LoadCache sizes their one string at once.
-	SearchBytes int
-	Sessions    []cachedSession
+	Format   int
+	Root     string
+	Sessions []cachedSession
 }
 
 // DefaultCachePath is where the index of root is cached: the user cache
@@ -103,14 +106,20 @@ func (ix *Index) SaveCache(path string) error {
 		return nil
 	}
 	changes := ix.changes
-	// Saved in the order of a snapshot, so the snapshot published on load
-	// need not sort.
+	// The listed sessions come first, in the order of a snapshot, so the
+	// snapshot published on load need not sort, and its sessions are the
+	// first entries LoadCache decodes.
 	order := make([]*tracked, 0, len(ix.tracked))
 	for _, t := range ix.tracked {
 		order = append(order, t)
 	}
 	var ids idOrder
-	sort.Slice(order, func(i, j int) bool { return listedBefore(order[i], order[j], &ids) })
+	sort.Slice(order, func(i, j int) bool {
+		if li, lj := order[i].skipReason() == "", order[j].skipReason() == ""; li != lj {
+			return li
+		}
+		return listedBefore(order[i], order[j], &ids)
+	})
 	cf := cacheFile{Format: cacheFormat, Root: ix.root, Sessions: make([]cachedSession, 0, len(order))}
 	for _, t := range order {
 		cs := cachedSession{
@@ -121,7 +130,7 @@ func (ix *Index) SaveCache(path string) error {
 		if t.skipReason() == "" {
 			st := ix.searchOf(t)
 			cs.SearchAll, cs.SearchIDLen, cs.SearchTitleLen, cs.SearchDispLen = st.all, len(st.id), len(st.title), len(st.display)
-			cf.SearchBytes += len(st.all) + 1
+			cs.SearchByteSet, cs.SearchPairSet = st.bytes, st.pairs
 		}
 		cs.Entry.Path = "" // derived on load
 		cf.Sessions = append(cf.Sessions, cs)
@@ -213,9 +222,8 @@ func (ix *Index) LoadCache(path string) error {
 		return fmt.Errorf("%w: %s is %d bytes, more than %d", ErrCacheUnusable, path, info.Size(), maxCacheBytes)
 	}
 	// The file is never held whole: the head holds the header, and each
-	// block is read where it lies by the goroutine that decodes it, into a
-	// buffer that goroutine reuses (100,000 sessions: 38 MB less to
-	// allocate while the index itself is being allocated).
+	// block is read where it lies by the goroutine that decodes it, its
+	// search texts straight into the columns' text.
 	size := info.Size()
 	head := make([]byte, min(size, cacheHeadBytes))
 	if _, err := f.ReadAt(head, 0); err != nil {
@@ -225,7 +233,7 @@ func (ix *Index) LoadCache(path string) error {
 		return fmt.Errorf("%w: %s is not a dsh-refls index cache", ErrCacheUnusable, path)
 	}
 	r := &cacheReader{b: head[len(cacheMagic):], beyond: size - int64(len(head))}
-	format, root, searchBytes, count := r.header()
+	format, root, count, cwdBytes := r.header()
 	if r.err != nil {
 		return fmt.Errorf("%w: decoding %s: %v", ErrCacheUnusable, path, r.err)
 	}
@@ -235,100 +243,151 @@ func (ix *Index) LoadCache(path string) error {
 	if root != ix.root {
 		return fmt.Errorf("%w: %s indexes %s, not %s", ErrCacheUnusable, path, root, ix.root)
 	}
-	var blocks []cacheBlock
-	off := size - r.rest()
-	var hdr [2 * binary.MaxVarintLen64]byte
-	for sessions := 0; sessions < count; {
-		got, err := f.ReadAt(hdr[:], off)
-		if err != nil && err != io.EOF {
-			return fmt.Errorf("reading index cache %s: %w", path, err)
-		}
-		br := &cacheReader{b: hdr[:got], beyond: size - off - int64(got)}
-		n, blockSize := br.blockHeader()
-		if br.err != nil {
-			return fmt.Errorf("%w: decoding %s: %v", ErrCacheUnusable, path, br.err)
-		}
-		off = size - br.rest()
-		blocks = append(blocks, cacheBlock{sessions: n, off: off, size: blockSize})
-		off += int64(blockSize)
-		sessions += n
-		if sessions > count {
-			return fmt.Errorf("%w: %s holds more sessions than it announces", ErrCacheUnusable, path)
-		}
+	cwds, err := readCwds(f, size-r.rest(), cwdBytes)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrCacheUnusable, path, err)
 	}
-	if off != size {
-		return fmt.Errorf("%w: %s has %d bytes after its last session", ErrCacheUnusable, path, size-off)
+	blocks, err := findBlocks(f, size, size-r.rest()+int64(cwdBytes), count)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrCacheUnusable, path, err)
 	}
-	ix.restoreBlocks(f, blocks, count, searchBytes)
+	rc := newRestoredCache(blocks, count)
+	rc.cwds = cwds
+	ix.restoreBlocks(f, blocks, rc)
 	for i := range blocks {
 		if err := blocks[i].err; err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrCacheUnusable, path, err)
 		}
 	}
 	// The writer's map of sessions and the snapshot's map of ids are built
-	// on other goroutines (the cores the restore used) while the snapshot
-	// is; a directory listed twice refuses the cache before anything is
-	// published.
+	// on other goroutines while the snapshot is; a directory listed twice
+	// refuses the cache before anything is published.
 	mapped := make(chan trackedMap, 1)
-	go func() { mapped <- mapTracked(blocks, count, path) }()
+	go func() { mapped <- mapTracked(rc.tracked, path) }()
 	positioned := make(chan listedIDs, 1)
-	go func() { positioned <- positionIDs(blocks, count) }()
-	var ids *listedIDs
-	waitIDs := func() *listedIDs {
-		if ids == nil {
-			p := <-positioned
-			ids = &p
-		}
-		return ids
-	}
-	order := make([]*tracked, 0, count)
-	cols := newColumnsBuilder(count, min(searchBytes, int(size)))
-	for i := range blocks {
-		b := &blocks[i]
-		colBase := int32(cols.len())
-		cols.append(&b.cols)
-		for k := range b.tracked {
-			t := &b.tracked[k]
-			if t.col > 0 {
-				t.col += colBase
-			}
-			order = append(order, t)
-		}
-	}
+	go func() { positioned <- positionIDs(rc.tracked) }()
 	ix.writeMu.Lock()
 	wasCols, wasChanges, wasDirty := ix.cols, ix.changes, ix.dirty
-	ix.cols = cols.done()
-	snap := ix.restoredSnapshotLocked(true, order, func() (map[string]int, bool) {
-		p := waitIDs()
-		return p.pos, p.repeated == 0
-	})
+	ix.cols = rc.cols
+	ids := <-positioned
+	snap := ix.restoredSnapshotLocked(blocks, rc, &ids)
 	if snap == nil {
-		waitIDs() // it reads the entries snapshotLocked replaces
+		order := make([]*tracked, len(rc.tracked))
+		for i := range rc.tracked {
+			order[i] = &rc.tracked[i]
+		}
 		snap = ix.snapshotLocked(true, order)
 	}
-	waitIDs()
+	// While the other core maps the sessions, the walk order of a query
+	// ranked by activity (the server's default) is built, which the first
+	// query would otherwise build (100,000 sessions: a sort).
+	snap.walkOrder(true)
 	tm := <-mapped
-	loaded, err := tm.tracked, tm.err
-	if err != nil {
+	if tm.err != nil {
 		// Nothing was published: the index is as it was, unbuilt.
 		ix.cols, ix.changes, ix.dirty = wasCols, wasChanges, wasDirty
 		ix.writeMu.Unlock()
-		return err
+		return tm.err
 	}
-	ix.tracked = loaded
+	ix.tracked = tm.tracked
 	ix.storeLocked(snap)
 	ix.saved, ix.savedAt = path, ix.changes
 	// The published entries are the snapshot's; an entry it does not
-	// share (a session skipped, or listed under another label) leaves its
-	// block's entries, so that they can be freed.
-	for _, t := range order {
-		if !t.shared {
+	// share (a session skipped, or listed under another label) leaves the
+	// decoded entries, so that those it does not use can be freed.
+	for i := range rc.tracked {
+		if t := &rc.tracked[i]; !t.shared {
 			e := *t.entry
 			t.entry = &e
 		}
 	}
 	ix.writeMu.Unlock()
 	return nil
+}
+
+// readCwds reads the table of cwds, size bytes at off (which the file was
+// checked to hold), with each one's project directory.
+func readCwds(f *os.File, off int64, size int) ([]cachedCwd, error) {
+	b := make([]byte, size)
+	if _, err := f.ReadAt(b, off); err != nil {
+		return nil, fmt.Errorf("reading its cwds: %w", err)
+	}
+	r := &cacheReader{b: b}
+	cwds := r.cwdTable(true)
+	if r.err != nil || len(r.b) != 0 {
+		return nil, errors.New("its table of cwds is not as long as it says")
+	}
+	return cwds, nil
+}
+
+// findBlocks reads the header of each block of the cache f, the first at
+// off, until they hold count sessions, and checks that they end the file
+// and that their sizes add up: each block is then told where its
+// sessions, listed sessions and search texts go.
+func findBlocks(f *os.File, size, off int64, count int) ([]cacheBlock, error) {
+	var blocks []cacheBlock
+	var hdr [4 * binary.MaxVarintLen64]byte
+	sessions, listed, text := 0, 0, 0
+	for sessions < count {
+		got, err := f.ReadAt(hdr[:], off)
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("reading: %w", err)
+		}
+		br := &cacheReader{b: hdr[:got], beyond: size - off - int64(got)}
+		h := br.blockHeader()
+		if br.err != nil {
+			return nil, fmt.Errorf("decoding: %v", br.err)
+		}
+		off = size - br.rest()
+		blocks = append(blocks, cacheBlock{blockHead: h, off: off, first: sessions, firstListed: listed, textAt: text})
+		off += int64(h.size)
+		sessions, listed, text = sessions+h.sessions, listed+h.listed, text+h.text
+		if sessions > count {
+			return nil, errors.New("it holds more sessions than it announces")
+		}
+	}
+	if off != size {
+		return nil, fmt.Errorf("it has %d bytes after its last session", size-off)
+	}
+	return blocks, nil
+}
+
+// restoredCache is where the blocks of a cache are restored, each block
+// into its part: every session's writer state and entry in the order of
+// the file (the listed ones first, so that they are the snapshot's
+// sessions), and the columns of the listed ones.
+type restoredCache struct {
+	tracked []tracked
+	entries []Entry
+	// cwds is the cache's table of cwds.
+	cwds []cachedCwd
+	// text is the columns' text; each block reads its texts into its part.
+	text []byte
+	cols searchColumns
+	// cwdOf is, for each listed session, the number of its cwd in cwds
+	// (-1: none), then in the snapshot's numbering.
+	cwdOf []int32
+	// listed is how many sessions are listed.
+	listed int
+}
+
+// newRestoredCache allocates what the blocks restore into, each part once:
+// the blocks' counts and sizes were checked against the file, so a forged
+// count costs no more than the sessions the file really holds.
+func newRestoredCache(blocks []cacheBlock, count int) *restoredCache {
+	listed, text := 0, 0
+	if n := len(blocks); n > 0 {
+		last := &blocks[n-1]
+		listed, text = last.firstListed+last.listed, last.textAt+last.text
+	}
+	rc := &restoredCache{tracked: make([]tracked, count), entries: make([]Entry, count), text: make([]byte, text),
+		cwdOf: make([]int32, listed), listed: listed}
+	rc.cols.spans, rc.cols.bytes, rc.cols.pairs = make([]searchSpan, listed), make([]byteSet, listed), make([]pairSet, listed)
+	// The text is not written again once every block has read its part
+	// (restoreBlocks returns after them all): it becomes the columns'
+	// string without a copy of 100,000 sessions' texts.
+	rc.cols.text = unsafe.String(unsafe.SliceData(rc.text), len(rc.text))
+	return rc
 }
 
 // trackedMap is the writer's map of sessions by directory that LoadCache
@@ -338,17 +397,15 @@ type trackedMap struct {
 	err     error
 }
 
-// mapTracked maps the sessions the blocks restored by directory.
-func mapTracked(blocks []cacheBlock, count int, path string) trackedMap {
-	m := trackedMap{tracked: make(map[string]*tracked, count)}
-	for i := range blocks {
-		for k := range blocks[i].tracked {
-			t := &blocks[i].tracked[k]
-			n := len(m.tracked)
-			if m.tracked[t.dir.path()] = t; len(m.tracked) == n {
-				m.err = fmt.Errorf("%w: %s lists %s twice", ErrCacheUnusable, path, t.dir.path())
-				return m
-			}
+// mapTracked maps the restored sessions by directory.
+func mapTracked(restored []tracked, path string) trackedMap {
+	m := trackedMap{tracked: make(map[string]*tracked, len(restored))}
+	for i := range restored {
+		t := &restored[i]
+		n := len(m.tracked)
+		if m.tracked[t.dir.path()] = t; len(m.tracked) == n {
+			m.err = fmt.Errorf("%w: %s lists %s twice", ErrCacheUnusable, path, t.dir.path())
+			return m
 		}
 	}
 	return m
@@ -361,45 +418,49 @@ type listedIDs struct {
 	repeated int
 }
 
-// positionIDs numbers the ids of the sessions the blocks restored that
-// are listed, in the blocks' order.
-func positionIDs(blocks []cacheBlock, count int) listedIDs {
-	p := listedIDs{pos: make(map[string]int, count)}
+// positionIDs numbers the ids of the restored sessions that are listed,
+// in the cache's order.
+func positionIDs(restored []tracked) listedIDs {
+	p := listedIDs{pos: make(map[string]int, len(restored))}
 	i := 0
-	for b := range blocks {
-		for k := range blocks[b].tracked {
-			t := &blocks[b].tracked[k]
-			if t.skipReason() != "" {
-				continue
-			}
-			n := len(p.pos)
-			if p.pos[t.entry.ID] = i; len(p.pos) == n {
-				p.repeated++
-			}
-			i++
+	for k := range restored {
+		t := &restored[k]
+		if t.skipReason() != "" {
+			continue
 		}
+		n := len(p.pos)
+		if p.pos[t.entry.ID] = i; len(p.pos) == n {
+			p.repeated++
+		}
+		i++
 	}
 	return p
 }
 
-// cacheBlock is one block of a cache file and, once restored, its
-// sessions' writer state, in the order of the file, with the search texts
-// of those listed (a session's col counts from the block's first text).
+// cacheBlock is one block of a cache file: its header, where its body
+// lies, where its sessions go, and what restoring it found.
 type cacheBlock struct {
-	sessions int
-	// off and size are where the block's body lies in the file.
-	off     int64
-	size    int
-	tracked []tracked
-	cols    searchColumns
-	err     error
+	blockHead
+	// off is where the block's body lies in the file.
+	off int64
+	// first, firstListed and textAt are where the block's sessions, listed
+	// sessions and search texts go in the restoredCache.
+	first, firstListed, textAt int
+	// unknown counts the unknown events of its listed sessions.
+	unknown int
+	// parents reports a listed session that names children; fresh, one
+	// whose cached search text was not usable.
+	parents, fresh bool
+	// sorted reports that its listed sessions are in a snapshot's order;
+	// firstT and lastT are the first and last of them.
+	sorted        bool
+	firstT, lastT *tracked
+	err           error
 }
 
-// restoreBlocks decodes and restores the blocks on all cores; each block
-// gets its own writer state, entries and search columns, allocated at
-// once: a block's session count is checked against its size, so a forged
-// count costs no more than the sessions the file really holds.
-func (ix *Index) restoreBlocks(f *os.File, blocks []cacheBlock, count, searchBytes int) {
+// restoreBlocks decodes and restores the blocks on all cores, each into
+// its part of rc.
+func (ix *Index) restoreBlocks(f *os.File, blocks []cacheBlock, rc *restoredCache) {
 	workers := min(runtime.GOMAXPROCS(0), len(blocks))
 	next := make(chan int, len(blocks))
 	for i := range blocks {
@@ -412,50 +473,91 @@ func (ix *Index) restoreBlocks(f *os.File, blocks []cacheBlock, count, searchByt
 		go func() {
 			defer wg.Done()
 			ld := newCacheLoad(ix.root)
-			var body []byte // each block's, read in turn: what it decodes to copies what it keeps
+			var body []byte // each block's fields and filters, read in turn: what they decode to copies what it keeps
 			for i := range next {
 				b := &blocks[i]
-				if cap(body) < b.size {
-					body = make([]byte, b.size)
+				fields := b.size - b.text
+				if cap(body) < fields {
+					body = make([]byte, fields)
 				}
-				body = body[:b.size]
+				body = body[:fields]
 				if _, err := f.ReadAt(body, b.off); err != nil {
 					b.err = fmt.Errorf("reading a block: %w", err)
 					continue
 				}
-				// The block's share of the search texts, as a first size.
-				text := min(b.size, int(int64(searchBytes)*int64(b.sessions)/int64(count))+4096)
-				b.err = ix.restoreBlock(b, body, ld, newColumnsBuilder(b.sessions, text))
+				if _, err := f.ReadAt(rc.text[b.textAt:b.textAt+b.text], b.off+int64(fields)); err != nil {
+					b.err = fmt.Errorf("reading a block's search texts: %w", err)
+					continue
+				}
+				b.err = ix.restoreBlock(b, body, rc, ld)
 			}
 		}()
 	}
 	wg.Wait()
 }
 
-// restoreBlock decodes and restores the sessions of one block.
-func (ix *Index) restoreBlock(b *cacheBlock, body []byte, ld *cacheLoad, cols *columnsBuilder) error {
-	r := &cacheReader{b: body}
-	b.tracked = make([]tracked, b.sessions)
-	entries := make([]Entry, b.sessions)
+// restoreBlock decodes and restores the sessions of one block into rc;
+// body holds its fields and filters, and rc.text its search texts.
+func (ix *Index) restoreBlock(b *cacheBlock, body []byte, rc *restoredCache, ld *cacheLoad) error {
+	r := &cacheReader{b: body[:b.fieldsEnd()]}
+	filterAt := b.fieldsEnd()
+	text := rc.text[b.textAt : b.textAt+b.text]
+	at, li, end := 0, b.firstListed, b.firstListed+b.listed
 	var cs cachedSession
-	for i := range b.tracked {
-		if r.session(&cs, ld); r.err != nil {
+	var ids idOrder
+	b.sorted = true
+	for k := 0; k < b.sessions; k++ {
+		t, e := &rc.tracked[b.first+k], &rc.entries[b.first+k]
+		n, cwd := r.session(&cs, e, rc.cwds, ld)
+		if r.err != nil {
 			return fmt.Errorf("decoding: %v", r.err)
 		}
-		if err := ix.restore(&cs, ld, &b.tracked[i], &entries[i], cols); err != nil {
+		if n >= len(text)-at || text[at+n] != 0 {
+			return errors.New("a session's search text overruns its block's")
+		}
+		if err := ix.restore(&cs, ld, t, e); err != nil {
 			return err
 		}
+		if t.skipReason() == "" {
+			if li == end {
+				return errors.New("a block lists more sessions than its header says")
+			}
+			if cachedSearchFits(text[at:at+n], &cs, e) {
+				rc.cols.spans[li] = newSearchSpan(b.textAt+at, n, cs.SearchIDLen, cs.SearchTitleLen, cs.SearchDispLen)
+				rc.cols.bytes[li], rc.cols.pairs[li] = filters(body[filterAt:])
+				t.col = int32(li) + 1
+			} else {
+				st := newSearchText(e)
+				t.fresh, b.fresh = &st, true
+			}
+			rc.cwdOf[li] = -1
+			if e.HasCwd {
+				rc.cwdOf[li] = int32(cwd)
+			}
+			b.unknown += e.UnknownEvents
+			b.parents = b.parents || len(e.ChildLabels) > 0
+			if b.lastT != nil && listedBefore(t, b.lastT, &ids) {
+				b.sorted = false
+			}
+			if b.firstT == nil {
+				b.firstT = t
+			}
+			b.lastT = t
+			li++
+		}
+		at += n + 1
+		filterAt += filterBytes
 	}
-	if len(r.b) != 0 {
-		return fmt.Errorf("%d bytes after the last session of a block", len(r.b))
+	if len(r.b) != 0 || at != len(text) || li != end {
+		return fmt.Errorf("a block holds %d bytes of fields and %d of search texts after its last session, and %d listed sessions, not %d", len(r.b), len(text)-at, li-b.firstListed, b.listed)
 	}
-	b.cols = cols.done()
 	return nil
 }
 
-// restore rebuilds one tracked session from the cache into t and e,
-// deriving every path (ld holds the log path the names were decoded into).
-func (ix *Index) restore(s *cachedSession, ld *cacheLoad, t *tracked, e *Entry, cols *columnsBuilder) error {
+// restore rebuilds one tracked session from the cache into t, whose entry
+// e is, deriving every path (ld holds the log path the names were decoded
+// into).
+func (ix *Index) restore(s *cachedSession, ld *cacheLoad, t *tracked, e *Entry) error {
 	if !isPlainName(s.ProjectName) || !isProjectDirName(s.ProjectName) || !isPlainName(s.DirName) || !isPlainName(s.LogName) {
 		return fmt.Errorf("entry names a path outside the layout: %q/%q/%q", s.ProjectName, s.DirName, s.LogName)
 	}
@@ -474,40 +576,43 @@ func (ix *Index) restore(s *cachedSession, ld *cacheLoad, t *tracked, e *Entry, 
 	if !ok {
 		return fmt.Errorf("entry's log path is not <root>/%s/%s/%s", s.ProjectName, s.DirName, s.LogName)
 	}
-	if s.TailLen < 0 || s.TailLen > resumeTailLen || int64(s.TailLen) > s.Entry.Offset {
+	if s.TailLen < 0 || s.TailLen > resumeTailLen || int64(s.TailLen) > e.Offset {
 		return fmt.Errorf("entry in %s has a resume check of %d bytes", s.DirName, s.TailLen)
 	}
-	*e = s.Entry
 	*t = tracked{dir: d, entry: e, file: s.File, started: s.Started, tailLen: uint8(s.TailLen), tailSum: s.TailSum}
 	t.setReasons(s.Skip, s.IdentityErr)
-	t.entry.Path, t.entry.Encoding, t.entry.Generation = d.log.path, enc, gen
-	t.entry.Title, t.entry.DescriptorLabel = capLabel(t.entry.Title), capLabel(t.entry.DescriptorLabel)
+	e.Path, e.Encoding, e.Generation = d.log.path, enc, gen
+	e.Title, e.DescriptorLabel = capLabel(e.Title), capLabel(e.DescriptorLabel)
 	if t.skipReason() == "" {
 		if !t.started {
 			return fmt.Errorf("listed entry in %s has no header", s.DirName)
 		}
-		if EncodeSegment(t.entry.ID) != s.DirName || ld.projectDir(t.entry) != s.ProjectName {
+		if EncodeSegment(e.ID) != s.DirName || ld.projectDir(e) != s.ProjectName {
 			return fmt.Errorf("listed entry's id and cwd do not encode to %s/%s", s.ProjectName, s.DirName)
-		}
-	}
-	if t.skipReason() == "" {
-		if cols.addCached(ld.search, s, t.entry) {
-			t.col = int32(cols.len())
-		} else {
-			st := newSearchText(t.entry)
-			t.fresh = &st
 		}
 	}
 	return nil
 }
 
 // projectDir is ProjectDir of e's cwd, e being the entry decoded last
-// (ld.cwd computed it once per cwd).
+// (the cache's table computed it once per cwd).
 func (ld *cacheLoad) projectDir(e *Entry) string {
 	if !e.HasCwd {
 		return NoCwdDir
 	}
 	return ld.project
+}
+
+// cachedSearchFits reports whether all, the search text the cache holds
+// for e, has the parts s gives it, and its id part is e's id folded: a
+// text an older or forged cache got wrong is built from e instead.
+func cachedSearchFits(all []byte, s *cachedSession, e *Entry) bool {
+	li, lt, ld := s.SearchIDLen, s.SearchTitleLen, s.SearchDispLen
+	if li < 0 || lt < 0 || ld < 0 || li+lt+ld+3 > len(all) {
+		return false
+	}
+	titleEnd := len(all) - ld - 1
+	return all[li] == 0 && all[titleEnd] == 0 && all[titleEnd-lt-1] == 0 && isFolded(all[:li], e.ID)
 }
 
 // isFolded reports whether b is foldCase(s), without building it when s
@@ -535,43 +640,4 @@ func isFolded(b []byte, s string) bool {
 // not . or .., without a separator or NUL.
 func isPlainName(name string) bool {
 	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\\\x00")
-}
-
-// append appends the texts of c, columns another builder made.
-func (b *columnsBuilder) append(c *searchColumns) {
-	base := b.text.Len()
-	if base+len(c.text) > b.fullMax {
-		for i := range c.spans {
-			st := c.at(int32(i))
-			b.add(&st)
-		}
-		return
-	}
-	b.text.WriteString(c.text)
-	for _, sp := range c.spans {
-		sp.start, sp.end = sp.start+uint32(base), sp.end+uint32(base)
-		b.cols.spans = append(b.cols.spans, sp)
-	}
-	b.cols.bytes = append(b.cols.bytes, c.bytes...)
-	b.cols.pairs = append(b.cols.pairs, c.pairs...)
-}
-
-// addCached appends the search text LoadCache restores for e, straight
-// from the cache, when its parts fit it and its id part
-// is e's id folded; it reports false, adding nothing, for a text an older
-// or forged cache got wrong, which the caller then builds from e.
-func (b *columnsBuilder) addCached(all []byte, s *cachedSession, e *Entry) bool {
-	li, lt, ld := s.SearchIDLen, s.SearchTitleLen, s.SearchDispLen
-	if li < 0 || lt < 0 || ld < 0 || li+lt+ld+3 > len(all) {
-		return false
-	}
-	titleEnd := len(all) - ld - 1
-	if all[li] != 0 || all[titleEnd] != 0 || all[titleEnd-lt-1] != 0 || !isFolded(all[:li], e.ID) {
-		return false
-	}
-	if push(b, all, li, lt, ld) {
-		b.cols.bytes = append(b.cols.bytes, byteSetOf(all))
-		b.cols.pairs = append(b.cols.pairs, pairSetOf(all))
-	}
-	return true
 }

@@ -13,13 +13,22 @@ import (
 )
 
 // The cache body after cacheMagic is a flat binary encoding: the format and
-// root, the search texts' total size, the number of sessions, then the
-// sessions in blocks of at most cacheBlockSessions. A block is its session
-// count and byte length followed by each session's fields in the order of
-// encodeSession, so LoadCache finds every block without decoding one and
-// decodes them on all cores. Integers are varints, strings and maps are
-// preceded by their lengths. It replaced gob, whose decoding was an eighth
-// of a 100,000-session restart; any change to the fields bumps cacheFormat.
+// root, the number of sessions, the table of their cwds (its size, then
+// each cwd once: a session names its cwd by number), then the sessions in
+// blocks of at most cacheBlockSessions. A block's header holds its session
+// count, how many of them are listed, the size of its search texts and its
+// byte length, so LoadCache finds every block, and where each block's
+// sessions, columns and texts go, without decoding one, and decodes them on
+// all cores. A block's body is:
+//   - each session's fields in the order of encodeSession;
+//   - each session's search filters (byte set and pair set, 96 bytes of
+//     little-endian words), so a restart does not compute them again;
+//   - each session's search text followed by a NUL byte, as the columns
+//     hold them, so a restart reads them straight into the columns' text.
+//
+// Integers are varints, strings and maps are preceded by their lengths. It
+// replaced gob, whose decoding was an eighth of a 100,000-session restart;
+// any change to the fields bumps cacheFormat.
 
 // cacheBlockSessions is how many sessions one block of the cache holds:
 // 25 blocks at 100,000 sessions, enough to keep every core busy.
@@ -81,31 +90,94 @@ func encodeCacheBlocks(w *bufio.Writer, cf *cacheFile, perBlock int) error {
 	c := &cacheWriter{w: w}
 	c.int(int64(cf.Format))
 	c.string(cf.Root)
-	c.int(int64(cf.SearchBytes))
 	c.int(int64(len(cf.Sessions)))
-	var block bytes.Buffer
-	bc := &cacheWriter{w: &block}
+	numbers := map[string]int{}
+	var table []string
+	for i := range cf.Sessions {
+		if cwd := cf.Sessions[i].Entry.Cwd; !hasKey(numbers, cwd) {
+			numbers[cwd] = len(table)
+			table = append(table, cwd)
+		}
+	}
+	var cwds, records, filters, texts bytes.Buffer
+	cw, rw, fw := &cacheWriter{w: &cwds}, &cacheWriter{w: &records}, &cacheWriter{w: &filters}
+	cw.int(int64(len(table)))
+	for _, cwd := range table {
+		cw.string(cwd)
+	}
+	c.int(int64(cwds.Len()))
+	c.bytes(cwds.Bytes())
 	for lo := 0; lo < len(cf.Sessions) && c.err == nil; lo += perBlock {
 		hi := min(lo+perBlock, len(cf.Sessions))
-		block.Reset()
+		records.Reset()
+		filters.Reset()
+		texts.Reset()
+		listed := 0
 		for i := lo; i < hi; i++ {
-			encodeSession(bc, &cf.Sessions[i])
+			s := &cf.Sessions[i]
+			if s.Skip == "" {
+				listed++
+			}
+			encodeSession(rw, s, numbers[s.Entry.Cwd])
+			for _, v := range s.SearchByteSet {
+				fw.uint64(v)
+			}
+			for _, v := range s.SearchPairSet {
+				fw.uint64(v)
+			}
+			texts.WriteString(s.SearchAll)
+			texts.WriteByte(0)
 		}
 		c.int(int64(hi - lo))
-		c.int(int64(block.Len()))
-		c.bytes(block.Bytes())
+		c.int(int64(listed))
+		c.int(int64(texts.Len()))
+		c.int(int64(records.Len() + filters.Len() + texts.Len()))
+		c.bytes(records.Bytes())
+		c.bytes(filters.Bytes())
+		c.bytes(texts.Bytes())
+	}
+	if c.err == nil {
+		c.err = firstErr(cw.err, rw.err, fw.err)
 	}
 	return c.err
 }
 
-func encodeSession(c *cacheWriter, s *cachedSession) {
+// hasKey reports whether m holds k.
+func hasKey(m map[string]int, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
+// firstErr is the first of errs that is not nil.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// uint64 appends v as 8 little-endian bytes.
+func (c *cacheWriter) uint64(v uint64) {
+	if c.err == nil {
+		_, c.err = c.w.Write(binary.LittleEndian.AppendUint64(c.buf[:0], v))
+	}
+}
+
+// filterBytes is the size of one session's search filters in a block.
+const filterBytes = 8 * (len(byteSet{}) + len(pairSet{}))
+
+// encodeSession writes s's fields; cwd is the number of its cwd in the
+// block's table.
+func encodeSession(c *cacheWriter, s *cachedSession, cwd int) {
 	c.string(s.ProjectName)
 	c.string(s.DirName)
 	c.string(s.LogName)
 	c.int(s.DirModTime)
 	e := &s.Entry
 	c.string(e.ID)
-	c.string(e.Cwd)
+	c.int(int64(cwd))
 	c.bool(e.HasCwd)
 	c.int(e.CreatedAt)
 	c.string(e.ParentSession)
@@ -140,7 +212,7 @@ func encodeSession(c *cacheWriter, s *cachedSession) {
 	c.bool(s.Started)
 	c.int(int64(s.TailLen))
 	c.bytes(s.TailSum[:])
-	c.string(s.SearchAll)
+	c.int(int64(len(s.SearchAll)))
 	c.int(int64(s.SearchIDLen))
 	c.int(int64(s.SearchTitleLen))
 	c.int(int64(s.SearchDispLen))
@@ -240,38 +312,36 @@ type cacheLoad struct {
 	root string // cleaned
 	// intern holds origins, each once for all its sessions.
 	intern map[string]string
-	// cwds holds each cwd once for all its sessions, with its project
-	// directory: one lookup per session finds both.
-	cwds map[string]cachedCwd
 	// logPath is the log of the session decoded last; its names are
-	// substrings of it. search is that session's cached search text, still
-	// part of the body; project is ProjectDir of its cwd.
+	// substrings of it. project is ProjectDir of its cwd.
 	logPath string
-	search  []byte
 	project string
 }
 
-// cachedCwd is an interned cwd and ProjectDir of it.
+// cachedCwd is a cwd of a block's table and ProjectDir of it.
 type cachedCwd struct {
 	cwd, project string
 }
 
 // newCacheLoad returns the decoding state for sessions under root.
 func newCacheLoad(root string) *cacheLoad {
-	return &cacheLoad{root: filepath.Clean(root), intern: map[string]string{}, cwds: map[string]cachedCwd{}}
+	return &cacheLoad{root: filepath.Clean(root), intern: map[string]string{}}
 }
 
-// cwd returns b as a string, the same string for the same bytes, and sets
-// ld.project to its project directory.
-func (ld *cacheLoad) cwd(b []byte) string {
-	c, ok := ld.cwds[string(b)] // no allocation to look up
-	if !ok {
-		s := string(b)
-		c = cachedCwd{cwd: s, project: ProjectDir(s, true)}
-		ld.cwds[s] = c
+// cwdTable reads the cache's table of cwds; with
+// projects, each cwd's project directory is computed once for all the
+// sessions that name it.
+func (r *cacheReader) cwdTable(projects bool) []cachedCwd {
+	n := r.count(1)
+	t := make([]cachedCwd, 0, n)
+	for i := 0; i < n && r.err == nil; i++ {
+		c := cachedCwd{cwd: r.string()}
+		if projects {
+			c.project = ProjectDir(c.cwd, true)
+		}
+		t = append(t, c)
 	}
-	ld.project = c.project
-	return c.cwd
+	return t
 }
 
 // interned returns b as a string, the same string for the same bytes.
@@ -321,58 +391,81 @@ func (r *cacheReader) sum(dst []byte) {
 	r.b = r.b[len(dst):]
 }
 
-// header reads the format, root, search text size and session count.
-func (r *cacheReader) header() (format int, root string, searchBytes, sessions int) {
+// header reads the format, root, session count and the size of the
+// table of cwds that follows.
+func (r *cacheReader) header() (format int, root string, sessions, cwdBytes int) {
 	format = r.small()
 	root = r.string()
-	searchBytes = r.countBeyond(1)
 	sessions = r.countBeyond(minSessionBytes)
-	return format, root, searchBytes, sessions
+	cwdBytes = r.countBeyond(1)
+	return format, root, sessions, cwdBytes
 }
 
-// blockHeader reads the next block's session count and size, which it
-// checks the rest of the file can hold, and leaves the body unread.
-func (r *cacheReader) blockHeader() (sessions, size int) {
-	sessions = r.countBeyond(minSessionBytes)
-	size = r.countBeyond(1)
-	if r.err != nil {
-		return 0, 0
-	}
-	if sessions == 0 || sessions > cacheBlockSessions || sessions > size/minSessionBytes {
+// blockHead is what a block's header says: its session count, how many
+// of those are listed, the size of its search texts and of its body.
+type blockHead struct {
+	sessions, listed, text, size int
+}
+
+// blockHeader reads the next block's header, which it checks the rest of
+// the file can hold, and leaves the body unread.
+func (r *cacheReader) blockHeader() blockHead {
+	var h blockHead
+	h.sessions = r.countBeyond(minSessionBytes)
+	h.listed = r.countBeyond(1)
+	h.text = r.countBeyond(1)
+	h.size = r.countBeyond(1)
+	if r.err != nil || !h.valid() {
 		r.fail()
-		return 0, 0
+		return blockHead{}
 	}
-	return sessions, size
+	return h
 }
 
-// block reads the next block's session count and body, which it checks
-// can hold that many sessions.
-func (r *cacheReader) block() (sessions int, body []byte) {
-	sessions = r.count(minSessionBytes)
-	size := r.count(1)
-	if r.err != nil {
-		return 0, nil
-	}
-	if sessions == 0 || sessions > cacheBlockSessions || sessions > size/minSessionBytes {
+// valid reports whether a block of h.size bytes can hold what h says: at
+// least one session, no more than a block holds, each session's fields,
+// filters and text.
+func (h *blockHead) valid() bool {
+	return h.sessions > 0 && h.sessions <= cacheBlockSessions && h.listed <= h.sessions && h.text >= h.sessions &&
+		h.sessions <= h.size/(minSessionBytes+filterBytes) && h.text <= h.size-h.sessions*(minSessionBytes+filterBytes)
+}
+
+// fieldsEnd is where a block's filters begin: its sessions' fields come
+// before.
+func (h *blockHead) fieldsEnd() int { return h.size - h.text - h.sessions*filterBytes }
+
+// block reads the next block's header and body, which it checks holds
+// what the header says.
+func (r *cacheReader) block() (blockHead, []byte) {
+	var h blockHead
+	h.sessions = r.count(minSessionBytes)
+	h.listed = r.count(1)
+	h.text = r.count(1)
+	h.size = r.count(1)
+	if r.err != nil || !h.valid() {
 		r.fail()
-		return 0, nil
+		return blockHead{}, nil
 	}
-	body = r.b[:size:size]
-	r.b = r.b[size:]
-	return sessions, body
+	body := r.b[:h.size:h.size]
+	r.b = r.b[h.size:]
+	return h, body
 }
 
-// minSessionBytes is the fewest bytes one encoded session takes: a byte
-// per varint field and empty string, and the 32-byte tail sum.
+// minSessionBytes is the fewest bytes one encoded session's fields take: a
+// byte per varint field and empty string, and the 32-byte tail sum.
 const minSessionBytes = 31 + 32
 
-// session decodes one session into s, which it overwrites. With ld (as
-// LoadCache decodes), the names become parts of the derived log path, the
-// id shares the directory name's bytes when they are equal, cwds and
-// origins are interned, and the search text is left in the body as
-// ld.search instead of s.SearchAll: the same values in fewer strings.
-func (r *cacheReader) session(s *cachedSession, ld *cacheLoad) {
+// session decodes one session's fields into s and its entry into e (which
+// it overwrites; &s.Entry but when LoadCache decodes straight into the
+// snapshot's slice), and returns the length of its search text, which the
+// block's texts hold, and the number of its cwd in cwds, the cache's
+// table. With ld (as LoadCache decodes), the names become parts of the derived log path, the id shares
+// the directory name's bytes when they are equal, origins are interned,
+// and ld.project is set to the cwd's project directory: the same values in
+// fewer strings.
+func (r *cacheReader) session(s *cachedSession, e *Entry, cwds []cachedCwd, ld *cacheLoad) (searchLen, cwd int) {
 	*s = cachedSession{}
+	*e = Entry{}
 	if ld == nil {
 		s.ProjectName = r.string()
 		s.DirName = r.string()
@@ -382,17 +475,21 @@ func (r *cacheReader) session(s *cachedSession, ld *cacheLoad) {
 		ld.names(s, project, dir, log)
 	}
 	s.DirModTime = r.int()
-	e := &s.Entry
 	if ld == nil {
 		e.ID = r.string()
-		e.Cwd = r.string()
+	} else if id := r.raw(); string(id) == s.DirName {
+		e.ID = s.DirName
 	} else {
-		if id := r.raw(); string(id) == s.DirName {
-			e.ID = s.DirName
-		} else {
-			e.ID = string(id)
+		e.ID = string(id)
+	}
+	if c := r.int(); c >= 0 && c < int64(len(cwds)) {
+		cwd = int(c)
+		e.Cwd = cwds[c].cwd
+		if ld != nil {
+			ld.project = cwds[c].project
 		}
-		e.Cwd = ld.cwd(r.raw())
+	} else {
+		r.fail()
 	}
 	e.HasCwd = r.bool()
 	e.CreatedAt = r.int()
@@ -429,33 +526,73 @@ func (r *cacheReader) session(s *cachedSession, ld *cacheLoad) {
 	s.Started = r.bool()
 	s.TailLen = r.small()
 	r.sum(s.TailSum[:])
-	if ld == nil {
-		s.SearchAll = r.string()
-	} else {
-		ld.search = r.raw()
-	}
+	searchLen = r.small()
 	s.SearchIDLen = r.small()
 	s.SearchTitleLen = r.small()
 	s.SearchDispLen = r.small()
+	if searchLen < 0 {
+		r.fail()
+	}
+	return searchLen, cwd
+}
+
+// filters decodes one session's search filters from b, filterBytes long.
+func filters(b []byte) (byteSet, pairSet) {
+	var bs byteSet
+	var ps pairSet
+	for i := range bs {
+		bs[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	b = b[8*len(bs):]
+	for i := range ps {
+		ps[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return bs, ps
 }
 
 // decodeCache decodes a whole cache body (tests and tools; LoadCache
-// restores each session as it is decoded instead).
+// restores each block where it lies instead).
 func decodeCache(body []byte) (*cacheFile, error) {
 	r := &cacheReader{b: body}
 	var cf cacheFile
 	var n int
-	cf.Format, cf.Root, cf.SearchBytes, n = r.header()
+	var cwdBytes int
+	cf.Format, cf.Root, n, cwdBytes = r.header()
+	var cwds []cachedCwd
+	if r.err == nil && cwdBytes <= len(r.b) {
+		tr := &cacheReader{b: r.b[:cwdBytes]}
+		cwds = tr.cwdTable(false)
+		if r.b = r.b[cwdBytes:]; tr.err != nil || len(tr.b) != 0 {
+			r.err = errCacheTruncated
+		}
+	} else {
+		r.fail()
+	}
 	for len(cf.Sessions) < n && r.err == nil {
-		count, body := r.block()
-		br := &cacheReader{b: body}
-		for i := 0; i < count && br.err == nil; i++ {
+		h, body := r.block()
+		if r.err != nil {
+			break
+		}
+		br := &cacheReader{b: body[:h.fieldsEnd()]}
+		filterAt, text := h.fieldsEnd(), body[h.size-h.text:]
+		listed := 0
+		for i := 0; i < h.sessions && br.err == nil; i++ {
 			var s cachedSession
-			br.session(&s, nil)
+			sl, _ := br.session(&s, &s.Entry, cwds, nil)
+			if br.err != nil || sl >= len(text) || text[sl] != 0 {
+				br.fail()
+				break
+			}
+			s.SearchAll, text = string(text[:sl]), text[sl+1:]
+			s.SearchByteSet, s.SearchPairSet = filters(body[filterAt:])
+			filterAt += filterBytes
+			if s.Skip == "" {
+				listed++
+			}
 			cf.Sessions = append(cf.Sessions, s)
 		}
-		if br.err == nil && len(br.b) != 0 {
-			br.err = fmt.Errorf("%d bytes after the last session of a block", len(br.b))
+		if br.err == nil && (len(br.b) != 0 || len(text) != 0 || listed != h.listed) {
+			br.err = fmt.Errorf("a block holds %d bytes of fields and %d of texts after its last session, and %d listed sessions, not %d", len(br.b), len(text), listed, h.listed)
 		}
 		if r.err == nil {
 			r.err = br.err

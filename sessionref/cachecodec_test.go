@@ -48,7 +48,7 @@ func TestCacheCodecKeepsEveryField(t *testing.T) {
 	fillEvery(t, reflect.ValueOf(&s).Elem(), 1)
 	// Never cached: derived from the root and the names on load.
 	s.Entry.Path, s.Entry.Encoding, s.Entry.Generation = "", "", 0
-	cf := &cacheFile{Format: cacheFormat, Root: "/root/sessions", SearchBytes: len(s.SearchAll) + 2, Sessions: []cachedSession{s, {}}}
+	cf := &cacheFile{Format: cacheFormat, Root: "/root/sessions", Sessions: []cachedSession{s, {}}}
 	var buf bytes.Buffer
 	w := bufio.NewWriter(&buf)
 	if err := encodeCache(w, cf); err != nil {
@@ -65,33 +65,51 @@ func TestCacheCodecKeepsEveryField(t *testing.T) {
 		t.Errorf("round trip changed the cache:\n got %+v\nwant %+v", got, cf)
 	}
 	// LoadCache's decoding (names in one derived path, interned strings,
-	// the search text left in the body) gives the same values.
+	// the entry decoded apart, the search text and filters left in the
+	// block) gives the same values.
 	r := &cacheReader{b: buf.Bytes()}
-	if format, root, searchBytes, n := r.header(); format != cf.Format || root != cf.Root || searchBytes != cf.SearchBytes || n != 2 {
-		t.Fatalf("header %d %q %d %d", format, root, searchBytes, n)
+	format, root, n, cwdBytes := r.header()
+	if format != cf.Format || root != cf.Root || n != 2 || r.err != nil {
+		t.Fatalf("header %d %q %d: %v", format, root, n, r.err)
+	}
+	tr := &cacheReader{b: r.b[:cwdBytes]}
+	r.b = r.b[cwdBytes:]
+	cwds := tr.cwdTable(true)
+	if len(tr.b) != 0 || len(cwds) != 2 || cwds[0].cwd != s.Entry.Cwd || cwds[0].project != ProjectDir(s.Entry.Cwd, true) || cwds[1].cwd != "" {
+		t.Fatalf("the cwds are %+v, %d bytes after them", cwds, len(tr.b))
 	}
 	ld := newCacheLoad("/root/sessions")
-	sessions, body := r.block()
-	if r.err != nil || sessions != 2 || len(r.b) != 0 {
-		t.Fatalf("block of %d sessions, %d bytes after it: %v", sessions, len(r.b), r.err)
+	h, body := r.block()
+	if r.err != nil || h.sessions != 2 || h.listed != 1 || h.text != len(s.SearchAll)+2 || len(r.b) != 0 {
+		t.Fatalf("block %+v, %d bytes after it: %v", h, len(r.b), r.err)
 	}
-	r = &cacheReader{b: body}
+	r = &cacheReader{b: body[:h.fieldsEnd()]}
+	text := body[h.size-h.text:]
 	for i, want := range cf.Sessions {
 		var got cachedSession
-		r.session(&got, ld)
+		var e Entry
+		n, cwd := r.session(&got, &e, cwds, ld)
 		if r.err != nil {
 			t.Fatal(r.err)
 		}
-		if string(ld.search) != want.SearchAll {
-			t.Errorf("session %d: search text %q, want %q", i, ld.search, want.SearchAll)
+		if string(text[:n]) != want.SearchAll || text[n] != 0 || cwd != i {
+			t.Errorf("session %d: search text %q (cwd %d), want %q (cwd %d)", i, text[:n], cwd, want.SearchAll, i)
+		}
+		text = text[n+1:]
+		bs, ps := filters(body[h.fieldsEnd()+i*filterBytes:])
+		if bs != want.SearchByteSet || ps != want.SearchPairSet {
+			t.Errorf("session %d: filters %v %v, want %v %v", i, bs, ps, want.SearchByteSet, want.SearchPairSet)
 		}
 		if wantPath := filepath.Clean("/root/sessions") + string(filepath.Separator) + want.ProjectName + string(filepath.Separator) + want.DirName + string(filepath.Separator) + want.LogName; ld.logPath != wantPath {
 			t.Errorf("session %d: log path %q, want %q", i, ld.logPath, wantPath)
 		}
-		got.SearchAll = want.SearchAll
+		got.Entry, got.SearchAll, got.SearchByteSet, got.SearchPairSet = e, want.SearchAll, want.SearchByteSet, want.SearchPairSet
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("session %d as LoadCache decodes it:\n got %+v\nwant %+v", i, got, want)
 		}
+	}
+	if len(r.b) != 0 || len(text) != 0 {
+		t.Errorf("%d bytes of fields and %d of texts left after the block's sessions", len(r.b), len(text))
 	}
 }
 

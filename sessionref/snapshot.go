@@ -281,70 +281,98 @@ func (snap *Snapshot) appendSession(e *Entry) {
 // finishLocked adds the skips of files to snap, sorted, and counts its
 // unknown events.
 func (ix *Index) finishLocked(snap *Snapshot) {
-	for _, s := range ix.skipped {
-		snap.Skipped = append(snap.Skipped, s)
-	}
 	for i := range snap.Sessions {
 		snap.UnknownEvents += snap.Sessions[i].UnknownEvents
+	}
+	ix.finishSkipsLocked(snap)
+}
+
+// finishSkipsLocked adds the skips of files to snap, sorted.
+func (ix *Index) finishSkipsLocked(snap *Snapshot) {
+	for _, s := range ix.skipped {
+		snap.Skipped = append(snap.Skipped, s)
 	}
 	sort.Slice(snap.Skipped, func(i, j int) bool { return snap.Skipped[i].Path < snap.Skipped[j].Path })
 }
 
-// restoredSnapshotLocked builds the snapshot LoadCache publishes without
-// first building the map of listed ids, which positions returns (with
-// false when an id is listed twice) once another core has built it. It
-// applies when the sessions are listed in the order given (the cache's),
-// each with its cached search text as the columns hold them and under its
-// own label; otherwise, and when an id repeats, it returns nil having
-// changed nothing but the skipped sessions' search texts (dropped, as
-// listedLocked does), and snapshotLocked builds the snapshot.
-func (ix *Index) restoredSnapshotLocked(building bool, order []*tracked, positions func() (map[string]int, bool)) *Snapshot {
-	snap := &Snapshot{Root: ix.root, Updated: time.Now(), Building: building, scratch: &ix.scratch, orders: &snapshotOrders{}}
-	listed := ix.listedLocked(snap, order)
-	if ix.cols.len() != len(listed) {
+// restoredSnapshotLocked builds the snapshot LoadCache publishes from the
+// restored blocks without copying them: the listed sessions are the first
+// entries decoded, their columns those rc holds, and their cwds are
+// numbered from the cache's table. It applies when the sessions are
+// listed first and in a snapshot's order, each with its cached search text
+// and under its own label, and no id repeats (ids, built on another
+// core); otherwise it returns nil having changed nothing, and
+// snapshotLocked builds the snapshot.
+func (ix *Index) restoredSnapshotLocked(blocks []cacheBlock, rc *restoredCache, ids *listedIDs) *Snapshot {
+	if ids.repeated > 0 {
 		return nil
 	}
-	k := 0
-	for _, t := range order {
-		if t.skipReason() != "" {
-			continue
-		}
-		if listed[k] != t || t.fresh != nil || t.col != int32(k)+1 {
+	var prev *tracked
+	var order idOrder
+	parents := false
+	for i := range blocks {
+		b := &blocks[i]
+		if !b.sorted || b.fresh || (b.firstT != nil && prev != nil && listedBefore(b.firstT, prev, &order)) {
 			return nil // sorted again, or not the columns' text
 		}
-		k++
+		if b.lastT != nil {
+			prev = b.lastT
+		}
+		parents = parents || b.parents
 	}
-	parents := map[string]*Entry{}
-	for _, t := range listed {
-		if len(t.entry.ChildLabels) > 0 {
-			parents[t.entry.ID] = t.entry
+	listed := rc.tracked[:rc.listed]
+	for i := range listed {
+		if listed[i].skipReason() != "" {
+			return nil // not the listed sessions first
 		}
 	}
-	if len(parents) > 0 {
-		for _, t := range listed {
-			if p := parents[t.entry.ParentSession]; p != nil && t.entry.ParentSession != "" && p.ChildLabels[t.entry.ID] != "" {
+	if parents {
+		byID := map[string]*Entry{}
+		for i := range listed {
+			if e := listed[i].entry; len(e.ChildLabels) > 0 {
+				byID[e.ID] = e
+			}
+		}
+		for i := range listed {
+			e := listed[i].entry
+			if p := byID[e.ParentSession]; p != nil && e.ParentSession != "" && p.ChildLabels[e.ID] != "" {
 				return nil // listed under its parent's label
 			}
 		}
 	}
-	snap.Sessions = make([]Entry, 0, len(listed))
-	snap.cwdOf = make([]int32, 0, len(listed))
+	snap := &Snapshot{Root: ix.root, Updated: time.Now(), Building: true, scratch: &ix.scratch, orders: &snapshotOrders{}}
+	for i := rc.listed; i < len(rc.tracked); i++ {
+		t := &rc.tracked[i]
+		snap.Skipped = append(snap.Skipped, Skipped{Path: t.dir.path(), Reason: t.skipReason()})
+	}
+	// The cwds are numbered in the order they first appear, as
+	// appendSession numbers them.
 	snap.cwds = map[string]int32{}
-	for _, t := range listed {
-		snap.appendSession(t.entry)
+	number := make([]int32, len(rc.cwds))
+	for c := range number {
+		number[c] = -1
 	}
-	pos, unique := positions()
-	if !unique {
-		return nil
+	for k, c := range rc.cwdOf {
+		if c < 0 {
+			continue
+		}
+		if number[c] < 0 {
+			number[c] = int32(len(snap.cwds))
+			snap.cwds[rc.cwds[c].cwd] = number[c]
+		}
+		rc.cwdOf[k] = number[c]
 	}
+	for i := range blocks {
+		snap.UnknownEvents += blocks[i].unknown
+	}
+	snap.Sessions, snap.cwdOf = rc.entries[:rc.listed:rc.listed], rc.cwdOf
+	snap.byID, snap.search = ids.pos, ix.cols
 	ix.dirty = false
 	ix.changes++
-	snap.byID, snap.search = pos, ix.cols
-	for i, t := range listed {
-		t.col, t.fresh = int32(i)+1, nil
-		t.entry, t.shared = &snap.Sessions[i], true
+	for i := range listed {
+		listed[i].shared = true
 	}
-	ix.finishLocked(snap)
+	ix.finishSkipsLocked(snap)
 	return snap
 }
 

@@ -1,0 +1,142 @@
+package sessionref
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestCacheOfAnotherFormatIsRebuiltOnce restarts over a cache that says
+// it has the format before this one: it is refused before anything is
+// published, the build reads every log, and the cache it saves has this
+// format, so the restart after it reads nothing.
+func TestCacheOfAnotherFormatIsRebuiltOnce(t *testing.T) {
+	s := newTestStore(t)
+	for i := 0; i < 3; i++ {
+		s.simple(fmt.Sprintf("fmt-%d", i), "/f", fixtureTime+int64(i), titleEvent(0, fmt.Sprintf("Format title %d", i)))
+	}
+	path := filepath.Join(t.TempDir(), "index.gob")
+	if err := s.index().SaveCache(path); err != nil {
+		t.Fatal(err)
+	}
+	cf := readCacheFile(t, path)
+	cf.Format = cacheFormat - 1
+	writeCacheFileTo(t, path, cf)
+	ix := NewIndex(s.root, IndexOptions{})
+	err := ix.LoadCache(path)
+	if !errors.Is(err, ErrCacheUnusable) || !strings.Contains(err.Error(), fmt.Sprintf("format %d", cacheFormat-1)) {
+		t.Fatalf("LoadCache of a format %d cache: %v, want ErrCacheUnusable naming the format", cacheFormat-1, err)
+	}
+	if snap := ix.Snapshot(); len(snap.Sessions) != 0 {
+		t.Fatalf("the refused cache published %d sessions", len(snap.Sessions))
+	}
+	if err := ix.Build(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if ix.BytesRead() == 0 || len(ix.Snapshot().Sessions) != 3 {
+		t.Fatalf("the build after the refused cache read %d bytes and lists %d sessions", ix.BytesRead(), len(ix.Snapshot().Sessions))
+	}
+	if err := ix.SaveCache(path); err != nil {
+		t.Fatal(err)
+	}
+	if got := readCacheFile(t, path).Format; got != cacheFormat {
+		t.Fatalf("the rebuilt cache has format %d, want %d", got, cacheFormat)
+	}
+	again := NewIndex(s.root, IndexOptions{})
+	if err := again.LoadCache(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := again.Build(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if again.BytesRead() != 0 || !reflect.DeepEqual(again.Snapshot().Sessions, ix.Snapshot().Sessions) {
+		t.Errorf("the restart over the rebuilt cache read %d bytes; sessions equal: %v", again.BytesRead(),
+			reflect.DeepEqual(again.Snapshot().Sessions, ix.Snapshot().Sessions))
+	}
+}
+
+// TestRestoredSnapshotSharesTheDecodedSessions restores a cache saved by
+// SaveCache (listed sessions first): the snapshot's sessions are the
+// entries the blocks decoded into, each writer state's entry is its
+// snapshot entry, and the columns' text is the one the blocks read their
+// texts into. A cache that lists a skipped session first (not as SaveCache
+// writes it) still restores the same snapshot, through the path that
+// copies.
+func TestRestoredSnapshotSharesTheDecodedSessions(t *testing.T) {
+	s := newTestStore(t)
+	for i := 0; i < 5; i++ {
+		s.simple(fmt.Sprintf("share-%d", i), fmt.Sprintf("/s%d", i%2), fixtureTime+int64(i), titleEvent(0, fmt.Sprintf("Shared title %d", i)))
+	}
+	badDir := filepath.Join(s.root, ProjectDir("/s0", true), "no-header")
+	if err := os.MkdirAll(badDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(badDir, "session.jsonl"), []byte(`{"type":"sess`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	built := s.index()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "index.gob")
+	if err := built.SaveCache(path); err != nil {
+		t.Fatal(err)
+	}
+	cf := readCacheFile(t, path)
+	if n := len(cf.Sessions); n != 6 || cf.Sessions[n-1].Skip == "" {
+		t.Fatalf("SaveCache wrote %d sessions, the last one listed; want 6, the skipped one last", n)
+	}
+	ix := NewIndex(s.root, IndexOptions{})
+	if err := ix.LoadCache(path); err != nil {
+		t.Fatal(err)
+	}
+	snap := ix.Snapshot()
+	if !reflect.DeepEqual(snap.Sessions, built.Snapshot().Sessions) || !reflect.DeepEqual(snap.Skipped, built.Snapshot().Skipped) {
+		t.Fatalf("restored %v %v, want %v %v", snap.Sessions, snap.Skipped, built.Snapshot().Sessions, built.Snapshot().Skipped)
+	}
+	for _, tr := range ix.tracked {
+		if tr.skipReason() != "" {
+			continue
+		}
+		i := snap.byID[tr.entry.ID]
+		if tr.entry != &snap.Sessions[i] || !tr.shared || tr.col != int32(i)+1 || tr.fresh != nil {
+			t.Errorf("%s: its writer state does not share snapshot entry %d and its columns (col %d, fresh %v)", tr.entry.ID, i, tr.col, tr.fresh != nil)
+		}
+	}
+	if got, want := len(snap.search.text), len(cf.Sessions); got < want {
+		t.Errorf("the columns' text is %d bytes, fewer than the %d sessions' separators", got, want)
+	}
+	want := answersOf(t, built.Snapshot(), []string{"", "shared", "title 3", "share-1", "zebra"})
+	if got := answersOf(t, snap, []string{"", "shared", "title 3", "share-1", "zebra"}); !reflect.DeepEqual(got, want) {
+		t.Errorf("restored answers %v, want %v", got, want)
+	}
+
+	// The skipped session first: not the order the decoded entries can be
+	// published in.
+	n := len(cf.Sessions)
+	cf.Sessions = append(cf.Sessions[n-1:], cf.Sessions[:n-1]...)
+	skippedFirst := filepath.Join(dir, "skipped-first.gob")
+	writeCacheFileTo(t, skippedFirst, cf)
+	other := NewIndex(s.root, IndexOptions{})
+	if err := other.LoadCache(skippedFirst); err != nil {
+		t.Fatal(err)
+	}
+	got := other.Snapshot()
+	if !reflect.DeepEqual(got.Sessions, snap.Sessions) || !reflect.DeepEqual(got.Skipped, snap.Skipped) ||
+		!reflect.DeepEqual(got.byID, snap.byID) || !reflect.DeepEqual(got.cwdOf, snap.cwdOf) || !reflect.DeepEqual(got.cwds, snap.cwds) {
+		t.Errorf("skipped first: restored\n%v %v %v %v\nwant\n%v %v %v %v", got.Sessions, got.Skipped, got.byID, got.cwdOf,
+			snap.Sessions, snap.Skipped, snap.byID, snap.cwdOf)
+	}
+	if a := answersOf(t, got, []string{"", "shared", "title 3", "share-1", "zebra"}); !reflect.DeepEqual(a, want) {
+		t.Errorf("skipped first: answers %v, want %v", a, want)
+	}
+	if err := other.Build(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if other.BytesRead() != 0 {
+		t.Errorf("skipped first: the build after the restore read %d bytes", other.BytesRead())
+	}
+}
