@@ -235,7 +235,9 @@ async function main() {
 /** Every step, in the order a person would take them. */
 async function steps(browser) {
   page = await browser.newPage({ viewport: { width: 1400, height: 850 } });
-  await page.goto(`${p.url}/?folder=${encodeURIComponent(p.workspace)}`);
+  // The workbench loads a few MB of scripts: on a busy machine that took
+  // longer than the 30 s playwright allows a navigation by default.
+  await page.goto(`${p.url}/?folder=${encodeURIComponent(p.workspace)}`, { timeout: STEP_MS });
   await page.locator(".monaco-workbench").waitFor({ timeout: STEP_MS });
   await page.locator(".explorer-folders-view").waitFor({ timeout: STEP_MS });
   mark("workbench shown");
