@@ -103,9 +103,9 @@ func (s *Server) openRecall(h *sessionsHolder, on bool) {
 // recall index while sessions change.
 const recallSaveEvery = 30 * time.Second
 
-// A save waits until no message has been handled for recallSaveQuiet,
-// at most recallSaveMostDelay: someone typing one keystroke after the
-// other holds it back, never for long.
+// A save is put off until no message has been handled for
+// recallSaveQuiet, for recallSaveMostDelay at most: someone typing one
+// keystroke after the other holds it back, never for long.
 const (
 	recallSaveQuiet     = 750 * time.Millisecond
 	recallSaveMostDelay = 10 * time.Second
@@ -142,19 +142,26 @@ func (s *Server) runRecall(ctx context.Context, rh *recallHolder, h *sessionsHol
 	}
 	var lastSave time.Time
 	var saveAt <-chan time.Time
+	// saveDue is when the save put off (saveAt) became due; zero when none is.
+	var saveDue time.Time
 	save := func() {
 		if rh.path == "" || rh.ix.Changes() == saved || ctx.Err() != nil {
+			saveDue = time.Time{}
 			return
 		}
-		// A save syncs the text file to disk (after a first build, the
-		// hundreds of MB written in its last half minute) and lays out
-		// the .idx file: it waits until nobody has been typing for a
-		// while, so that the searches right after a build do not share
-		// the processors and the disk with it.
-		s.requests.waitQuiet(ctx, recallSaveQuiet, recallSaveMostDelay)
-		if ctx.Err() != nil {
+		// A save syncs the text file to disk and lays out the .idx file:
+		// it is put off until nobody has been typing for a while, so that
+		// the searches right after a build do not share the processors
+		// and the disk with it. The loop goes on syncing meanwhile
+		// (appended text stays searchable within its bound).
+		if saveDue.IsZero() {
+			saveDue = time.Now()
+		}
+		if wait := s.requests.untilQuiet(recallSaveQuiet); wait > 0 && time.Since(saveDue) < recallSaveMostDelay {
+			saveAt = time.After(min(wait, recallSaveMostDelay-time.Since(saveDue)))
 			return
 		}
+		saveDue = time.Time{}
 		n := rh.ix.Changes()
 		s.memory.begin()
 		defer s.memory.end()
@@ -492,32 +499,16 @@ func (a *requestActivity) end() {
 	a.mu.Unlock()
 }
 
-// waitQuiet returns once no message has been handled for quiet, at the
-// latest after most, or when ctx ended.
-func (a *requestActivity) waitQuiet(ctx context.Context, quiet, most time.Duration) {
-	deadline := time.Now().Add(most)
-	for {
-		a.mu.Lock()
-		idle, left := a.idle, quiet-time.Since(a.last)
-		a.mu.Unlock()
-		until := time.Until(deadline)
-		if (idle == nil && left <= 0) || until <= 0 {
-			return
-		}
-		wait := until
-		if idle == nil {
-			wait = min(wait, left)
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-idle: // nil while none is handled: never ready
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return
-		}
-		t.Stop()
+// untilQuiet returns how long until no message will have been handled
+// for quiet, 0 when none has been for that long; while one is being
+// handled, quiet.
+func (a *requestActivity) untilQuiet(quiet time.Duration) time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.n > 0 {
+		return quiet
 	}
+	return max(0, quiet-time.Since(a.last))
 }
 
 // maxRecallHold bounds how long one pause of a recall worker waits for

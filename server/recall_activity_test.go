@@ -47,54 +47,30 @@ func TestRecallWorkersWaitForRequests(t *testing.T) {
 	}
 }
 
-// TestRecallSaveWaitsForQuiet: requestActivity.waitQuiet returns at once
-// when no message was ever handled, waits while one is being handled and
-// then for quiet after the last ended, returns after most at the latest,
-// and when its context ends.
+// TestRecallSaveWaitsForQuiet: requestActivity.untilQuiet is 0 when no
+// message was ever handled, quiet while one is being handled, and after
+// the last ended what is left of quiet since then (0 once it passed).
 func TestRecallSaveWaitsForQuiet(t *testing.T) {
 	var a requestActivity
-	t0 := time.Now()
-	a.waitQuiet(context.Background(), time.Hour, time.Hour) // nothing handled yet
-	if d := time.Since(t0); d > 5*time.Second {
-		t.Fatalf("waitQuiet with nothing handled took %v", d)
+	const quiet = time.Hour
+	if d := a.untilQuiet(quiet); d != 0 {
+		t.Errorf("nothing handled yet: untilQuiet = %v, want 0", d)
 	}
-
-	const quiet = 80 * time.Millisecond
 	a.begin()
-	done := make(chan time.Time, 1)
-	go func() {
-		a.waitQuiet(context.Background(), quiet, time.Minute)
-		done <- time.Now()
-	}()
-	select {
-	case <-done:
-		t.Fatal("waitQuiet returned while a message was being handled")
-	case <-time.After(2 * quiet):
-		// Not a synchronisation: only a chance for a wrong return to show.
+	if d := a.untilQuiet(quiet); d != quiet {
+		t.Errorf("a message being handled: untilQuiet = %v, want %v", d, quiet)
+	}
+	a.begin()
+	a.end()
+	if d := a.untilQuiet(quiet); d != quiet {
+		t.Errorf("one of two messages still handled: untilQuiet = %v, want %v", d, quiet)
 	}
 	a.end()
 	ended := time.Now()
-	select {
-	case at := <-done:
-		if d := at.Sub(ended); d < quiet {
-			t.Errorf("waitQuiet returned %v after the last message ended; want at least %v", d, quiet)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("waitQuiet did not return after the quiet period")
+	if d := a.untilQuiet(quiet); d > quiet || d < quiet-time.Since(ended)-time.Minute {
+		t.Errorf("just after the last message: untilQuiet = %v, want about %v", d, quiet)
 	}
-
-	a.begin()
-	defer a.end()
-	t0 = time.Now()
-	a.waitQuiet(context.Background(), time.Hour, quiet) // bounded by most
-	if d := time.Since(t0); d < quiet || d > 10*time.Second {
-		t.Errorf("waitQuiet with a message being handled returned after %v; want %v", d, quiet)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	t0 = time.Now()
-	a.waitQuiet(ctx, time.Hour, time.Hour)
-	if d := time.Since(t0); d > 5*time.Second {
-		t.Errorf("waitQuiet with its context ended took %v", d)
+	if d := a.untilQuiet(time.Nanosecond); d != 0 {
+		t.Errorf("quiet long past: untilQuiet = %v, want 0", d)
 	}
 }
