@@ -2,6 +2,7 @@ package recall
 
 import (
 	"encoding/binary"
+	"slices"
 	"unicode/utf8"
 
 	"golang.org/x/text/cases"
@@ -39,6 +40,10 @@ func (f *folder) rune(r rune) string {
 
 // appendFold appends the folding of s to dst.
 func (f *folder) appendFold(dst []byte, s string) []byte {
+	// Room for s at once: a folding is as long as s but for the few runes
+	// whose folding is longer, and appending eight bytes at a time would
+	// otherwise grow dst by doubling through a long run.
+	dst = slices.Grow(dst, len(s))
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
