@@ -69,9 +69,6 @@ func newColumnsBuilder(n, textBytes int) *columnsBuilder {
 	return b
 }
 
-// len is how many texts were added.
-func (b *columnsBuilder) len() int { return len(b.cols.spans) }
-
 func (b *columnsBuilder) add(st *searchText) {
 	if push(b, st.all, len(st.id), len(st.title), len(st.display)) {
 		b.cols.bytes = append(b.cols.bytes, st.bytes)
