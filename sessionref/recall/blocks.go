@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/klauspost/compress/s2"
 )
@@ -293,8 +294,13 @@ type rawMessage struct {
 	text string
 }
 
+// decodeBlock parses raw, an encoded block, and folds its messages. The
+// block's strings are slices of raw, which the caller hands over: it must
+// never change afterwards (a search decodes into a new buffer each time;
+// a build clones its reused one). Copying raw and the folding into strings
+// of their own were two of the allocations of every block read back.
 func decodeBlock(raw []byte, f *folder) (*textBlock, error) {
-	s := string(raw)
+	s := unsafe.String(unsafe.SliceData(raw), len(raw))
 	b := &textBlock{}
 	buf := make([]byte, 0, len(s)+len(s)/16)
 	for i := 0; i < len(s); {
@@ -326,7 +332,7 @@ func decodeBlock(raw []byte, f *folder) (*textBlock, error) {
 		buf = append(buf, 0)
 		b.msgs = append(b.msgs, m)
 	}
-	b.folded = string(buf)
+	b.folded = unsafe.String(unsafe.SliceData(buf), len(buf)) // buf is not written again
 	return b, nil
 }
 

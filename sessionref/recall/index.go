@@ -17,6 +17,7 @@
 package recall
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/binary"
@@ -684,7 +685,7 @@ func (ix *Index) build(ctx context.Context, w *worker, i int, e *sessionref.Entr
 			r.recs, n = appendRecord(r.recs, w.raw)
 			r.lens = append(r.lens, n)
 			if i < warmSessions && len(r.lens) == 1 {
-				if b, err := decodeBlock(w.raw, w.f); err == nil {
+				if b, err := decodeBlock(bytes.Clone(w.raw), w.f); err == nil { // w.raw is reused
 					r.warm = append(r.warm, b)
 				}
 			}

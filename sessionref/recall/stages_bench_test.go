@@ -155,3 +155,38 @@ func BenchmarkBuildStageBlocks(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBlockReadBack decodes the records of the blocks of the same
+// text as a search reads them back (decodeChunks, decodeBlock): the cost
+// of a cold block, per GB of projected text, with its allocations.
+func BenchmarkBlockReadBack(b *testing.B) {
+	sessions, n := stageText(b)
+	var recs [][]byte
+	var pending []rawMessage
+	for _, msgs := range sessions {
+		size := 0
+		for k, m := range msgs {
+			pending = append(pending, rawMessage{role: m.Role, seq: m.Seq, text: m.Text})
+			if size += len(m.Text); size >= blockTarget || k == len(msgs)-1 {
+				rec, _ := appendRecord(nil, encodeBlock(nil, pending))
+				recs = append(recs, rec[recordHeaderLen:])
+				pending, size = pending[:0], 0
+			}
+		}
+	}
+	f := newFolder()
+	b.SetBytes(n)
+	b.ReportAllocs()
+	defer reportCPU(b, cputime.Process(), n)
+	for b.Loop() {
+		for _, rec := range recs {
+			raw, err := decodeChunks(rec)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := decodeBlock(raw, f); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
