@@ -68,7 +68,7 @@ func TestBinaryAbuseKeepsServing(t *testing.T) {
 	p.expectError("unknown method", `"u"`, -32601)
 
 	big := `{"jsonrpc":"2.0","id":"big","method":"dsh/prepare","params":{"text":"` + strings.Repeat("x", maxMessageBytes) + `"}}`
-	p.write(fmt.Appendf(nil, "Content-Length: %d\r\n\r\n%s", len(big), big))
+	p.write(lsptest.Frame([]byte(big)))
 	p.expectError("oversized frame", `"big"`, -32600)
 
 	mention := sessionref.Mention(ref.DisplayTitle, ref.ID)

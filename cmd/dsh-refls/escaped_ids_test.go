@@ -1,9 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"testing"
 	"time"
+
+	"github.com/dsh-refls/dsh-refls/internal/lsptest"
 )
 
 // maxExitAfterEOF bounds how long the server may take to exit once stdin
@@ -18,7 +19,7 @@ const maxExitAfterEOF = 3 * time.Second
 func TestBinaryEscapedIDsExitAtEOF(t *testing.T) {
 	p := startWire(t, "--sessions-root", t.TempDir(), "--watch", "off")
 	raw := func(body string) {
-		p.write([]byte(fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body)))
+		p.write(lsptest.Frame([]byte(body)))
 	}
 	raw(`{"jsonrpc":"2.0","id":"\u0069nit","method":"initialize","params":{"processId":null,"capabilities":{}}}`)
 	p.expectResult("initialize with an escaped id", `"init"`)
