@@ -259,38 +259,57 @@ func (ix *Index) LoadCache(path string) error {
 			return fmt.Errorf("%w: %s: %v", ErrCacheUnusable, path, err)
 		}
 	}
-	// The writer's map of sessions and the snapshot's map of ids are built
+	// The snapshot's map of ids and the writer's map of sessions are built
 	// on other goroutines while the snapshot is; a directory listed twice
 	// refuses the cache before anything is published.
-	mapped := make(chan trackedMap, 1)
-	go func() { mapped <- mapTracked(rc.tracked, path) }()
 	positioned := make(chan listedIDs, 1)
 	go func() { positioned <- positionIDs(rc.tracked) }()
+	mapped := make(chan trackedMap, 1)
+	go func() { mapped <- mapTracked(rc.tracked, path) }()
+	var ids *listedIDs
+	waitIDs := func() *listedIDs {
+		if ids == nil {
+			p := <-positioned
+			ids = &p
+		}
+		return ids
+	}
 	ix.writeMu.Lock()
+	defer ix.writeMu.Unlock()
 	wasCols, wasChanges, wasDirty := ix.cols, ix.changes, ix.dirty
 	ix.cols = rc.cols
-	ids := <-positioned
-	snap := ix.restoredSnapshotLocked(blocks, rc, &ids)
+	snap := ix.restoredSnapshotLocked(blocks, rc, waitIDs)
+	var tm trackedMap
 	if snap == nil {
+		waitIDs() // it reads the entries snapshotLocked replaces
 		order := make([]*tracked, len(rc.tracked))
 		for i := range rc.tracked {
 			order[i] = &rc.tracked[i]
 		}
 		snap = ix.snapshotLocked(true, order)
+		snap.walkOrder(true)
+		tm = <-mapped
+	} else if err := skippedTwice(rc, snap.byID, path); err != nil {
+		tm = trackedMap{err: err}
 	}
-	// While the other core maps the sessions, the walk order of a query
-	// ranked by activity (the server's default) is built, which the first
-	// query would otherwise build (100,000 sessions: a sort).
-	snap.walkOrder(true)
-	tm := <-mapped
 	if tm.err != nil {
 		// Nothing was published: the index is as it was, unbuilt.
 		ix.cols, ix.changes, ix.dirty = wasCols, wasChanges, wasDirty
-		ix.writeMu.Unlock()
 		return tm.err
 	}
-	ix.tracked = tm.tracked
 	ix.storeLocked(snap)
+	if tm.tracked == nil {
+		// The restored snapshot lists no directory twice (its ids are
+		// unique, and each listed directory is its id encoded; the skipped
+		// ones were checked): the writer's map, which the first build
+		// needs, is waited for once the snapshot is served.
+		if tm = <-mapped; tm.err != nil {
+			ix.storeLocked(&Snapshot{Root: ix.root, Building: true, Updated: time.Now()})
+			ix.cols, ix.changes, ix.dirty = wasCols, wasChanges, wasDirty
+			return tm.err
+		}
+	}
+	ix.tracked = tm.tracked
 	ix.saved, ix.savedAt = path, ix.changes
 	// The published entries are the snapshot's; an entry it does not
 	// share (a session skipped, or listed under another label) leaves the
@@ -301,7 +320,29 @@ func (ix *Index) LoadCache(path string) error {
 			t.entry = &e
 		}
 	}
-	ix.writeMu.Unlock()
+	return nil
+}
+
+// skippedTwice reports a directory of a skipped session that the cache
+// lists twice: as another skipped session's, or as a listed session's,
+// whose directory is its id encoded (byID maps the listed ids, each
+// listed once).
+func skippedTwice(rc *restoredCache, byID map[string]int, path string) error {
+	seen := map[string]bool{}
+	for i := rc.listed; i < len(rc.tracked); i++ {
+		t := &rc.tracked[i]
+		p := t.dir.path()
+		twice := seen[p]
+		if id, err := DecodeSegment(t.dir.dirName()); err == nil {
+			if k, ok := byID[id]; ok && rc.tracked[k].dir.path() == p {
+				twice = true
+			}
+		}
+		if twice {
+			return fmt.Errorf("%w: %s lists %s twice", ErrCacheUnusable, path, p)
+		}
+		seen[p] = true
+	}
 	return nil
 }
 

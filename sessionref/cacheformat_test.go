@@ -140,3 +140,60 @@ func TestRestoredSnapshotSharesTheDecodedSessions(t *testing.T) {
 		t.Errorf("skipped first: the build after the restore read %d bytes", other.BytesRead())
 	}
 }
+
+// TestCacheListingASkippedDirectoryTwiceIsRefused writes caches whose
+// skipped session names the directory of a listed session, or of another
+// skipped session: the snapshot that lists the sessions is served before
+// the writer's map of directories is built, so this is checked before;
+// each cache is refused with nothing published, and the build reads the
+// logs.
+func TestCacheListingASkippedDirectoryTwiceIsRefused(t *testing.T) {
+	s := newTestStore(t)
+	for i := 0; i < 3; i++ {
+		s.simple(fmt.Sprintf("twice-%d", i), "/t", fixtureTime+int64(i), titleEvent(0, fmt.Sprintf("Twice title %d", i)))
+	}
+	badDir := filepath.Join(s.root, ProjectDir("/t", true), "no-header")
+	if err := os.MkdirAll(badDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(badDir, "session.jsonl"), []byte(`{"type":"sess`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.gob")
+	if err := s.index().SaveCache(good); err != nil {
+		t.Fatal(err)
+	}
+	for name, twice := range map[string]func(cf *cacheFile) cachedSession{
+		"a listed session's directory": func(cf *cacheFile) cachedSession {
+			c := cf.Sessions[1]
+			c.Skip = "log has no complete header line yet"
+			return c
+		},
+		"another skipped session's directory": func(cf *cacheFile) cachedSession { return cf.Sessions[len(cf.Sessions)-1] },
+	} {
+		t.Run(name, func(t *testing.T) {
+			cf := readCacheFile(t, good)
+			if last := cf.Sessions[len(cf.Sessions)-1]; last.Skip == "" || last.DirName != "no-header" {
+				t.Fatalf("the cache's last session is %q (skip %q), want the skipped no-header", last.DirName, last.Skip)
+			}
+			cf.Sessions = append(cf.Sessions, twice(cf))
+			bad := filepath.Join(t.TempDir(), "twice.gob")
+			writeCacheFileTo(t, bad, cf)
+			ix := NewIndex(s.root, IndexOptions{})
+			err := ix.LoadCache(bad)
+			if !errors.Is(err, ErrCacheUnusable) || !strings.Contains(err.Error(), "twice") {
+				t.Fatalf("LoadCache: %v, want ErrCacheUnusable (twice)", err)
+			}
+			if snap := ix.Snapshot(); len(snap.Sessions) != 0 || len(snap.Skipped) != 0 || !snap.Building {
+				t.Fatalf("the refused cache published %d sessions, %d skips (building %v)", len(snap.Sessions), len(snap.Skipped), snap.Building)
+			}
+			if err := ix.Build(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			if snap := ix.Snapshot(); len(snap.Sessions) != 3 || ix.BytesRead() == 0 {
+				t.Errorf("the build after the refused cache lists %d sessions and read %d bytes", len(snap.Sessions), ix.BytesRead())
+			}
+		})
+	}
+}

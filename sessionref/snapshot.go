@@ -300,13 +300,11 @@ func (ix *Index) finishSkipsLocked(snap *Snapshot) {
 // entries decoded, their columns those rc holds, and their cwds are
 // numbered from the cache's table. It applies when the sessions are
 // listed first and in a snapshot's order, each with its cached search text
-// and under its own label, and no id repeats (ids, built on another
-// core); otherwise it returns nil having changed nothing, and
-// snapshotLocked builds the snapshot.
-func (ix *Index) restoredSnapshotLocked(blocks []cacheBlock, rc *restoredCache, ids *listedIDs) *Snapshot {
-	if ids.repeated > 0 {
-		return nil
-	}
+// and under its own label, and no id repeats (ids waits for the map of
+// ids another core builds; meanwhile the walk order by activity, which the
+// first query needs, is built); otherwise it returns nil having changed
+// nothing but rc's cwd numbers, and snapshotLocked builds the snapshot.
+func (ix *Index) restoredSnapshotLocked(blocks []cacheBlock, rc *restoredCache, ids func() *listedIDs) *Snapshot {
 	var prev *tracked
 	var order idOrder
 	parents := false
@@ -366,7 +364,13 @@ func (ix *Index) restoredSnapshotLocked(blocks []cacheBlock, rc *restoredCache, 
 		snap.UnknownEvents += blocks[i].unknown
 	}
 	snap.Sessions, snap.cwdOf = rc.entries[:rc.listed:rc.listed], rc.cwdOf
-	snap.byID, snap.search = ids.pos, ix.cols
+	snap.search = ix.cols
+	snap.walkOrder(true)
+	p := ids()
+	if p.repeated > 0 {
+		return nil
+	}
+	snap.byID = p.pos
 	ix.dirty = false
 	ix.changes++
 	for i := range listed {
