@@ -26,14 +26,7 @@ func TestCacheBlocksRestoreAsOne(t *testing.T) {
 	for i := 0; i < 6; i++ {
 		plain = s.simple(fmt.Sprintf("plain-%d", i), "/p", fixtureTime+int64(10+i), titleEvent(0, fmt.Sprintf("Plain title %d", i)))
 	}
-	// A directory whose log has no header yet: tracked, skipped.
-	badDir := filepath.Join(s.root, ProjectDir("/p", true), "no-header")
-	if err := os.MkdirAll(badDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(badDir, "session.jsonl"), []byte(`{"type":"sess`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	s.noHeader("/p")
 	queries := []string{"", "zebra", "child own", "twice", "plain", "title 3", "title", "parent", "renamed"}
 	answers := func(snap *Snapshot) map[string][]string { return answersOf(t, snap, queries) }
 	dir := t.TempDir()
@@ -163,13 +156,7 @@ func TestRestoredSnapshotIsTheBuiltOne(t *testing.T) {
 		if repeat {
 			s.simple("plain-3", "/other", fixtureTime+7, titleEvent(0, "Plain title again"))
 		}
-		badDir := filepath.Join(s.root, ProjectDir("/p0", true), "no-header")
-		if err := os.MkdirAll(badDir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(badDir, "session.jsonl"), []byte(`{"type":"sess`), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		s.noHeader("/p0")
 		built := s.index()
 		dir := t.TempDir()
 		one := filepath.Join(dir, "one.gob")

@@ -435,14 +435,10 @@ func (h *blockHead) valid() bool {
 func (h *blockHead) fieldsEnd() int { return h.size - h.text - h.sessions*filterBytes }
 
 // block reads the next block's header and body, which it checks holds
-// what the header says.
+// what the header says (r holds the whole body: nothing lies beyond it).
 func (r *cacheReader) block() (blockHead, []byte) {
-	var h blockHead
-	h.sessions = r.count(minSessionBytes)
-	h.listed = r.count(1)
-	h.text = r.count(1)
-	h.size = r.count(1)
-	if r.err != nil || !h.valid() {
+	h := r.blockHeader()
+	if r.err != nil || h.size > len(r.b) {
 		r.fail()
 		return blockHead{}, nil
 	}

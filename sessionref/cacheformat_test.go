@@ -72,13 +72,7 @@ func TestRestoredSnapshotSharesTheDecodedSessions(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		s.simple(fmt.Sprintf("share-%d", i), fmt.Sprintf("/s%d", i%2), fixtureTime+int64(i), titleEvent(0, fmt.Sprintf("Shared title %d", i)))
 	}
-	badDir := filepath.Join(s.root, ProjectDir("/s0", true), "no-header")
-	if err := os.MkdirAll(badDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(badDir, "session.jsonl"), []byte(`{"type":"sess`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	s.noHeader("/s0")
 	built := s.index()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "index.gob")
@@ -152,13 +146,7 @@ func TestCacheListingASkippedDirectoryTwiceIsRefused(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		s.simple(fmt.Sprintf("twice-%d", i), "/t", fixtureTime+int64(i), titleEvent(0, fmt.Sprintf("Twice title %d", i)))
 	}
-	badDir := filepath.Join(s.root, ProjectDir("/t", true), "no-header")
-	if err := os.MkdirAll(badDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(badDir, "session.jsonl"), []byte(`{"type":"sess`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	s.noHeader("/t")
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.gob")
 	if err := s.index().SaveCache(good); err != nil {
@@ -195,5 +183,31 @@ func TestCacheListingASkippedDirectoryTwiceIsRefused(t *testing.T) {
 				t.Errorf("the build after the refused cache lists %d sessions and read %d bytes", len(snap.Sessions), ix.BytesRead())
 			}
 		})
+	}
+}
+
+// TestIsPlainName lists the names a restore accepts as one directory
+// entry and those it refuses.
+func TestIsPlainName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"session.jsonl": true, "--home-dev-p--": true, "~002E": true, "a..b": true, "é": true,
+		"": false, ".": false, "..": false, "a/b": false, `a\b`: false, "a\x00b": false, "/": false, "../x": false,
+	} {
+		if got := isPlainName(name); got != want {
+			t.Errorf("isPlainName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// noHeader adds to s, in the project of cwd, a session directory whose log
+// has no complete header line yet: tracked, and skipped.
+func (s *testStore) noHeader(cwd string) {
+	s.t.Helper()
+	dir := filepath.Join(s.root, ProjectDir(cwd, true), "no-header")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "session.jsonl"), []byte(`{"type":"sess`), 0o644); err != nil {
+		s.t.Fatal(err)
 	}
 }
