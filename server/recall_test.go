@@ -209,3 +209,72 @@ func TestRecallSearchOffBuildsNothing(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestRecallSyncsWhileItsSaveIsPutOff: after the first build, while
+// requests keep coming (someone typing), the save of the stored index is
+// put off, yet a session that grows is synced and searchable at once (the
+// loop does not wait for the save); once the requests stop, the index is
+// stored.
+func TestRecallSyncsWhileItsSaveIsPutOff(t *testing.T) {
+	opts, fake, ws := testOptions(t)
+	opts.Watch = "fsnotify"
+	bucket := func(extra string) *dshgen.Session {
+		s := dshgen.NewSession("s-bucket").Cwd(testCwd).CreatedAt(time.Now().Add(-6 * time.Hour).UnixMilli()).
+			Turn(func(tt *dshgen.Turn) {
+				tt.UserText("How should the token bucket refill?")
+				tt.Title("Rate limiting", "provider")
+				tt.AssistantText("Refill lazily, per request.")
+			})
+		if extra != "" {
+			s = s.Turn(func(tt *dshgen.Turn) { tt.UserText(extra); tt.AssistantText("ok") })
+		}
+		return s
+	}
+	fake.add(t, bucket(""))
+	stored := filepath.Join(t.TempDir(), "cache", "recall-test.idx")
+	opts.RecallPath = func(string) (string, error) { return stored, nil }
+	h := newHarness(t, opts)
+	h.initialize(initOptions{root: ws, settings: map[string]any{"sessionId": "s-target"}})
+	// gap is the longest time between two requests since the first: a
+	// machine stalled for longer than recallSaveQuiet lets the save run.
+	var last time.Time
+	var gap time.Duration
+	search := func(q string) []searchResult {
+		if !last.IsZero() {
+			gap = max(gap, time.Since(last))
+		}
+		var res []searchResult
+		h.mustCall(MethodSearch, map[string]any{"query": q}, &res)
+		last = time.Now()
+		return res
+	}
+	deadline := time.Now().Add(testTimeout)
+	for len(search("lazily")) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the first build never made s-bucket searchable")
+		}
+	}
+	// Typing: a search at least every 20 ms from here on, well within
+	// recallSaveQuiet of each other.
+	built := time.Now()
+	fake.add(t, bucket("the zebrafish question"))
+	for len(search("zebrafish")) != 1 {
+		if time.Since(built) > recallSaveMostDelay/2 {
+			t.Fatalf("the grown session was not searchable %v after it grew, while requests kept coming", time.Since(built))
+		}
+		time.Sleep(20 * time.Millisecond) // the typing's pace, not a synchronisation
+	}
+	if _, err := os.Stat(stored); err == nil && gap < recallSaveQuiet {
+		t.Errorf("the index was stored while requests kept coming (at most %v apart)", gap)
+	}
+	// The typing stops: the save runs once it has been quiet.
+	for {
+		if _, err := os.Stat(stored); err == nil {
+			break
+		}
+		if time.Since(built) > recallSaveMostDelay+testTimeout {
+			t.Fatal("the recall index was never stored after the requests stopped")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
