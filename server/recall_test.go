@@ -218,8 +218,9 @@ func TestRecallSearchOffBuildsNothing(t *testing.T) {
 func TestRecallSyncsWhileItsSaveIsPutOff(t *testing.T) {
 	opts, fake, ws := testOptions(t)
 	opts.Watch = "fsnotify"
-	bucket := func(extra string) *dshgen.Session {
-		s := dshgen.NewSession("s-bucket").Cwd(testCwd).CreatedAt(time.Now().Add(-6 * time.Hour).UnixMilli()).
+	created := time.Now().Add(-6 * time.Hour).UnixMilli()
+	bucket := func(extra string) *dshgen.Session { // the same session, grown by extra
+		s := dshgen.NewSession("s-bucket").Cwd(testCwd).CreatedAt(created).
 			Turn(func(tt *dshgen.Turn) {
 				tt.UserText("How should the token bucket refill?")
 				tt.Title("Rate limiting", "provider")
