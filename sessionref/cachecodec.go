@@ -246,6 +246,13 @@ func (r *cacheReader) int() int64 {
 	if r.err != nil {
 		return 0
 	}
+	if len(r.b) > 0 && r.b[0] < 0x80 {
+		// One byte, as most of a session's fields are (flags, lengths,
+		// counts): binary.Varint's zigzag decoding of it, inline.
+		u := int64(r.b[0])
+		r.b = r.b[1:]
+		return u>>1 ^ -(u & 1)
+	}
 	v, n := binary.Varint(r.b)
 	if n <= 0 {
 		r.err = errCacheTruncated

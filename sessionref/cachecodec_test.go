@@ -3,7 +3,9 @@ package sessionref
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -167,5 +169,33 @@ func TestTruncatedCacheIsUnusable(t *testing.T) {
 				t.Fatalf("byte %d flipped: listed %q", i, e.ID)
 			}
 		}
+	}
+}
+
+// TestCacheReaderIntIsVarint decodes, through the one-byte shortcut and
+// binary.Varint alike, every value whose encoding is one byte and values
+// around the longer encodings' edges.
+func TestCacheReaderIntIsVarint(t *testing.T) {
+	values := []int64{math.MinInt64, math.MaxInt64, -8193, -8192, 8191, 8192, -65, 64, 1 << 40, -(1 << 40)}
+	for v := int64(-64); v <= 63; v++ {
+		values = append(values, v)
+	}
+	for _, v := range values {
+		var buf bytes.Buffer
+		w := &cacheWriter{w: &buf}
+		w.int(v)
+		w.int(v)
+		enc := buf.Bytes()
+		r := &cacheReader{b: enc}
+		if a, b := r.int(), r.int(); a != v || b != v || r.err != nil || len(r.b) != 0 {
+			t.Errorf("%d encoded as % x decodes to %d, %d (%v, %d bytes left)", v, enc[:len(enc)/2], a, b, r.err, len(r.b))
+		}
+		if want, n := binary.Varint(enc); want != v || n != len(enc)/2 {
+			t.Errorf("%d: binary.Varint reads %d from % x", v, want, enc)
+		}
+	}
+	r := &cacheReader{b: []byte{0x80}}
+	if v := r.int(); v != 0 || r.err == nil {
+		t.Errorf("a truncated varint decodes to %d (%v), want an error", v, r.err)
 	}
 }
