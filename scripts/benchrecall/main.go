@@ -359,6 +359,9 @@ func run(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
+	if c.appends > 0 && len(fresh)+missed == 0 {
+		return fmt.Errorf("no raw .jsonl log among the %d sessions the index holds to time an append with", len(held))
+	}
 	fmt.Printf("appended text searchable (sessions the index holds): %d appends, p50 %v, max %v, %d not found within 5 s  (issue: ≤ 250 ms)\n",
 		len(fresh), pct(fresh, 50).Round(time.Millisecond), pct(fresh, 100).Round(time.Millisecond), missed)
 	if len(held) < len(snap.Sessions) {

@@ -56,17 +56,17 @@ func (s *server) firstCompletion(ws string, t0 time.Time) (titleReady, answered 
 }
 
 // appendLatencies appends a user message holding a new word to n raw
-// format-v0 logs spread over entries and times each until dsh/search
-// finds it; an append not found within 5 s is counted in missed.
+// logs spread over entries (in the log's own format, v0 or v4) and times
+// each until dsh/search finds it; an append not found within 5 s is
+// counted in missed.
 func (s *server) appendLatencies(entries []sessionref.Entry, n int) (out []time.Duration, missed int, err error) {
 	for i := 0; len(out)+missed < n && i < len(entries); i += max(1, len(entries)/(4*n)) {
 		e := entries[i]
-		if e.Encoding != sessionref.EncodingRaw || e.FormatVersion >= 4 || e.Corrupt != "" || !strings.HasSuffix(e.Path, ".jsonl") {
+		if e.Encoding != sessionref.EncodingRaw || e.Corrupt != "" || !strings.HasSuffix(e.Path, ".jsonl") {
 			continue
 		}
 		word := fmt.Sprintf("qzfresh%dx%d", i, time.Now().UnixNano()%1e9)
-		line := fmt.Sprintf(`{"type":"user/message","seq":%d,"time":%d,"data":{"content":[{"type":"text","text":"the %s was appended"}]}}`+"\n",
-			e.LastSeq+1, time.Now().UnixMilli(), word)
+		line := appendedUserMessage(e, word)
 		f, err := os.OpenFile(e.Path, os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
 			return nil, 0, fmt.Errorf("appending to %s: %w", e.Path, err)
@@ -94,4 +94,17 @@ func (s *server) appendLatencies(entries []sessionref.Entry, n int) (out []time.
 		}
 	}
 	return out, missed, nil
+}
+
+// appendedUserMessage is a direct user message holding word, as dsh
+// writes one into a log of e's format: v0's bare content, or v4's
+// message with its source, role and id and the surface operation.
+func appendedUserMessage(e sessionref.Entry, word string) string {
+	now := time.Now()
+	if e.FormatVersion >= 4 {
+		return fmt.Sprintf(`{"type":"user/message","seq":%d,"time":%d,"data":{"content":[{"type":"text","text":"the %s was appended"}],"source":{"kind":"user"},"role":"user","id":"00000000-0000-4000-8000-%012d"},"surfaceOp":"append"}`+"\n",
+			e.LastSeq+1, now.UnixMilli(), word, now.UnixNano()%1e12)
+	}
+	return fmt.Sprintf(`{"type":"user/message","seq":%d,"time":%d,"data":{"content":[{"type":"text","text":"the %s was appended"}]}}`+"\n",
+		e.LastSeq+1, now.UnixMilli(), word)
 }
