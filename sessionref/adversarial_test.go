@@ -478,15 +478,7 @@ func TestAdversarialStoreCases(t *testing.T) {
 func TestAdversarialAllCasesTogether(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "sessions")
 	writeHealthy(t, root)
-	cases, err := dshgen.AllCases(root)
-	t.Cleanup(func() {
-		if err := dshgen.RestoreAllReadable(cases); err != nil {
-			t.Error(err)
-		}
-	})
-	if err != nil {
-		t.Fatalf("AllCases: %v", err)
-	}
+	cases := writeAllCases(t, root)
 	specs := map[string]storeCase{}
 	for _, sc := range storeCases() {
 		specs[sc.name] = sc
@@ -1062,4 +1054,20 @@ func unblockAfter(t *testing.T, path string, fn func() error) error {
 		t.Fatalf("still blocked after unblocking %s", path)
 		return nil
 	}
+}
+
+// writeAllCases writes every case of dshgen.AllCases under root, making
+// what a case left unreadable readable again when the test ends.
+func writeAllCases(t *testing.T, root string) []dshgen.Case {
+	t.Helper()
+	cases, err := dshgen.AllCases(root)
+	t.Cleanup(func() {
+		if err := dshgen.RestoreAllReadable(cases); err != nil {
+			t.Error(err)
+		}
+	})
+	if err != nil {
+		t.Fatalf("AllCases: %v", err)
+	}
+	return cases
 }

@@ -72,18 +72,7 @@ func sameProjection(t *testing.T, what string, got *sessionref.Projection, gotEr
 // only the appended bytes.
 func TestResumedProjectionEqualsAFullRead(t *testing.T) {
 	for _, s := range resumeSessions() {
-		full, err := s.Bytes(dshgen.Raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		root := t.TempDir()
-		path := s.Path(root, dshgen.Raw)
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, full, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		full, root, path := writeRawLog(t, s)
 		want, e, wantErr := projectionOf(t, root, s.ID())
 		var cuts []int
 		for i, c := range full {
@@ -203,4 +192,23 @@ func TestZstdLogsAreReadInFull(t *testing.T) {
 	if cur != nil || resumed {
 		t.Errorf("zstd log: cursor %v, resumed %v", cur, resumed)
 	}
+}
+
+// writeRawLog writes s's raw log into a new root and returns its bytes
+// and path, for a test that rewrites it cut.
+func writeRawLog(t *testing.T, s *dshgen.Session) (full []byte, root, path string) {
+	t.Helper()
+	full, err := s.Bytes(dshgen.Raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root = t.TempDir()
+	path = s.Path(root, dshgen.Raw)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, full, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return full, root, path
 }

@@ -59,27 +59,10 @@ func sameReadsOverStore(t *testing.T, root string) int {
 // projection ReadProjectionFrom gives, though its buffers hold the texts
 // of the session before.
 func TestProjectionReaderReadsWhatReadProjectionFromReads(t *testing.T) {
-	for _, v4 := range []bool{false, true} {
-		root := filepath.Join(t.TempDir(), "sessions")
-		cfg := dshgen.BenchConfig{Sessions: 24, TargetBytes: 3 << 20, Seed: 5, V4: v4, ZstdEvery: 3, Workers: 2}
-		if _, err := dshgen.BenchStoreWith(context.Background(), root, cfg); err != nil {
-			t.Fatal(err)
-		}
-		if n := sameReadsOverStore(t, root); n < cfg.Sessions {
-			t.Errorf("v4 %v: read %d of %d sessions", v4, n, cfg.Sessions)
-		}
-	}
+	overSmallBenchStores(t, 5, "read", sameReadsOverStore)
 	t.Run("adversarial", func(t *testing.T) {
 		root := t.TempDir()
-		cases, err := dshgen.AllCases(root)
-		t.Cleanup(func() {
-			if err := dshgen.RestoreAllReadable(cases); err != nil {
-				t.Error(err)
-			}
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		writeAllCases(t, root)
 		if n := sameReadsOverStore(t, root); n == 0 {
 			t.Error("the title index lists no adversarial session")
 		}
@@ -114,18 +97,7 @@ func TestProjectionReaderGoesOnFromACursor(t *testing.T) {
 	}
 	sessions := resumeSessions()
 	for k, s := range sessions {
-		full, err := s.Bytes(dshgen.Raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		root := t.TempDir()
-		path := s.Path(root, dshgen.Raw)
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, full, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		full, root, path := writeRawLog(t, s)
 		want, e, wantErr := projectionOf(t, root, s.ID())
 		for i, c := range full {
 			if c != '\n' || i+1 == len(full) {

@@ -47,26 +47,9 @@ func sameLogsBothWays(t *testing.T, root string) int {
 // v4 with migrated v0 originals; raw and zstd) and every adversarial case
 // read the same the fast and the reference way.
 func TestProjectionFastPathOnGeneratedStores(t *testing.T) {
-	for _, v4 := range []bool{false, true} {
-		root := filepath.Join(t.TempDir(), "sessions")
-		cfg := dshgen.BenchConfig{Sessions: 24, TargetBytes: 3 << 20, Seed: 3, V4: v4, ZstdEvery: 3, Workers: 2}
-		if _, err := dshgen.BenchStoreWith(context.Background(), root, cfg); err != nil {
-			t.Fatal(err)
-		}
-		if n := sameLogsBothWays(t, root); n < cfg.Sessions {
-			t.Errorf("v4 %v: compared %d logs of %d sessions", v4, n, cfg.Sessions)
-		}
-	}
+	overSmallBenchStores(t, 3, "compared the logs of", sameLogsBothWays)
 	root := t.TempDir()
-	cases, err := dshgen.AllCases(root)
-	t.Cleanup(func() {
-		if err := dshgen.RestoreAllReadable(cases); err != nil {
-			t.Error(err)
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cases := writeAllCases(t, root)
 	if n := sameLogsBothWays(t, root); n < len(cases)/2 {
 		t.Errorf("compared %d logs of %d adversarial cases", n, len(cases))
 	}
@@ -78,6 +61,23 @@ func TestProjectionFastPathOnRecordedFixtures(t *testing.T) {
 	for _, dir := range []string{testfixtures.Dir(t), testfixtures.DirV4(t)} {
 		if n := sameLogsBothWays(t, dir); n == 0 {
 			t.Errorf("no logs under %s", dir)
+		}
+	}
+}
+
+// overSmallBenchStores writes dshgen's bench store small, in v0 and then in
+// v4 with migrated v0 originals (raw and zstd logs), and checks that
+// compare, which returns how many sessions it read, read all of each.
+func overSmallBenchStores(t *testing.T, seed int64, what string, compare func(t *testing.T, root string) int) {
+	t.Helper()
+	for _, v4 := range []bool{false, true} {
+		root := filepath.Join(t.TempDir(), "sessions")
+		cfg := dshgen.BenchConfig{Sessions: 24, TargetBytes: 3 << 20, Seed: seed, V4: v4, ZstdEvery: 3, Workers: 2}
+		if _, err := dshgen.BenchStoreWith(context.Background(), root, cfg); err != nil {
+			t.Fatal(err)
+		}
+		if n := compare(t, root); n < cfg.Sessions {
+			t.Errorf("v4 %v: %s %d of %d sessions", v4, what, n, cfg.Sessions)
 		}
 	}
 }

@@ -114,21 +114,10 @@ func TestTokenSetSplitsAsFields(t *testing.T) {
 	for _, text := range texts {
 		ts, gs := newTokenSet(), newGramSet()
 		ts.add([]byte(text), gs)
-		want := map[string]bool{}
-		long := false
-		for _, f := range strings.FieldsFunc(text, unicode.IsSpace) {
-			if len(f) > maxTokenBytes {
-				long = true
-			} else {
-				want[f] = true
-			}
-		}
-		got := map[string]bool{}
-		for _, tok := range ts.tokens() {
-			if got[tok] {
-				t.Errorf("%.40q: token %q listed twice", text, tok)
-			}
-			got[tok] = true
+		want, long := spaceSeparatedTokens(text)
+		got, twice := listedTokens(ts)
+		for _, tok := range twice {
+			t.Errorf("%.40q: token %q listed twice", text, tok)
 		}
 		if !maps.Equal(got, want) || ts.long != long {
 			t.Errorf("%.40q: tokens %d (long %v), want %d (long %v)", text, len(got), ts.long, len(want), long)
@@ -184,24 +173,13 @@ func TestASCIITokensMatchFields(t *testing.T) {
 		// must be listed once).
 		for _, msgs := range append([][]string{texts}, texts[:1], texts[1:]) {
 			ts, gs := newTokenSet(), newGramSet()
-			want := map[string]bool{}
-			long := false
 			for _, text := range msgs {
 				ts.add([]byte(text), gs)
-				for _, f := range strings.FieldsFunc(text, unicode.IsSpace) {
-					if len(f) > maxTokenBytes {
-						long = true
-					} else {
-						want[f] = true
-					}
-				}
 			}
-			got := map[string]bool{}
-			for _, tok := range ts.tokens() {
-				if got[tok] {
-					t.Fatalf("%q: token %q listed twice", msgs, tok)
-				}
-				got[tok] = true
+			want, long := spaceSeparatedTokens(msgs...)
+			got, twice := listedTokens(ts)
+			if len(twice) > 0 {
+				t.Fatalf("%q: token %q listed twice", msgs, twice[0])
 			}
 			if !maps.Equal(got, want) || ts.long != long {
 				t.Fatalf("%q: tokens %v (long %v), want %v (long %v)", msgs, got, ts.long, want, long)
@@ -224,4 +202,33 @@ func TestASCIITokensMatchFields(t *testing.T) {
 			}
 		}
 	}
+}
+
+// spaceSeparatedTokens is what the tokeniser must list for texts: every
+// run between white space of at most maxTokenBytes, and whether a longer
+// one is among them.
+func spaceSeparatedTokens(texts ...string) (want map[string]bool, long bool) {
+	want = map[string]bool{}
+	for _, text := range texts {
+		for _, f := range strings.FieldsFunc(text, unicode.IsSpace) {
+			if len(f) > maxTokenBytes {
+				long = true
+			} else {
+				want[f] = true
+			}
+		}
+	}
+	return want, long
+}
+
+// listedTokens is the set ts lists, and the tokens it lists more than once.
+func listedTokens(ts *tokenSet) (got map[string]bool, twice []string) {
+	got = map[string]bool{}
+	for _, tok := range ts.tokens() {
+		if got[tok] {
+			twice = append(twice, tok)
+		}
+		got[tok] = true
+	}
+	return got, twice
 }
