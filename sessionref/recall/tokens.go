@@ -214,10 +214,8 @@ func (ts *tokenSet) addASCII(s []byte, gs *gramSet) bool {
 			if k := base + off - start; k <= 8 && start+8 <= n {
 				// Most tokens: insertShort's probe, written out here (the
 				// calls were a fifth of the instructions per token).
-				in := lowBytes[k&15]
-				head := binary.LittleEndian.Uint64(s[start:]) & in
-				// No NUL among its bytes (the padding counts as not NUL).
-				if v := head | ^in; (v-0x0101010101010101)&^v&0x8080808080808080 == 0 {
+				head := binary.LittleEndian.Uint64(s[start:]) & lowBytes[k&15]
+				if noNUL(head, k) {
 					mask := uint64(len(ts.short) - 1)
 					for j := shortSlot(head) & mask; ; j = (j + 1) & mask {
 						if c := ts.short[j]; c == head {
@@ -242,6 +240,13 @@ func (ts *tokenSet) addASCII(s []byte, gs *gramSet) bool {
 		ts.addToken(s, start, n, gs)
 	}
 	return true
+}
+
+// noNUL reports whether none of the low k bytes of head, a token of k
+// bytes (k ≤ 8) padded with zeros, is NUL: the padding counts as not NUL.
+func noNUL(head uint64, k int) bool {
+	v := head | ^lowBytes[k&15]
+	return (v-0x0101010101010101)&^v&0x8080808080808080 == 0
 }
 
 // lowBytes[k] has the low k bytes set, for k up to 8 (a table: the shifts
@@ -354,8 +359,7 @@ func (ts *tokenSet) insert(tok []byte) { ts.insertHead(tok, headOf(tok)) }
 // from, so that no token is in both tables.
 func (ts *tokenSet) insertHead(tok []byte, head uint64) {
 	if len(tok) <= 8 {
-		// The padding counts as not NUL.
-		if v := head | ^lowBytes[len(tok)&15]; (v-0x0101010101010101)&^v&0x8080808080808080 == 0 {
+		if noNUL(head, len(tok)) {
 			ts.insertShort(head)
 			return
 		}
