@@ -30,10 +30,10 @@ import (
 // as Buffer.toString then JSON.parse would, into WTF-8. It reports false when
 // raw is not a string token.
 func decodeJSText(raw []byte) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+	body, ok := stringBody(raw)
+	if !ok {
 		return "", false
 	}
-	body := raw[1 : len(raw)-1]
 	if utf8.Valid(body) {
 		return unescapeString(body)
 	}
@@ -91,11 +91,21 @@ func keepText(out []byte, size int) string {
 
 // decodeJSTextRunes is decodeJSText a rune at a time (appendJSTextRunes).
 func decodeJSTextRunes(raw []byte) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+	body, ok := stringBody(raw)
+	if !ok {
 		return "", false
 	}
-	out, ok := appendJSTextRunes(nil, raw[1:len(raw)-1])
+	out, ok := appendJSTextRunes(nil, body)
 	return string(out), ok
+}
+
+// stringBody is the body of raw, a JSON string token, without its
+// quotes; false when raw is not quoted.
+func stringBody(raw []byte) ([]byte, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return nil, false
+	}
+	return raw[1 : len(raw)-1], true
 }
 
 // textDecoding says how message text is decoded from its JSON token.
@@ -133,10 +143,10 @@ func (d textDecoding) decoder() func([]byte) (string, bool) {
 // (an invalid byte decodes to three bytes of U+FFFD, so the text could
 // outgrow its token) the text is decoded into a new buffer instead.
 func decodeJSTextInPlace(raw []byte) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+	body, ok := stringBody(raw)
+	if !ok {
 		return "", false
 	}
-	body := raw[1 : len(raw)-1]
 	if !utf8.Valid(body) {
 		return decodeJSText(raw)
 	}

@@ -84,25 +84,20 @@ func (a *textArena) take(text []byte) string {
 	return unsafe.String(unsafe.SliceData(text), len(text))
 }
 
-// decodedBound is the most bytes the string token tok (quotes included)
-// decodes to: its body, an escape being longer than what it stands for,
-// or three bytes per byte where the body is not valid UTF-8 (each
+// decodedBound is the most bytes the body of a string token (quotes
+// removed) decodes to: its length, an escape being longer than what it
+// stands for, or three bytes per byte where it is not valid UTF-8 (each
 // invalid byte may become U+FFFD).
-func decodedBound(tok []byte) int {
-	body := tok[1 : len(tok)-1]
+func decodedBound(body []byte) int {
 	if utf8.Valid(body) {
 		return len(body)
 	}
 	return 3 * len(body)
 }
 
-// appendDecoded appends the text of the string token tok, as decodeJSText
-// decodes it, to dst.
-func appendDecoded(dst, tok []byte) ([]byte, bool) {
-	if len(tok) < 2 || tok[0] != '"' || tok[len(tok)-1] != '"' {
-		return dst, false
-	}
-	body := tok[1 : len(tok)-1]
+// appendDecoded appends the text of a string token's body (stringBody),
+// as decodeJSText decodes it, to dst.
+func appendDecoded(dst, body []byte) ([]byte, bool) {
 	if utf8.Valid(body) {
 		return appendUnescaped(dst, body, false)
 	}
@@ -111,10 +106,11 @@ func appendDecoded(dst, tok []byte) ([]byte, bool) {
 
 // text is decodeJSText into the arena.
 func (a *textArena) text(tok []byte) (string, bool) {
-	if len(tok) < 2 || tok[0] != '"' || tok[len(tok)-1] != '"' {
+	body, ok := stringBody(tok)
+	if !ok {
 		return "", false
 	}
-	out, ok := appendDecoded(a.room(decodedBound(tok)), tok)
+	out, ok := appendDecoded(a.room(decodedBound(body)), body)
 	if !ok {
 		return "", false
 	}
@@ -127,17 +123,22 @@ func (a *textArena) text(tok []byte) (string, bool) {
 func (a *textArena) join(toks [][]byte) string {
 	n := 0
 	for _, t := range toks {
-		n += decodedBound(t) + 1
+		if body, ok := stringBody(t); ok {
+			n += decodedBound(body) + 1
+		}
 	}
 	out := a.room(n)
 	first := true
 	for _, t := range toks {
+		body, ok := stringBody(t)
+		if !ok {
+			continue
+		}
 		mark := len(out)
 		if !first {
 			out = append(out, '\n')
 		}
-		var ok bool
-		if out, ok = appendDecoded(out, t); !ok {
+		if out, ok = appendDecoded(out, body); !ok {
 			out = out[:mark]
 			continue
 		}
