@@ -418,7 +418,7 @@ func printLog(path, what string) {
 		return
 	}
 	for _, line := range strings.Split(string(raw), "\n") {
-		if i := strings.Index(line, what); i >= 0 {
+		if strings.Contains(line, what) {
 			fmt.Printf("  server log: %s\n", line)
 		}
 	}
