@@ -68,6 +68,7 @@ func main() {
 	floorCalls := flag.Int("floor-calls", 200, "dsh/candidates calls answered with no candidates, for the fixed cost of a round trip")
 	sessionBound := flag.Duration("session-p99", time.Millisecond, "bound on the p99 of session-only queries")
 	mixedBound := flag.Duration("mixed-p99", 10*time.Millisecond, "bound on the p99 of mixed completion")
+	samplesTo := flag.String("samples", "", "write every timed request to this file, tab-separated: server, kind, query, sent (µs since the server started), round trip (µs), server CPU (µs)")
 	recallSearch := flag.String("recall-search", "", `"on" or "off" sets the server's recallSearch (body search, issue 13); empty keeps its default`)
 	flag.Parse()
 	if *recallSearch != "" && *recallSearch != "on" && *recallSearch != "off" {
@@ -75,7 +76,7 @@ func main() {
 		os.Exit(2)
 	}
 	cfg := config{bin: *bin, baseBin: *baseBin, root: *root, ws: *ws, titles: *titles, floorCalls: *floorCalls,
-		sessionBound: *sessionBound, mixedBound: *mixedBound, recallSearch: *recallSearch}
+		sessionBound: *sessionBound, mixedBound: *mixedBound, recallSearch: *recallSearch, samples: *samplesTo}
 	if err := run(cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "benche2e:", err)
 		os.Exit(1)
@@ -89,6 +90,7 @@ type config struct {
 	sessionBound           time.Duration
 	mixedBound             time.Duration
 	recallSearch           string
+	samples                string // file for every sample, or ""
 }
 
 type conn struct {
@@ -187,6 +189,8 @@ type samples struct {
 	lat    []time.Duration // round trips
 	cpu    []time.Duration // server CPU per request
 	decode []time.Duration // client decode, after the clock
+	at     []time.Duration // when each request was sent, since the server started
+	query  []string        // each request's query
 	bytes  int64           // answer bytes, all requests
 	items  int64           // candidates or completion items, all requests
 }
@@ -205,6 +209,7 @@ type server struct {
 	cpuKind  string
 	cpuStart time.Duration
 	stats    map[string]*samples
+	started  time.Time // when the process was started
 }
 
 // charge starts charging the server's CPU to a request of kind (none when
@@ -227,7 +232,7 @@ func (s *server) charge(kind string) {
 
 // timedCall sends one request, times it to the last byte of its answer,
 // then decodes the answer and counts its items (both after the clock).
-func (s *server) timedCall(kind, method string, params any, started time.Time) error {
+func (s *server) timedCall(kind, q, method string, params any, started time.Time) error {
 	s.id++
 	if err := s.c.send(map[string]any{"id": s.id, "method": method, "params": params}); err != nil {
 		return err
@@ -238,6 +243,8 @@ func (s *server) timedCall(kind, method string, params any, started time.Time) e
 	}
 	st := s.stats[kind]
 	st.lat = append(st.lat, time.Since(started))
+	st.at = append(st.at, started.Sub(s.started))
+	st.query = append(st.query, q)
 	d0 := time.Now()
 	result, err := decode(method, body)
 	if err != nil {
@@ -268,7 +275,7 @@ func countItems(result json.RawMessage) int {
 // candidates times one dsh/candidates call.
 func (s *server) candidates(kind, q string) error {
 	s.charge(kind)
-	return s.timedCall(kind, "dsh/candidates", map[string]any{"query": q}, time.Now())
+	return s.timedCall(kind, q, "dsh/candidates", map[string]any{"query": q}, time.Now())
 }
 
 // complete times a didChange that makes the document "@q" and the
@@ -283,7 +290,7 @@ func (s *server) complete(q string) error {
 		"contentChanges": []map[string]any{{"text": text}}}}); err != nil {
 		return err
 	}
-	return s.timedCall(kindCompletion, "textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": s.uri},
+	return s.timedCall(kindCompletion, q, "textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": s.uri},
 		"position": map[string]any{"line": 0, "character": len(utf16(text))}}, start)
 }
 
@@ -385,6 +392,11 @@ func run(cfg config) error {
 		s.charge("")
 	}
 	report(cfg, base, floorBase, servers)
+	if cfg.samples != "" {
+		if err := writeSamples(cfg.samples, servers); err != nil {
+			return err
+		}
+	}
 	for _, s := range servers {
 		if err := s.stop(); err != nil {
 			return err
@@ -400,11 +412,12 @@ func start(name, bin, root, ws, target, recallSearch string) (*server, error) {
 	// Each binary keeps its own index cache: an older build may not read a
 	// newer build's cache, and would then build from scratch.
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(os.TempDir(), "benche2e-cache-"+name))
+	started := time.Now()
 	pipes, err := lsptest.StartPipes(cmd)
 	if err != nil {
 		return nil, err
 	}
-	s := &server{name: name, cmd: cmd, c: &conn{in: pipes.In, out: pipes.Out},
+	s := &server{name: name, cmd: cmd, c: &conn{in: pipes.In, out: pipes.Out}, started: started,
 		uri: "file://" + ws + "/message.md", version: 1, stats: map[string]*samples{}}
 	for _, k := range []string{kindCandidates, kindCompletion, kindFloor} {
 		s.stats[k] = &samples{}
@@ -528,4 +541,29 @@ func initOptions(target, cwd, recallSearch string) map[string]any {
 		opts["recallSearch"] = recallSearch == "on"
 	}
 	return opts
+}
+
+// writeSamples writes every timed request of servers to path, one a line,
+// tab-separated: server, kind, query, when it was sent (µs since its server
+// started), its round trip and its server CPU (µs; -1 when not read), so
+// the slowest requests can be matched with the server's own trace.
+func writeSamples(path string, servers []*server) error {
+	var b strings.Builder
+	b.WriteString("server\tkind\tquery\tsent_us\tround_trip_us\tcpu_us\n")
+	for _, s := range servers {
+		for _, kind := range []string{kindCandidates, kindCompletion, kindFloor} {
+			st := s.stats[kind]
+			for i := range st.lat {
+				cpu := int64(-1)
+				if i < len(st.cpu) {
+					cpu = st.cpu[i].Microseconds()
+				}
+				fmt.Fprintf(&b, "%s\t%s\t%q\t%d\t%d\t%d\n", s.name, kind, st.query[i], st.at[i].Microseconds(), st.lat[i].Microseconds(), cpu)
+			}
+		}
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("writing the samples: %w", err)
+	}
+	return nil
 }
