@@ -169,17 +169,16 @@ func (s *Server) candidatesCall(params json.RawMessage) (call, error) {
 		if snap == nil {
 			return []sessionref.Candidate{}, nil
 		}
-		cands, _, err := snap.Candidates(sessionref.CandidateQuery{Query: p.Query, TargetID: cfg.SessionID, TargetCwd: cfg.Cwd, Limit: limit})
+		// The encoder writes each mention from the display title and id:
+		// no string of its own per candidate.
+		cands, _, err := snap.Candidates(sessionref.CandidateQuery{Query: p.Query, TargetID: cfg.SessionID, TargetCwd: cfg.Cwd, Limit: limit,
+			NoMention: true})
 		if err != nil {
 			return nil, err
 		}
-		out := make([]bodyCandidate, 0, len(cands))
-		for _, c := range cands {
-			out = append(out, bodyCandidate{Candidate: c})
-		}
 		// Sessions found by what was said in them come after every title,
 		// id and cwd match, in what the limit leaves.
-		return encodeCandidates(append(out, s.bodyMatches(ctx, snap, s.syncedRecall(), p.Query, cands, cfg, limit-len(cands))...))
+		return encodeCandidates(cands, s.bodyMatches(ctx, snap, s.syncedRecall(), p.Query, cands, cfg, limit-len(cands)))
 	}, nil
 }
 

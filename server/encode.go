@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
@@ -36,6 +37,14 @@ const hexDigits = "0123456789abcdef"
 // TestStringEscapersDiffer shows the difference.
 func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
+	dst = appendJSONStringBody(dst, s)
+	return append(dst, '"')
+}
+
+// appendJSONStringBody appends s escaped as appendJSONString escapes it,
+// without the quotes. The escape of a string is the escapes of its parts
+// joined, when it is cut only at ASCII bytes.
+func appendJSONStringBody(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		b := s[i]
@@ -82,8 +91,37 @@ func appendJSONString(dst []byte, s string) []byte {
 		}
 		i += size
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, s[start:]...)
+}
+
+// appendMentionJSON appends sessionref.Mention(label, id) as
+// appendJSONString writes it, without building the mention: its label
+// is cut at the two bytes the mention escapes with a backslash ('\' and
+// ']', both ASCII), each part escaped for JSON, each cut written as the
+// JSON of its mention escape; the URI's payload is base64url, which JSON
+// leaves as it is. TestAppendMentionJSON compares the two.
+func appendMentionJSON(dst []byte, label, id string) []byte {
+	if label == "" {
+		label = id
+	}
+	dst = append(dst, `"@[`...)
+	for start := 0; ; {
+		i := strings.IndexAny(label[start:], `\]`)
+		if i < 0 {
+			dst = appendJSONStringBody(dst, label[start:])
+			break
+		}
+		dst = appendJSONStringBody(dst, label[start:start+i])
+		if label[start+i] == '\\' {
+			dst = append(dst, `\\\\`...) // the mention's \\, in JSON
+		} else {
+			dst = append(dst, `\\]`...) // the mention's \], in JSON
+		}
+		start += i + 1
+	}
+	dst = append(dst, "]("+sessionref.URIScheme...)
+	dst = sessionref.AppendURIPayload(dst, id)
+	return append(dst, ')', '"')
 }
 
 // appendJSONValue appends v as jsonCodec encodes it.
@@ -103,8 +141,10 @@ func appendBool(dst []byte, v bool) []byte {
 	return append(dst, "false"...)
 }
 
-// appendCandidate appends the fields of a sessionref.Candidate, without
-// the closing brace: bodyCandidate adds its match after them.
+// appendCandidateFields appends the fields of a sessionref.Candidate,
+// without the closing brace: bodyCandidate adds its match after them. A
+// candidate without its Mention (CandidateQuery.NoMention) is written with
+// the one sessionref.Mention gives its display title and id.
 func appendCandidateFields(dst []byte, c *sessionref.Candidate) []byte {
 	dst = append(dst, `{"sessionId":`...)
 	dst = appendJSONString(dst, c.SessionID)
@@ -121,23 +161,38 @@ func appendCandidateFields(dst []byte, c *sessionref.Candidate) []byte {
 	dst = append(dst, `,"createdAt":`...)
 	dst = strconv.AppendInt(dst, c.CreatedAt, 10)
 	dst = append(dst, `,"mention":`...)
+	if c.Mention == "" {
+		return appendMentionJSON(dst, c.DisplayTitle, c.SessionID)
+	}
 	return appendJSONString(dst, c.Mention)
 }
 
-// encodeCandidates encodes the answer of dsh/candidates.
-func encodeCandidates(cands []bodyCandidate) (json.RawMessage, error) {
-	dst := make([]byte, 0, 64+384*len(cands))
+// candidateBytes is about what one candidate of a generated store takes
+// encoded (17 KB for 49), so that the answer's buffer is allocated once.
+const candidateBytes = 384
+
+// encodeCandidates encodes the answer of dsh/candidates: the title, id and
+// cwd matches, then the body matches.
+func encodeCandidates(titles []sessionref.Candidate, body []bodyCandidate) (json.RawMessage, error) {
+	dst := make([]byte, 0, 64+candidateBytes*(len(titles)+len(body)))
 	dst = append(dst, '[')
-	for i := range cands {
+	for i := range titles {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendCandidateFields(dst, &cands[i].Candidate)
-		if m := cands[i].Match; m != nil {
+		dst = appendCandidateFields(dst, &titles[i])
+		dst = append(dst, '}')
+	}
+	for i := range body {
+		if i > 0 || len(titles) > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendCandidateFields(dst, &body[i].Candidate)
+		if m := body[i].Match; m != nil {
 			dst = append(dst, `,"match":`...)
 			var err error
 			if dst, err = appendJSONValue(dst, m); err != nil {
-				return nil, fmt.Errorf("encoding the match of %s: %w", cands[i].SessionID, err)
+				return nil, fmt.Errorf("encoding the match of %s: %w", body[i].SessionID, err)
 			}
 		}
 		dst = append(dst, '}')

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/rand"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -70,31 +71,84 @@ func TestStringEscapersDiffer(t *testing.T) {
 	}
 }
 
-// TestEncodeCandidatesIsEncodingJSON compares encodeCandidates with
-// jsonCodec on generated lists: with and without cwd and body match, and
-// the empty list.
-func TestEncodeCandidatesIsEncodingJSON(t *testing.T) {
-	rnd := rand.New(rand.NewSource(2))
-	for n := range 200 {
-		cands := []bodyCandidate{}
-		for range n % 7 {
-			c := bodyCandidate{Candidate: sessionref.Candidate{SessionID: randomString(rnd), Label: randomString(rnd),
-				DisplayTitle: randomString(rnd), SameWorkspace: rnd.Intn(2) == 0, CreatedAt: rnd.Int63() - rnd.Int63(),
-				Mention: randomString(rnd)}}
-			if rnd.Intn(2) == 0 {
-				cwd := randomString(rnd)
-				c.Cwd = &cwd
-			}
-			if rnd.Intn(3) == 0 {
-				c.Match = &recall.Match{Role: randomString(rnd), Seq: rnd.Int63n(100), Excerpt: randomString(rnd), Ranges: [][2]int{{0, rnd.Intn(9)}}}
-			}
-			cands = append(cands, c)
+// TestAppendMentionJSONIsEncodingJSON compares appendMentionJSON with
+// jsonCodec on sessionref.Mention, for labels and ids of every piece, the
+// brackets and backslashes a mention escapes, and an empty label.
+func TestAppendMentionJSONIsEncodingJSON(t *testing.T) {
+	rnd := rand.New(rand.NewSource(4))
+	pieces := append([]string{"]", "[", `\]`, `]\`, "]]"}, encodePieces...)
+	gen := func() string {
+		var b strings.Builder
+		for range rnd.Intn(6) {
+			b.WriteString(pieces[rnd.Intn(len(pieces))])
 		}
-		want, err := jsonCodec{}.Marshal(cands)
+		return b.String()
+	}
+	type pair struct{ label, id string }
+	inputs := []pair{{"", "0a1b2c3d-0000-4000-8000-000000000007"}, {"", ""}, {"fix ]the[ \\ parser", "s1"}}
+	for _, p := range pieces {
+		inputs = append(inputs, pair{p, "s1"}, pair{"t", p})
+	}
+	for range 5000 {
+		inputs = append(inputs, pair{gen(), gen()})
+	}
+	for _, in := range inputs {
+		want, err := jsonCodec{}.Marshal(sessionref.Mention(in.label, in.id))
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := encodeCandidates(cands)
+		if got := appendMentionJSON(nil, in.label, in.id); !bytes.Equal(got, want) {
+			t.Fatalf("appendMentionJSON(%q, %q) = %s, want %s", in.label, in.id, got, want)
+		}
+	}
+}
+
+// TestEncodeCandidatesIsEncodingJSON compares encodeCandidates with
+// jsonCodec on generated lists of title matches, with and without cwd and
+// with and without their mention (written by the encoder then), followed
+// by body matches with and without a match, and the empty lists.
+func TestEncodeCandidatesIsEncodingJSON(t *testing.T) {
+	rnd := rand.New(rand.NewSource(2))
+	candidate := func() sessionref.Candidate {
+		c := sessionref.Candidate{SessionID: randomString(rnd), Label: randomString(rnd),
+			DisplayTitle: randomString(rnd), SameWorkspace: rnd.Intn(2) == 0, CreatedAt: rnd.Int63() - rnd.Int63(),
+			Mention: "@" + randomString(rnd)} // never empty, as sessionref.Mention
+		if rnd.Intn(2) == 0 {
+			cwd := randomString(rnd)
+			c.Cwd = &cwd
+		}
+		return c
+	}
+	for n := range 300 {
+		titles, body := []sessionref.Candidate{}, []bodyCandidate{}
+		var all []bodyCandidate // what jsonCodec encodes
+		for range n % 7 {
+			c := candidate()
+			if rnd.Intn(2) == 0 {
+				c.Mention = ""
+				titles = append(titles, c)
+				c.Mention = sessionref.Mention(c.DisplayTitle, c.SessionID)
+			} else {
+				titles = append(titles, c)
+			}
+			all = append(all, bodyCandidate{Candidate: c})
+		}
+		for range n % 3 {
+			c := bodyCandidate{Candidate: candidate()}
+			if rnd.Intn(3) != 0 {
+				c.Match = &recall.Match{Role: randomString(rnd), Seq: rnd.Int63n(100), Excerpt: randomString(rnd), Ranges: [][2]int{{0, rnd.Intn(9)}}}
+			}
+			body = append(body, c)
+			all = append(all, c)
+		}
+		if all == nil {
+			all = []bodyCandidate{}
+		}
+		want, err := jsonCodec{}.Marshal(all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := encodeCandidates(titles, body)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,35 +230,54 @@ func TestEncodeCompletionListRefusesBadData(t *testing.T) {
 }
 
 // benchCandidates are 50 candidates shaped like a store's.
-func benchCandidates() []bodyCandidate {
-	cands := make([]bodyCandidate, 50)
+func benchCandidates() []sessionref.Candidate {
+	cands := make([]sessionref.Candidate, 50)
 	for i := range cands {
 		cwd := "/home/dev/project-07"
 		id := "0a1b2c3d-0000-4000-8000-00000000" + strings.Repeat("7", 4)
 		title := "fix the parser retry timeout in the watcher"
-		cands[i] = bodyCandidate{Candidate: sessionref.Candidate{SessionID: id, Label: title, DisplayTitle: title, Cwd: &cwd,
-			SameWorkspace: true, CreatedAt: 1783350000000 + int64(i), Mention: sessionref.Mention(title, id)}}
+		cands[i] = sessionref.Candidate{SessionID: id, Label: title, DisplayTitle: title, Cwd: &cwd,
+			SameWorkspace: true, CreatedAt: 1783350000000 + int64(i)}
 	}
 	return cands
 }
 
 // BenchmarkEncodeCandidates measures encoding a dsh/candidates answer of 50
-// candidates by hand (new) and with encoding/json (reflect), for A/B with
-// -cpu 1 in one run.
+// candidates by hand with each mention written by the encoder (new), with
+// a mention string built for each first (strings, as before
+// CandidateQuery.NoMention), and with encoding/json (reflect), for A/B
+// with -cpu 1 in one run.
 func BenchmarkEncodeCandidates(b *testing.B) {
 	cands := benchCandidates()
 	b.Run("new", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := encodeCandidates(cands); err != nil {
+			if _, err := encodeCandidates(cands, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("strings", func(b *testing.B) {
+		b.ReportAllocs()
+		with := slices.Clone(cands)
+		for b.Loop() {
+			for i := range with {
+				with[i].Mention = sessionref.Mention(with[i].DisplayTitle, with[i].SessionID)
+			}
+			if _, err := encodeCandidates(with, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("reflect", func(b *testing.B) {
 		b.ReportAllocs()
+		wrapped := make([]bodyCandidate, len(cands))
+		for i, c := range cands {
+			c.Mention = sessionref.Mention(c.DisplayTitle, c.SessionID)
+			wrapped[i] = bodyCandidate{Candidate: c}
+		}
 		for b.Loop() {
-			if _, err := (jsonCodec{}).Marshal(cands); err != nil {
+			if _, err := (jsonCodec{}).Marshal(wrapped); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -262,7 +335,7 @@ func TestEncodersKnowEveryField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := encodeCandidates([]bodyCandidate{c})
+	got, err := encodeCandidates(nil, []bodyCandidate{c})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func (s *Snapshot) Candidates(q CandidateQuery) ([]Candidate, bool, error) {
 			out := make([]Candidate, 0, len(ranked))
 			cwds := make([]string, len(ranked))
 			for _, i := range ranked {
-				out = append(out, candidateOf(&s.Sessions[i], hasTargetCwd, targetCwd, &cwds[len(out)]))
+				out = append(out, candidateOf(&s.Sessions[i], hasTargetCwd, targetCwd, &cwds[len(out)], !q.NoMention))
 			}
 			return out, capped, nil
 		}
@@ -126,7 +126,7 @@ func (s *Snapshot) Candidates(q CandidateQuery) ([]Candidate, bool, error) {
 				if len(out) == limit {
 					return out, capped, nil
 				}
-				out = append(out, candidateOf(&s.Sessions[i], hasTargetCwd, targetCwd, &cwds[len(out)]))
+				out = append(out, candidateOf(&s.Sessions[i], hasTargetCwd, targetCwd, &cwds[len(out)], !q.NoMention))
 			}
 		}
 	}
@@ -347,17 +347,20 @@ func (s *Snapshot) sparse(query string, sc *queryScratch) bool {
 	return ok
 }
 
-// candidateOf builds the §2.2 candidate of an entry. The candidate's cwd,
-// when it has one, is kept in *cwdSlot: a list's candidates share one
-// slice of slots instead of a string header allocated for each.
-func candidateOf(e *Entry, hasTargetCwd bool, targetCwd string, cwdSlot *string) Candidate {
+// candidateOf builds the §2.2 candidate of an entry, with its Mention when
+// mention is set. The candidate's cwd, when it has one, is kept in
+// *cwdSlot: a list's candidates share one slice of slots instead of a
+// string header allocated for each.
+func candidateOf(e *Entry, hasTargetCwd bool, targetCwd string, cwdSlot *string, mention bool) Candidate {
 	c := Candidate{
 		SessionID:     e.ID,
 		Label:         e.Label(),
 		DisplayTitle:  e.DisplayTitle(),
 		SameWorkspace: e.HasCwd && hasTargetCwd && e.Cwd == targetCwd,
 		CreatedAt:     e.CreatedAt,
-		Mention:       Mention(e.DisplayTitle(), e.ID),
+	}
+	if mention {
+		c.Mention = Mention(c.DisplayTitle, e.ID)
 	}
 	if e.HasCwd {
 		*cwdSlot = e.Cwd

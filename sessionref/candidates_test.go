@@ -106,6 +106,17 @@ func TestCandidateFields(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("candidates\n got %+v\nwant %+v", got, want)
 	}
+	// NoMention leaves only the mention out.
+	got, _, err = s.index().Snapshot().Candidates(CandidateQuery{TargetID: "t", TargetCwd: "/work/proj", NoMention: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		want[i].Mention = ""
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("candidates with NoMention\n got %+v\nwant %+v", got, want)
+	}
 }
 
 func TestCandidatesLimit(t *testing.T) {

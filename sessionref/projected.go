@@ -80,7 +80,7 @@ func (s *Snapshot) CandidateOf(id, targetID, targetCwd string) (Candidate, bool)
 	if t, ok := s.Locate(targetID); ok {
 		targetCwd, hasTargetCwd = t.Cwd, t.HasCwd
 	}
-	return candidateOf(&e, hasTargetCwd, targetCwd, new(string)), true
+	return candidateOf(&e, hasTargetCwd, targetCwd, new(string), true), true
 }
 
 // OpenRegular opens path for reading only when it is a regular file, never

@@ -105,6 +105,10 @@ type CandidateQuery struct {
 	// last event (Entry.LastEventAt, else CreatedAt) instead of SPEC §2.2's
 	// creation order.
 	ByActivity bool
+	// NoMention leaves each candidate's Mention empty, for a caller that
+	// writes Mention(DisplayTitle, SessionID) into its own buffer
+	// (AppendURIPayload) and would only copy the string.
+	NoMention bool
 }
 
 // Reference names one session to recall, as a message or host gives it.

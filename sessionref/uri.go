@@ -42,6 +42,15 @@ func EncodeURI(id string) string {
 	return b.String()
 }
 
+// AppendURIPayload appends the payload of id's URI, what EncodeURI writes
+// after URIScheme (base64url, so JSON needs no escape in it), for a
+// caller that writes a URI or mention into a larger buffer without the
+// string EncodeURI or Mention allocates.
+func AppendURIPayload(dst []byte, id string) []byte {
+	var scratch uriScratch
+	return append(dst, scratch.payload(id)...)
+}
+
 // uriScratch holds the JSON string and the base64url payload of an id's
 // URI on the stack while they are built, so that a URI costs one
 // allocation, the result's (ids of up to ~90 bytes; a longer one spills
