@@ -24,7 +24,8 @@ const titleBuildGCPercent = 50
 
 // buildMemoryLimit is the soft memory limit (debug.SetMemoryLimit, what
 // GOMEMLIMIT sets) while the session index's first build holds the
-// lowering (lowerWithLimit). A target in
+// lowering (lowerWithLimit), and from then on while the index is open
+// (holdLimit). A target in
 // percent bounds the heap's objects only: at 100,000 sessions and a
 // 200,000-file workspace the process still held ~280 MB from the OS at the
 // end of the title build (live heap ~157 MB at its publish, GOGC 50), the
@@ -38,8 +39,13 @@ const titleBuildGCPercent = 50
 const buildMemoryLimit = 180 << 20
 
 // followEvery is how often the limit is checked against the live heap
-// while it is set.
-const followEvery = 100 * time.Millisecond
+// while a build holds it; followSteadyEvery while only holdLimit holds it,
+// once the indexes are built and the live heap grows slowly, so that an
+// idle server wakes once a second for it, not ten times.
+const (
+	followEvery       = 100 * time.Millisecond
+	followSteadyEvery = time.Second
+)
 
 // gcLowering lowers the collector's target while at least one holder asks
 // for it, to the lowest target a holder asks for, and puts back the target
@@ -59,8 +65,9 @@ type gcLowering struct {
 	// collector is off, whatever is asked (the memory limit still holds).
 	pauses int
 	prev   int
-	// limited counts the holders that asked for the memory limit too.
-	limited int
+	// limited counts the holders that asked for the memory limit too;
+	// steady counts those of them that hold it alone (holdLimit).
+	limited, steady int
 	// prevLimit is the memory limit found; following is closed when the
 	// last holder is done, to stop the goroutine that keeps the limit
 	// above the live heap; nil when no limit was set.
@@ -122,6 +129,31 @@ func (g *gcLowering) hold(percent int, limit bool) (restore func()) {
 				delete(g.asked, percent)
 			}
 			g.settleLocked()
+		})
+	}
+}
+
+// holdLimit sets the memory limit, leaving the collector's target as it
+// is, until the returned func is called (once). A server holds it from
+// the end of the session index's first build for as long as the index is
+// open: at GOGC 100 the heap grows to twice the live indexes between
+// collections, and at 100,000 sessions and a 150,002-path workspace the
+// live heap is ~110–130 MB, so a client typing for a while took the
+// process past 200 MB; under the limit a collection runs when the heap
+// nears it instead, which typing (tens of kilobytes per request) reaches
+// every few hundred requests (see the commit that set it).
+func (g *gcLowering) holdLimit() (release func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.steady++
+	g.takeLimitLocked()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			g.steady--
+			g.releaseLimitLocked()
 		})
 	}
 }
@@ -198,9 +230,12 @@ func (g *gcLowering) releaseLimitLocked() {
 	debug.SetMemoryLimit(g.prevLimit)
 }
 
-// follow raises the memory limit with the live heap until stop is closed.
+// follow raises the memory limit with the live heap until stop is closed:
+// every followEvery while a build holds the limit, every
+// followSteadyEvery while only holdLimit does.
 func (g *gcLowering) follow(stop chan struct{}) {
-	tick := time.NewTicker(followEvery)
+	every := followEvery
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
 		select {
@@ -213,7 +248,15 @@ func (g *gcLowering) follow(stop chan struct{}) {
 		if g.following == stop { // not put back meanwhile
 			debug.SetMemoryLimit(followLimit(g.limit, live))
 		}
+		next := followEvery
+		if g.limited <= g.steady {
+			next = followSteadyEvery
+		}
 		g.mu.Unlock()
+		if next != every {
+			every = next
+			tick.Reset(every)
+		}
 	}
 }
 

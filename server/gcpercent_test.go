@@ -217,3 +217,53 @@ func TestGCPauseTurnsTheCollectorOffOverEveryTarget(t *testing.T) {
 		t.Fatalf("target and limit after a pause alone = %d, %d; want 100, none (what they were)", got, limit)
 	}
 }
+
+// TestGCHoldLimitKeepsTheLimitAfterTheBuild holds the limit alone across
+// the end of a build's lowerWithLimit, as a server does once its first
+// build ends: the limit stays set with the target the one found, and after
+// the release both are what they were.
+func TestGCHoldLimitKeepsTheLimitAfterTheBuild(t *testing.T) {
+	orig := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(orig) })
+	origLimit := debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() { debug.SetMemoryLimit(origLimit) })
+
+	g := gcLowering{limit: 64 << 20, live: func() uint64 { return 1 << 20 }}
+	build := g.lowerWithLimit(50)
+	steady := g.holdLimit()
+	build()
+	if got, limit := gcPercent(), memoryLimit(); got != 100 || limit != 64<<20 {
+		t.Fatalf("target and limit held alone after the build = %d, %d; want 100, %d", got, limit, 64<<20)
+	}
+	recall := g.lower(25)
+	if got, limit := gcPercent(), memoryLimit(); got != 25 || limit != 64<<20 {
+		t.Fatalf("target and limit with a lowering too = %d, %d; want 25, %d", got, limit, 64<<20)
+	}
+	recall()
+	steady()
+	steady() // a second call changes nothing
+	if got, limit := gcPercent(), memoryLimit(); got != 100 || limit != math.MaxInt64 {
+		t.Fatalf("target and limit after the release = %d, %d; want 100, none (what they were)", got, limit)
+	}
+}
+
+// TestGCHoldLimitFollowsALiveHeapNearIt grows the live heap past the
+// limit while only holdLimit holds it: the limit still rises above it.
+func TestGCHoldLimitFollowsALiveHeapNearIt(t *testing.T) {
+	orig := debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() { debug.SetMemoryLimit(orig) })
+
+	var live atomic.Uint64
+	live.Store(1 << 20)
+	g := gcLowering{limit: 64 << 20, live: live.Load}
+	steady := g.holdLimit()
+	defer steady()
+	live.Store(100 << 20)
+	deadline := time.Now().Add(30 * time.Second)
+	for memoryLimit() != 125<<20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("limit with a live heap of 100 MiB = %d, want %d", memoryLimit(), 125<<20)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

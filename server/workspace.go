@@ -267,6 +267,10 @@ func (s *Server) runSessions(ctx context.Context, sess Sessions, report *progres
 		restoreGC := processGC.lowerWithLimit(titleBuildGCPercent) // until the first build ends
 		select {
 		case <-sess.Ready():
+			// The limit stays while the index is open (holdLimit); taken
+			// before the build's is given back, so there is no gap.
+			steady := processGC.holdLimit()
+			defer func() { <-ctx.Done(); steady() }()
 			restoreGC()
 		case <-ctx.Done():
 			restoreGC()
