@@ -47,6 +47,10 @@ func appendJSONString(dst []byte, s string) []byte {
 func appendJSONStringBody(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) && plain8(load8(s[i : i+8])) {
+			i += 8 // eight bytes copied as they are, tested at once
+			continue
+		}
 		b := s[i]
 		if b < utf8.RuneSelf {
 			if b >= 0x20 && b != '"' && b != '\\' {
@@ -92,6 +96,33 @@ func appendJSONStringBody(dst []byte, s string) []byte {
 		i += size
 	}
 	return append(dst, s[start:]...)
+}
+
+// Word-at-a-time constants: a one in each byte, the high bit of each byte.
+const (
+	lsb8 = 0x0101010101010101
+	msb8 = 0x8080808080808080
+)
+
+// load8 returns the first eight bytes of s as a little-endian word: one
+// load, with one bounds check.
+func load8(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// plain8 reports whether every byte of w is one appendJSONString copies
+// as it is: ASCII, at least 0x20, neither '"' nor '\\'. The high bit of a
+// byte of bad is set for a byte that is not ASCII, one below 0x20 (the
+// subtraction borrows) or one equal to '"' or '\\' (its xor is zero and
+// borrows); a borrow into a higher byte only follows a byte found already,
+// so the answer for the word is exact (TestPlain8 tries every byte value
+// at every position).
+func plain8(w uint64) bool {
+	q, bs := w^('"'*lsb8), w^('\\'*lsb8)
+	bad := w | (w-0x20*lsb8)&^w | (q-lsb8)&^q | (bs-lsb8)&^bs
+	return bad&msb8 == 0
 }
 
 // appendMentionJSON appends sessionref.Mention(label, id) as

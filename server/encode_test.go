@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/recall"
@@ -35,6 +36,9 @@ func TestAppendJSONStringIsEncodingJSON(t *testing.T) {
 	for range 5000 {
 		inputs = append(inputs, randomString(rnd))
 	}
+	for range 2000 { // long enough for several words of eight bytes
+		inputs = append(inputs, randomString(rnd)+randomString(rnd)+randomString(rnd)+randomString(rnd))
+	}
 	for _, s := range inputs {
 		want, err := jsonCodec{}.Marshal(s)
 		if err != nil {
@@ -42,6 +46,37 @@ func TestAppendJSONStringIsEncodingJSON(t *testing.T) {
 		}
 		if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
 			t.Fatalf("appendJSONString(%q) = %s, want %s", s, got, want)
+		}
+	}
+}
+
+// TestPlain8 compares plain8 with the test of one byte at a time, for every
+// byte value at every position of a word of plain bytes or of others, and
+// for every pair of values side by side (where a borrow could carry).
+func TestPlain8(t *testing.T) {
+	plain := func(c byte) bool { return c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\' }
+	check := func(b []byte) {
+		t.Helper()
+		want := true
+		for _, c := range b {
+			want = want && plain(c)
+		}
+		if got := plain8(load8(string(b))); got != want {
+			t.Fatalf("plain8(%q) = %v, want %v", b, got, want)
+		}
+	}
+	for pos := range 8 {
+		for v := range 256 {
+			for _, fill := range []byte{'a', 0x20, 0x21, 0x7e, 0x7f, '[', ']', 0x00, 0x80, '"', '\\'} {
+				b := bytes.Repeat([]byte{fill}, 8)
+				b[pos] = byte(v)
+				check(b)
+			}
+		}
+	}
+	for v := range 256 {
+		for w := range 256 {
+			check([]byte{byte(v), byte(w), 'a', 'a', 'a', 'a', byte(w), byte(v)})
 		}
 	}
 }
