@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"time"
+	"unicode/utf8"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -145,9 +146,34 @@ type queryParams struct {
 	Limit json.RawMessage `json:"limit"`
 }
 
+// decodeQueryParams decodes params into p. The params a client sends on
+// every keystroke, {"query":"…"} with a query of printable ASCII and no
+// escape, are read off directly, without encoding/json's decoder (about a
+// tenth of the server's CPU for a dsh/candidates call that finds nothing);
+// any other shape is decoded by encoding/json. TestDecodeQueryParams
+// compares the two.
+func decodeQueryParams(params []byte, p *queryParams) error {
+	const open, end = `{"query":"`, `"}`
+	if len(params) >= len(open)+len(end) && string(params[:len(open)]) == open && string(params[len(params)-len(end):]) == end {
+		q := params[len(open) : len(params)-len(end)]
+		plain := true
+		for _, c := range q {
+			if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			*p = queryParams{Query: string(q)}
+			return nil
+		}
+	}
+	return json.Unmarshal(params, p)
+}
+
 func (s *Server) candidatesCall(params json.RawMessage) (call, error) {
 	var p queryParams
-	if err := json.Unmarshal(params, &p); err != nil {
+	if err := decodeQueryParams(params, &p); err != nil {
 		return nil, invalidParams(MethodCandidates, err)
 	}
 	cfg := s.config()
@@ -192,7 +218,7 @@ type fileResult struct {
 
 func (s *Server) filesCall(params json.RawMessage) (call, error) {
 	var p queryParams
-	if err := json.Unmarshal(params, &p); err != nil {
+	if err := decodeQueryParams(params, &p); err != nil {
 		return nil, invalidParams(MethodFiles, err)
 	}
 	limit := s.config().FileMaxResults
