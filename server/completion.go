@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +20,11 @@ import (
 
 // sortTextWidth zero-pads ranks so "00010" sorts after "00002".
 const sortTextWidth = 5
+
+// maxPresizedFiles bounds the room for file items a completion list is
+// allocated with before its sessions are added, whatever fileMaxResults
+// says.
+const maxPresizedFiles = 256
 
 // searchSlack is how many file candidates beyond fileMaxResults are asked
 // for, to stand in for the ones that are never offered.
@@ -116,15 +122,16 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 			return nil, err
 		}
 		now := s.now()
+		// One allocation for the list: these items and the files'.
+		list.Items = slices.Grow(list.Items, len(cands)+min(max(cfg.FileMaxResults, 0), maxPresizedFiles))
 		for _, c := range cands {
-			data, _ := json.Marshal(completionData{Kind: dataKindSession, SessionID: c.SessionID})
 			item := completionItem{
 				Label:      c.DisplayTitle,
 				Kind:       completionKindReference,
 				SortText:   nextSort(),
 				FilterText: completion.FilterText(line, tok, c.DisplayTitle, c.SessionID),
 				TextEdit:   edit(c.Mention),
-				Data:       data,
+				Data:       &completionData{Kind: dataKindSession, SessionID: c.SessionID},
 			}
 			where, age := "", humanAge(now, c.CreatedAt)
 			if c.Cwd != nil {
@@ -152,7 +159,11 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 		if err != nil {
 			return nil, fmt.Errorf("searching workspace files for %q: %w", tok.Query, err)
 		}
-		offered := 0
+		offered, room := 0, len(cands)
+		if cfg.FileMaxResults > 0 {
+			room = min(room, cfg.FileMaxResults) // what is offered at most
+		}
+		list.Items = slices.Grow(list.Items, room)
 		for _, f := range cands {
 			if offered == cfg.FileMaxResults && cfg.FileMaxResults > 0 {
 				break
@@ -167,14 +178,13 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 				ckind = completionKindFolder
 				label = strings.TrimSuffix(f.Path, "/") + "/"
 			}
-			data, _ := json.Marshal(completionData{Kind: dataKindFile, Path: f.Path})
 			item := completionItem{
 				Label:      label,
 				Kind:       ckind,
 				SortText:   nextSort(),
 				FilterText: completion.FilterText(line, tok, label),
 				TextEdit:   edit(completion.InsertFile(f.Path, f.Kind, tok.Quoted)),
-				Data:       data,
+				Data:       &completionData{Kind: dataKindFile, Path: f.Path},
 			}
 			if f.Ignored {
 				item.Detail = "ignored"

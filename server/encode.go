@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -47,7 +46,7 @@ func appendJSONString(dst []byte, s string) []byte {
 func appendJSONStringBody(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
-		if i+8 <= len(s) && plain8(load8(s[i : i+8])) {
+		if i+8 <= len(s) && plain8(load8(s[i:i+8])) {
 			i += 8 // eight bytes copied as they are, tested at once
 			continue
 		}
@@ -319,14 +318,18 @@ func appendCompletionItem(dst []byte, it *completionItem) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if len(it.Data) > 0 {
-		// encoding/json writes a RawMessage field compacted.
-		dst = append(dst, `,"data":`...)
-		buf := bytes.NewBuffer(dst)
-		if err := json.Compact(buf, it.Data); err != nil {
-			return nil, err
+	if d := it.Data; d != nil {
+		dst = append(dst, `,"data":{"kind":`...)
+		dst = appendJSONString(dst, d.Kind)
+		if d.SessionID != "" {
+			dst = append(dst, `,"sessionId":`...)
+			dst = appendJSONString(dst, d.SessionID)
 		}
-		dst = buf.Bytes()
+		if d.Path != "" {
+			dst = append(dst, `,"path":`...)
+			dst = appendJSONString(dst, d.Path)
+		}
+		dst = append(dst, '}')
 	}
 	return append(dst, '}'), nil
 }

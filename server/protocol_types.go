@@ -235,7 +235,7 @@ type completionItem struct {
 	SortText      string          `json:"sortText,omitempty"`
 	FilterText    string          `json:"filterText,omitempty"`
 	TextEdit      any             `json:"textEdit,omitempty"`
-	Data          json.RawMessage `json:"data,omitempty"`
+	Data          *completionData `json:"data,omitempty"`
 }
 
 type completionList struct {

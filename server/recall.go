@@ -425,14 +425,13 @@ func (s *Server) bodyItems(ctx context.Context, snap *sessionref.Snapshot, line 
 	caps := s.clientCaps()
 	var items []completionItem
 	for _, b := range s.bodyMatches(ctx, snap, s.syncedRecall(), tok.Query, listed, cfg, cfg.CandidateLimit-len(listed)) {
-		data, _ := json.Marshal(completionData{Kind: dataKindSession, SessionID: b.SessionID})
 		item := completionItem{
 			Label:      b.DisplayTitle,
 			Kind:       completionKindReference,
 			SortText:   nextSort(),
 			FilterText: completion.FilterText(line, tok, b.DisplayTitle, b.SessionID),
 			TextEdit:   edit(b.Mention),
-			Data:       data,
+			Data:       &completionData{Kind: dataKindSession, SessionID: b.SessionID},
 		}
 		said := "“" + shorten(b.Match.Excerpt, 60) + "”"
 		if caps.labelDetails {
