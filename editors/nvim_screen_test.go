@@ -14,8 +14,12 @@ const (
 	screenHeight = 24
 )
 
-// screenWait bounds each wait for the screen or the server log.
-const screenWait = 15 * time.Second
+// screenWait bounds each wait for the screen or the server log. It is a
+// deadline, not a delay: a wait ends as soon as the screen shows what it
+// waits for. Emacs loading eglot and starting the server took over 15 s
+// once, in a CI run where the test ran beside the VS Code test, Wine and
+// the long tests (load 25), so the bound leaves a loaded machine a minute.
+const screenWait = 60 * time.Second
 
 // screenPoll is how often the screen and the log are polled.
 const screenPoll = 50 * time.Millisecond
