@@ -69,10 +69,20 @@ async function suggestions() {
   return page.$$eval(".suggest-widget.visible .monaco-list-row .label-name", (els) => els.map((e) => e.textContent.trim()));
 }
 
+/**
+ * How often a wait looks at the page. Playwright's default for
+ * waitForFunction polls on every animation frame, which keeps headless
+ * Chromium rendering sixty frames a second for as long as the wait lasts:
+ * on a busy machine most of this script's CPU went to frames nobody looked
+ * at. A wait that times something measures it in the page instead
+ * (typeAndTimeMenu).
+ */
+const POLL_MS = 50;
+
 /** Waits for a DOM condition (a function of arg run in the page) with the step deadline. */
 async function until(what, fn, arg) {
   try {
-    await page.waitForFunction(fn, arg, { timeout: STEP_MS });
+    await page.waitForFunction(fn, arg, { timeout: STEP_MS, polling: POLL_MS });
   } catch (e) {
     throw new Error(`waiting for ${what}: ${e.message}`);
   }
@@ -190,21 +200,29 @@ async function closeAll() {
  */
 async function typeAndTimeMenu(text, label, absent) {
   await page.evaluate(([label, absent]) => {
-    const s = (window.__dshMenu = { key: 0, shown: 0 });
+    const s = (window.__dshMenu = { key: 0, shown: 0, done: false });
     const gone = absent ? new RegExp(absent) : null;
-    document.addEventListener("keydown", () => { s.key = performance.now(); s.shown = 0; }, true);
+    s.onKey = () => { s.key = performance.now(); s.shown = 0; };
+    document.addEventListener("keydown", s.onKey, true);
     const poll = () => {
       const rows = [...document.querySelectorAll(".suggest-widget.visible .monaco-list-row .label-name")].map((e) => e.textContent.trim());
       if (s.key && !s.shown && rows.length > 0 && (label === null || rows[0] === label) && !(gone && rows.some((r) => gone.test(r)))) {
         s.shown = performance.now();
       }
-      requestAnimationFrame(poll);
+      // Every frame until the measurement is read, then no more: a loop
+      // left running would keep Chromium rendering for the rest of the run.
+      if (!s.done) requestAnimationFrame(poll);
     };
     requestAnimationFrame(poll);
   }, [label, absent ?? null]);
   await page.keyboard.type(text, { delay: 40 });
-  await page.waitForFunction(() => window.__dshMenu.shown > 0, null, { timeout: STEP_MS });
-  return page.evaluate(() => Math.round(window.__dshMenu.shown - window.__dshMenu.key));
+  await page.waitForFunction(() => window.__dshMenu.shown > 0, null, { timeout: STEP_MS, polling: POLL_MS });
+  return page.evaluate(() => {
+    const s = window.__dshMenu;
+    s.done = true;
+    document.removeEventListener("keydown", s.onKey, true);
+    return Math.round(s.shown - s.key);
+  });
 }
 
 async function main() {
@@ -270,7 +288,7 @@ async function steps(browser) {
   await page.keyboard.type(" @");
   let asked = 1;
   const sessionListed = (ms) => page.waitForFunction((t) => [...document.querySelectorAll(".suggest-widget.visible .label-name")]
-    .some((e) => e.textContent.trim() === t), p.sessionTitle, { timeout: ms }).then(() => true, () => false);
+    .some((e) => e.textContent.trim() === t), p.sessionTitle, { timeout: ms, polling: POLL_MS }).then(() => true, () => false);
   for (const deadline = Date.now() + 120_000; ; asked++) {
     // No menu at all 3 s after asking: nothing answers, ask again; a
     // menu without the session yet (an answer on its way) gets 10 s.
@@ -293,7 +311,7 @@ async function steps(browser) {
   await page.keyboard.press("Backspace");
 
   // "@": the menu with sessions and files, timed.
-  await page.waitForFunction(() => !document.querySelector(".suggest-widget.visible"), null, { timeout: STEP_MS });
+  await page.waitForFunction(() => !document.querySelector(".suggest-widget.visible"), null, { timeout: STEP_MS, polling: POLL_MS });
   report.timings.atMenuMs = await typeAndTimeMenu("@", null);
   await shot("01-at-menu.png");
   const atRows = await suggestions();
@@ -316,7 +334,7 @@ async function steps(browser) {
   await page.waitForFunction(([s, f]) => {
     const rows = [...document.querySelectorAll(".suggest-widget.visible .monaco-list-row .label-name")].map((e) => e.textContent.trim());
     return rows[0] === s && rows.includes(f);
-  }, [p.sessionTitle, p.fileName], { timeout: STEP_MS });
+  }, [p.sessionTitle, p.fileName], { timeout: STEP_MS, polling: POLL_MS });
   // Down to the file with the keyboard, as a person would; a click can
   // land while the list is being replaced by the next answer.
   await focusSuggestion(p.fileName);
