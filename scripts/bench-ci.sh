@@ -13,11 +13,26 @@
 # scripts/bench-files.sh, and the commands of the README's performance
 # section. DSH_SRC=<dsh checkout> also runs scripts/bench-dsh.sh at 200
 # sessions.
+#
+#   scripts/bench-ci.sh            # every part, latency then memory
+#   scripts/bench-ci.sh latency    # sessions, files, end to end, recall
+#   scripts/bench-ci.sh memory     # the two RSS runs, side by side
+# CI runs the latency part alone, then the memory part beside its memory
+# check (.ci/run): RSS is not bent by a second process the way latency is,
+# and the RSS runs mostly wait for their steady reading.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp="${TMPDIR:-/tmp}/dsh-refls-bench-ci"
 mkdir -p "$tmp"
+parts=("$@")
+[ ${#parts[@]} -gt 0 ] || parts=(latency memory)
+for part in "${parts[@]}"; do
+  case $part in latency | memory) ;; *) echo "bench-ci: unknown part $part (latency, memory)" >&2; exit 2 ;; esac
+done
 echo "== bench-ci: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), load $(cut -d' ' -f1-3 /proc/loadavg)"
+go build -o "$tmp/dsh-refls" ./cmd/dsh-refls
+
+latency() {
 
 echo "== bench-ci: sessions (400 sessions, 8 MB)"
 BENCH_DIR="$tmp" SESSIONS=400 BYTES=8M RUNS=1 scripts/bench-sessions.sh
@@ -25,19 +40,42 @@ BENCH_DIR="$tmp" SESSIONS=400 BYTES=8M RUNS=1 scripts/bench-sessions.sh
 echo "== bench-ci: files (20,000 files, 5,000 ignored)"
 TMPDIR="$tmp" BENCH_FILES=20000 BENCH_IGNORED=5000 scripts/bench-files.sh 1
 
-go build -o "$tmp/dsh-refls" ./cmd/dsh-refls
 echo "== bench-ci: end to end over pipes (400 sessions + 20,000-file tree)"
 go run ./scripts/benche2e --bin "$tmp/dsh-refls" --sessions-root "$tmp/sessions-400-8M" \
   --workspace "$tmp/dsh-refls-bench-files-20000" --titles 5
-echo "== bench-ci: memory (RSS idle and after a 4 MiB message and request)"
-# Steady RSS 4 s after each build (the default 10 s is for the full sizes):
-# the releaser has run by then (after 500 ms of quiet, retries 1 s and 2 s on).
-go run ./scripts/benchmemory --bin "$tmp/dsh-refls" --sessions-root "$tmp/sessions-400-8M" \
-  --workspace "$tmp/dsh-refls-bench-files-20000" --steady 4s
-go run ./scripts/benchmemory --bin "$tmp/dsh-refls" --large-message-mb 4 --large-request-mb 4
 
 echo "== bench-ci: the recall index (300 sessions; fails below 100% recall or precision)"
 scripts/bench-recall.sh --small
+}
+
+# memory runs the two RSS measurements at once, each printed whole.
+memory() {
+  [ -d "$tmp/sessions-400-8M" ] && [ -d "$tmp/dsh-refls-bench-files-20000" ] || {
+    echo "bench-ci: the memory part reads the latency part's store and tree; run scripts/bench-ci.sh latency first" >&2
+    return 2
+  }
+  local out rc=0 a b
+  out=$(mktemp -d)
+  # Steady RSS 4 s after each build (the default 10 s is for the full sizes):
+  # the releaser has run by then (after 500 ms of quiet, retries 1 s and 2 s on).
+  go run ./scripts/benchmemory --bin "$tmp/dsh-refls" --sessions-root "$tmp/sessions-400-8M" \
+    --workspace "$tmp/dsh-refls-bench-files-20000" --steady 4s >"$out/indexes" 2>&1 &
+  a=$!
+  go run ./scripts/benchmemory --bin "$tmp/dsh-refls" --large-message-mb 4 --large-request-mb 4 >"$out/large" 2>&1 &
+  b=$!
+  wait "$a" || rc=1
+  wait "$b" || rc=1
+  echo "== bench-ci: memory (RSS with both indexes built)"
+  cat "$out/indexes"
+  echo "== bench-ci: memory (RSS idle and after a 4 MiB message and request)"
+  cat "$out/large"
+  rm -rf "$out"
+  return "$rc"
+}
+
+for part in "${parts[@]}"; do
+  "$part"
+done
 
 if [ -n "${DSH_SRC:-}" ]; then
   echo "== bench-ci: against dsh's own service (200 sessions)"
