@@ -14,16 +14,6 @@ work=${WINE_TEST_DIR:-${TMPDIR:-/tmp}/dsh-refls-wine}
 mkdir -p "$work"
 export WINEPREFIX=$work/prefix WINEDEBUG=-all
 export PATH=$PATH:/usr/lib/wine
-# Go on Windows preempts a goroutine that runs too long by suspending its
-# thread (SuspendThread, GetThreadContext, ResumeThread). Under Wine 8 that
-# once left sessionref.test.exe stopped (state T, in do_signal_stop) and,
-# sent SIGCONT, with all twelve threads waiting on a wineserver that waited
-# on nothing, until the 10-minute test timeout (a run of f2240d7; the same
-# commit had passed there before). Wine passes the environment to the
-# Windows process. Without asynchronous preemption a goroutine is still
-# preempted at function calls, as before Go 1.14, which is all the tests
-# here need; Linux keeps it, in every other step.
-export GODEBUG="${GODEBUG:+$GODEBUG,}asyncpreemptoff=1"
 
 # skip prints a test2json skip event for pkg/test with reason.
 skip() {
