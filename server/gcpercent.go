@@ -119,20 +119,15 @@ func (g *gcLowering) hold(percent int, limit bool) (restore func()) {
 	if limit {
 		g.takeLimitLocked()
 	}
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			g.mu.Lock()
-			defer g.mu.Unlock()
-			if limit {
-				g.releaseLimitLocked()
-			}
-			if g.asked[percent]--; g.asked[percent] == 0 {
-				delete(g.asked, percent)
-			}
-			g.settleLocked()
-		})
-	}
+	return g.undoOnce(func() {
+		if limit {
+			g.releaseLimitLocked()
+		}
+		if g.asked[percent]--; g.asked[percent] == 0 {
+			delete(g.asked, percent)
+		}
+		g.settleLocked()
+	})
 }
 
 // holdLimit sets the memory limit, leaving the collector's target as it
@@ -149,13 +144,22 @@ func (g *gcLowering) holdLimit() (release func()) {
 	defer g.mu.Unlock()
 	g.steady++
 	g.takeLimitLocked()
+	return g.undoOnce(func() {
+		g.steady--
+		g.releaseLimitLocked()
+	})
+}
+
+// undoOnce returns a func that runs undo, under g.mu, the first time it
+// is called and does nothing after: what hold, holdLimit and pause hand
+// back.
+func (g *gcLowering) undoOnce(undo func()) func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			g.mu.Lock()
 			defer g.mu.Unlock()
-			g.steady--
-			g.releaseLimitLocked()
+			undo()
 		})
 	}
 }
@@ -173,16 +177,11 @@ func (g *gcLowering) pause() (resume func()) {
 	g.pauses++
 	g.applyLocked()
 	g.takeLimitLocked() // the collector is off: the limit is what bounds the heap
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			g.mu.Lock()
-			defer g.mu.Unlock()
-			g.releaseLimitLocked()
-			g.pauses--
-			g.settleLocked()
-		})
-	}
+	return g.undoOnce(func() {
+		g.releaseLimitLocked()
+		g.pauses--
+		g.settleLocked()
+	})
 }
 
 // applyLocked turns the collector off while a pause is held, and sets the

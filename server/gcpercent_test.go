@@ -16,8 +16,7 @@ func gcPercent() int {
 }
 
 func TestGCLoweringRestoresTheTargetAfterTheLastHolder(t *testing.T) {
-	orig := debug.SetGCPercent(100)
-	t.Cleanup(func() { debug.SetGCPercent(orig) })
+	setGC(t, 100, math.MaxInt64)
 
 	var g gcLowering
 	first := g.lower(25)
@@ -56,8 +55,7 @@ func TestGCLoweringKeepsALowerTarget(t *testing.T) {
 // both hold, the target is 25; when one ends, the other's; after both,
 // the one found.
 func TestGCLoweringTakesTheLowestTargetAskedFor(t *testing.T) {
-	orig := debug.SetGCPercent(100)
-	t.Cleanup(func() { debug.SetGCPercent(orig) })
+	setGC(t, 100, math.MaxInt64)
 
 	var g gcLowering
 	title := g.lower(50)
@@ -83,11 +81,20 @@ func TestGCLoweringTakesTheLowestTargetAskedFor(t *testing.T) {
 // memoryLimit reads the soft memory limit (SetMemoryLimit(-1) only reads).
 func memoryLimit() int64 { return debug.SetMemoryLimit(-1) }
 
+// setGC sets the collector's target and the memory limit for the test and
+// puts back what they were when it ends.
+func setGC(t *testing.T, percent int, limit int64) {
+	t.Helper()
+	origGC := debug.SetGCPercent(percent)
+	origLimit := debug.SetMemoryLimit(limit)
+	t.Cleanup(func() {
+		debug.SetGCPercent(origGC)
+		debug.SetMemoryLimit(origLimit)
+	})
+}
+
 func TestGCLoweringSetsTheMemoryLimitWhileHeld(t *testing.T) {
-	orig := debug.SetMemoryLimit(math.MaxInt64)
-	t.Cleanup(func() { debug.SetMemoryLimit(orig) })
-	origGC := debug.SetGCPercent(100)
-	t.Cleanup(func() { debug.SetGCPercent(origGC) })
+	setGC(t, 100, math.MaxInt64)
 
 	g := gcLowering{limit: 64 << 20, live: func() uint64 { return 1 << 20 }}
 	recall := g.lower(25)
@@ -114,10 +121,7 @@ func TestGCLoweringSetsTheMemoryLimitWhileHeld(t *testing.T) {
 }
 
 func TestGCLoweringKeepsALimitGOMEMLIMITSet(t *testing.T) {
-	orig := debug.SetMemoryLimit(1 << 30)
-	t.Cleanup(func() { debug.SetMemoryLimit(orig) })
-	origGC := debug.SetGCPercent(100)
-	t.Cleanup(func() { debug.SetGCPercent(origGC) })
+	setGC(t, 100, 1<<30)
 
 	g := gcLowering{limit: 64 << 20, live: func() uint64 { return 1 << 20 }}
 	restore := g.lowerWithLimit(50)
@@ -134,10 +138,7 @@ func TestGCLoweringKeepsALimitGOMEMLIMITSet(t *testing.T) {
 // limit while held: the limit rises above it, and after the last holder
 // the one found is back.
 func TestGCLoweringLimitFollowsALiveHeapNearIt(t *testing.T) {
-	orig := debug.SetMemoryLimit(math.MaxInt64)
-	t.Cleanup(func() { debug.SetMemoryLimit(orig) })
-	origGC := debug.SetGCPercent(100)
-	t.Cleanup(func() { debug.SetGCPercent(origGC) })
+	setGC(t, 100, math.MaxInt64)
 
 	var live atomic.Uint64
 	live.Store(1 << 20)
@@ -183,10 +184,7 @@ func TestFollowLimit(t *testing.T) {
 // after the last holder the one found. A pause alone holds the memory
 // limit too, and puts it back after.
 func TestGCPauseTurnsTheCollectorOffOverEveryTarget(t *testing.T) {
-	orig := debug.SetGCPercent(100)
-	t.Cleanup(func() { debug.SetGCPercent(orig) })
-	origLimit := debug.SetMemoryLimit(math.MaxInt64)
-	t.Cleanup(func() { debug.SetMemoryLimit(origLimit) })
+	setGC(t, 100, math.MaxInt64)
 
 	g := gcLowering{limit: 64 << 20, live: func() uint64 { return 1 << 20 }}
 	title := g.lower(50)
@@ -223,10 +221,7 @@ func TestGCPauseTurnsTheCollectorOffOverEveryTarget(t *testing.T) {
 // build ends: the limit stays set with the target the one found, and after
 // the release both are what they were.
 func TestGCHoldLimitKeepsTheLimitAfterTheBuild(t *testing.T) {
-	orig := debug.SetGCPercent(100)
-	t.Cleanup(func() { debug.SetGCPercent(orig) })
-	origLimit := debug.SetMemoryLimit(math.MaxInt64)
-	t.Cleanup(func() { debug.SetMemoryLimit(origLimit) })
+	setGC(t, 100, math.MaxInt64)
 
 	g := gcLowering{limit: 64 << 20, live: func() uint64 { return 1 << 20 }}
 	build := g.lowerWithLimit(50)
@@ -250,8 +245,7 @@ func TestGCHoldLimitKeepsTheLimitAfterTheBuild(t *testing.T) {
 // TestGCHoldLimitFollowsALiveHeapNearIt grows the live heap past the
 // limit while only holdLimit holds it: the limit still rises above it.
 func TestGCHoldLimitFollowsALiveHeapNearIt(t *testing.T) {
-	orig := debug.SetMemoryLimit(math.MaxInt64)
-	t.Cleanup(func() { debug.SetMemoryLimit(orig) })
+	setGC(t, 100, math.MaxInt64)
 
 	var live atomic.Uint64
 	live.Store(1 << 20)
