@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sort"
 	"time"
-	"unicode/utf8"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -158,7 +157,7 @@ func decodeQueryParams(params []byte, p *queryParams) error {
 		q := params[len(open) : len(params)-len(end)]
 		plain := true
 		for _, c := range q {
-			if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+			if !plainJSONByte(c) {
 				plain = false
 				break
 			}

@@ -51,11 +51,11 @@ func appendJSONStringBody(dst []byte, s string) []byte {
 			continue
 		}
 		b := s[i]
+		if plainJSONByte(b) {
+			i++
+			continue
+		}
 		if b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
-				i++
-				continue
-			}
 			dst = append(dst, s[start:i]...)
 			switch b {
 			case '\\', '"':
@@ -95,6 +95,12 @@ func appendJSONStringBody(dst []byte, s string) []byte {
 		i += size
 	}
 	return append(dst, s[start:]...)
+}
+
+// plainJSONByte reports whether appendJSONString copies b as it is: ASCII,
+// at least 0x20, neither '"' nor '\\'. plain8 asks the same of eight bytes.
+func plainJSONByte(b byte) bool {
+	return b >= 0x20 && b < utf8.RuneSelf && b != '"' && b != '\\'
 }
 
 // Word-at-a-time constants: a one in each byte, the high bit of each byte.
