@@ -29,12 +29,22 @@ func TestDirSet(t *testing.T) {
 	if s.len() != 3 || !s.has("/r/ab") || s.has("/r/a/b") {
 		t.Errorf("after removeTree: %v", s.all())
 	}
-	if kids := s.children["/r"]; len(kids) != 2 {
-		t.Errorf("root keeps %d children, want 2 (/r/ab, /r/x): %v", len(kids), kids)
+	if kids := s.kids["/r"]; kids != 2 {
+		t.Errorf("root counts %d children, want 2 (/r/ab, /r/x)", kids)
+	}
+	// A leaf leaves alone; its parent's count goes with it, so the parent
+	// is then removed as a leaf too.
+	forgotten = nil
+	s.removeTree("/r/x", func(d string) { forgotten = append(forgotten, d) })
+	if !slices.Equal(forgotten, []string{"/r/x"}) || s.kids["/r"] != 1 {
+		t.Errorf("removeTree(/r/x) forgot %v, root counts %d children, want [/r/x] and 1", forgotten, s.kids["/r"])
+	}
+	if !s.add("/r/x") || s.kids["/r"] != 2 {
+		t.Errorf("add(/r/x) again: root counts %d children, want 2", s.kids["/r"])
 	}
 	n := 0
 	s.clear(func(string) { n++ })
-	if n != 3 || s.len() != 0 {
+	if n != 3 || s.len() != 0 || len(s.kids) != 0 {
 		t.Errorf("clear forgot %d, left %d", n, s.len())
 	}
 }
