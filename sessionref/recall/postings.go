@@ -70,9 +70,10 @@ func (g *gramSet) add(s []byte) {
 	}
 }
 
-// sorted returns a sorted copy of the set's grams.
-func (g *gramSet) sorted() []uint32 {
-	out := slices.Clone(g.grams)
+// appendSorted appends the grams of g, sorted, to the array of dst,
+// which it empties first.
+func (g *gramSet) appendSorted(dst []uint32) []uint32 {
+	out := append(dst[:0], g.grams...)
 	slices.Sort(out)
 	return out
 }

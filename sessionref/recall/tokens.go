@@ -452,8 +452,13 @@ func newDictionary() *dictionary { return &dictionary{ids: map[string]uint32{}} 
 
 // idsOfSet returns the sorted ids of the tokens of ts, adding the new ones.
 // It may be called from several goroutines at once.
-func (d *dictionary) idsOfSet(ts *tokenSet) []uint32 {
-	out := make([]uint32, 0, ts.used+ts.shortUsed)
+func (d *dictionary) idsOfSet(ts *tokenSet) []uint32 { return d.appendIDsOfSet(nil, ts) }
+
+// appendIDsOfSet is idsOfSet into the array of dst, which it empties
+// first: a first build hands each session's ids back to its workers once
+// they are posted.
+func (d *dictionary) appendIDsOfSet(dst []uint32, ts *tokenSet) []uint32 {
+	out := slices.Grow(dst[:0], ts.used+ts.shortUsed)
 	var missing []tokenSlot
 	var missingShort []uint64
 	var buf [8]byte
