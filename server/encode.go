@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
@@ -131,33 +130,13 @@ func plain8(w uint64) bool {
 }
 
 // appendMentionJSON appends sessionref.Mention(label, id) as
-// appendJSONString writes it, without building the mention: its label
-// is cut at the two bytes the mention escapes with a backslash ('\' and
-// ']', both ASCII), each part escaped for JSON, each cut written as the
-// JSON of its mention escape; the URI's payload is base64url, which JSON
-// leaves as it is. TestAppendMentionJSON compares the two.
+// appendJSONString writes it, without building the mention: each part
+// sessionref.AppendMention gives is escaped for JSON as it is appended.
+// TestAppendMentionJSONIsEncodingJSON compares the two.
 func appendMentionJSON(dst []byte, label, id string) []byte {
-	if label == "" {
-		label = id
-	}
-	dst = append(dst, `"@[`...)
-	for start := 0; ; {
-		i := strings.IndexAny(label[start:], `\]`)
-		if i < 0 {
-			dst = appendJSONStringBody(dst, label[start:])
-			break
-		}
-		dst = appendJSONStringBody(dst, label[start:start+i])
-		if label[start+i] == '\\' {
-			dst = append(dst, `\\\\`...) // the mention's \\, in JSON
-		} else {
-			dst = append(dst, `\\]`...) // the mention's \], in JSON
-		}
-		start += i + 1
-	}
-	dst = append(dst, "]("+sessionref.URIScheme...)
-	dst = sessionref.AppendURIPayload(dst, id)
-	return append(dst, ')', '"')
+	dst = append(dst, '"')
+	dst = sessionref.AppendMention(dst, label, id, appendJSONStringBody)
+	return append(dst, '"')
 }
 
 // appendJSONValue appends v as jsonCodec encodes it.

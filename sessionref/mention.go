@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Mentions in message text (SPEC §2.1).
@@ -36,28 +37,51 @@ func Mention(label, id string) string {
 	if label == "" {
 		label = id
 	}
-	var scratch uriScratch
-	payload := scratch.payload(id)
-	escapes := strings.Count(label, `\`) + strings.Count(label, "]")
-	var b strings.Builder
-	b.Grow(len(mentionOpen) + len(label) + escapes + len(mentionLink) + len(URIScheme) + len(payload) + 1)
-	b.WriteString(mentionOpen)
-	if escapes == 0 {
-		b.WriteString(label)
-	} else {
-		for i := 0; i < len(label); i++ {
-			if c := label[i]; c == '\\' || c == ']' {
-				b.WriteByte('\\')
-			}
-			b.WriteByte(label[i])
-		}
-	}
-	b.WriteString(mentionLink)
-	b.WriteString(URIScheme)
-	b.Write(payload)
-	b.WriteByte(mentionClose)
-	return b.String()
+	// The payload is base64url of the id as a JSON string: a third more
+	// than the id and its quotes (escapes in the id make it longer, and
+	// the array then grows once).
+	size := len(mentionOpen) + len(label) + strings.Count(label, `\`) + strings.Count(label, "]") +
+		len(mentionLink) + len(URIScheme) + (len(id)+2)*4/3 + 4
+	b := AppendMention(make([]byte, 0, size), label, id, appendText)
+	// b is not written again: the string shares its array, as
+	// strings.Builder's does.
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
+
+// AppendMention appends Mention(label, id) to dst, every part but the
+// URI's payload written by text: text(dst, s) appends s as the caller
+// encodes text (as it is, for Mention; JSON-escaped, for the server's
+// answers, which write a mention into a larger buffer without the string
+// Mention allocates). The parts are the mention's syntax ("@[",
+// "](dsh-session:", ")"), the label cut at the bytes it escapes, and each
+// escape (`\\` or `\]`). The payload, base64url, is appended as it is:
+// text must leave such bytes unchanged, as JSON does.
+func AppendMention(dst []byte, label, id string, text func(dst []byte, s string) []byte) []byte {
+	if label == "" {
+		label = id
+	}
+	dst = text(dst, mentionOpen)
+	for start := 0; ; {
+		i := strings.IndexAny(label[start:], `\]`)
+		if i < 0 {
+			dst = text(dst, label[start:])
+			break
+		}
+		dst = text(dst, label[start:start+i])
+		if label[start+i] == '\\' {
+			dst = text(dst, `\\`)
+		} else {
+			dst = text(dst, `\]`)
+		}
+		start += i + 1
+	}
+	dst = text(dst, mentionLink+URIScheme)
+	dst = AppendURIPayload(dst, id)
+	return text(dst, string(mentionClose))
+}
+
+// appendText appends s as it is: AppendMention's text for Mention.
+func appendText(dst []byte, s string) []byte { return append(dst, s...) }
 
 // MentionSpan is one match of the §2.1 pattern in a text, with byte offsets.
 type MentionSpan struct {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf16"
@@ -28,6 +29,38 @@ func TestMention(t *testing.T) {
 				t.Errorf("Mention(%q, %q) = %q, want %q", tt.label, tt.id, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestMentionAllocatesOnce: a mention is one allocation, its string, for
+// labels and ids of the usual lengths (candidates carry one each).
+func TestMentionAllocatesOnce(t *testing.T) {
+	for _, in := range [][2]string{{"Fix the parser", "0a1b2c3d-0000-4000-8000-000000000007"}, {`a]b\c`, "s1"}, {"", "0a1b2c3d"}} {
+		if n := testing.AllocsPerRun(100, func() { _ = Mention(in[0], in[1]) }); n != 1 {
+			t.Errorf("Mention(%q, %q) allocates %v times, want 1", in[0], in[1], n)
+		}
+	}
+}
+
+// TestAppendMentionParts checks the parts AppendMention hands to its
+// text writer: the mention's syntax, the label cut at each byte it
+// escapes, each escape on its own; the payload alone is appended as it is.
+func TestAppendMentionParts(t *testing.T) {
+	var parts []string
+	mark := func(dst []byte, s string) []byte {
+		parts = append(parts, s)
+		return append(append(append(dst, '<'), s...), '>')
+	}
+	got := string(AppendMention([]byte("see "), `a]b\c`, "a", mark))
+	if want := `see <@[><a><\]><b><\\><c><](dsh-session:>ImEi<)>`; got != want {
+		t.Errorf("AppendMention wrote %s, want %s", got, want)
+	}
+	if want := []string{"@[", "a", `\]`, "b", `\\`, "c", "](dsh-session:", ")"}; !slices.Equal(parts, want) {
+		t.Errorf("parts %q, want %q", parts, want)
+	}
+	parts = nil
+	if got, want := string(AppendMention(nil, "", "a", mark)), "<@[><a><](dsh-session:>ImEi<)>"; got != want {
+		t.Errorf("AppendMention of an empty label wrote %s, want %s (the id as the label)", got, want)
 	}
 }
 
