@@ -99,43 +99,26 @@ func DefaultCachePath(root string) (string, error) {
 // nothing changed since this index loaded or saved path (a restart that
 // found every log as cached), the file already holds this state and is
 // not written again.
+//
+// The state is encoded from the index itself while the writer's lock is
+// held, each session's record made as its block is written; the lock is
+// released before the file is synced. A copy of every record taken first
+// (the cache's form until then) was a 56 MB transient at 100,000
+// sessions, at the end of a first build, when the heap is at its largest.
+// The servers' callers (sessionref/live) save on the goroutine that
+// applies every update, so holding the lock while encoding delays none.
 func (ix *Index) SaveCache(path string) error {
 	ix.writeMu.Lock()
+	locked := true
+	defer func() {
+		if locked {
+			ix.writeMu.Unlock()
+		}
+	}()
 	if path == ix.saved && ix.changes == ix.savedAt && !ix.dirty {
-		ix.writeMu.Unlock()
 		return nil
 	}
 	changes := ix.changes
-	// The listed sessions come first, in the order of a snapshot, so the
-	// snapshot published on load need not sort, and its sessions are the
-	// first entries LoadCache decodes.
-	order := make([]*tracked, 0, len(ix.tracked))
-	for _, t := range ix.tracked {
-		order = append(order, t)
-	}
-	var ids idOrder
-	sort.Slice(order, func(i, j int) bool {
-		if li, lj := order[i].skipReason() == "", order[j].skipReason() == ""; li != lj {
-			return li
-		}
-		return listedBefore(order[i], order[j], &ids)
-	})
-	cf := cacheFile{Format: cacheFormat, Root: ix.root, Sessions: make([]cachedSession, 0, len(order))}
-	for _, t := range order {
-		cs := cachedSession{
-			ProjectName: t.dir.projectName(), DirName: t.dir.dirName(), LogName: filepath.Base(t.dir.log.path),
-			DirModTime: t.dir.dirModTime, Entry: *t.entry, File: t.file, Skip: t.skipReason(), IdentityErr: t.identityErr(),
-			Started: t.started, TailLen: int(t.tailLen), TailSum: t.tailSum,
-		}
-		if t.skipReason() == "" {
-			st := ix.searchOf(t)
-			cs.SearchAll, cs.SearchIDLen, cs.SearchTitleLen, cs.SearchDispLen = st.all, len(st.id), len(st.title), len(st.display)
-			cs.SearchByteSet, cs.SearchPairSet = st.bytes, st.pairs
-		}
-		cs.Entry.Path = "" // derived on load
-		cf.Sessions = append(cf.Sessions, cs)
-	}
-	ix.writeMu.Unlock()
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("creating cache directory: %w", err)
@@ -146,7 +129,12 @@ func (ix *Index) SaveCache(path string) error {
 		return fmt.Errorf("creating cache file: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // after a successful rename there is nothing to remove
-	err = writeCache(tmp, &cf)
+	err = writeCache(tmp, ix.savedLocked())
+	ix.writeMu.Unlock()
+	locked = false
+	if err == nil {
+		err = tmp.Sync()
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -162,20 +150,65 @@ func (ix *Index) SaveCache(path string) error {
 	return nil
 }
 
-// writeCache writes the magic and the encoded cache to f and syncs it; the
-// first error stops it.
-func writeCache(f *os.File, cf *cacheFile) error {
+// savedIndex is the index as SaveCache writes it: its sessions, listed
+// ones first in the order of a snapshot, and the search columns their
+// texts lie in. It reads the index's own state: valid while the writer's
+// lock is held.
+type savedIndex struct {
+	root  string
+	order []*tracked
+	cols  searchColumns
+}
+
+// savedLocked returns the savedIndex of ix; the caller holds writeMu for
+// as long as it is used.
+func (ix *Index) savedLocked() *savedIndex {
+	order := make([]*tracked, 0, len(ix.tracked))
+	for _, t := range ix.tracked {
+		order = append(order, t)
+	}
+	// The listed sessions come first, in the order of a snapshot, so the
+	// snapshot published on load need not sort, and its sessions are the
+	// first entries LoadCache decodes.
+	var ids idOrder
+	sort.Slice(order, func(i, j int) bool {
+		if li, lj := order[i].skipReason() == "", order[j].skipReason() == ""; li != lj {
+			return li
+		}
+		return listedBefore(order[i], order[j], &ids)
+	})
+	return &savedIndex{root: ix.root, order: order, cols: ix.cols}
+}
+
+func (s *savedIndex) header() (int, string, int) { return cacheFormat, s.root, len(s.order) }
+func (s *savedIndex) cwd(i int) string           { return s.order[i].entry.Cwd }
+
+func (s *savedIndex) session(i int, cs *cachedSession) {
+	t := s.order[i]
+	*cs = cachedSession{
+		ProjectName: t.dir.projectName(), DirName: t.dir.dirName(), LogName: filepath.Base(t.dir.log.path),
+		DirModTime: t.dir.dirModTime, Entry: *t.entry, File: t.file, Skip: t.skipReason(), IdentityErr: t.identityErr(),
+		Started: t.started, TailLen: int(t.tailLen), TailSum: t.tailSum,
+	}
+	if t.skipReason() == "" {
+		st := searchIn(t, &s.cols)
+		cs.SearchAll, cs.SearchIDLen, cs.SearchTitleLen, cs.SearchDispLen = st.all, len(st.id), len(st.title), len(st.display)
+		cs.SearchByteSet, cs.SearchPairSet = st.bytes, st.pairs
+	}
+	cs.Entry.Path = "" // derived on load
+}
+
+// writeCache writes the magic and the encoded cache to f (the caller
+// syncs it); the first error stops it.
+func writeCache(f *os.File, src cacheSource) error {
 	w := bufio.NewWriter(f)
 	if _, err := io.WriteString(w, cacheMagic); err != nil {
 		return err
 	}
-	if err := encodeCache(w, cf); err != nil {
+	if err := encodeCache(w, src); err != nil {
 		return fmt.Errorf("encoding: %w", err)
 	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	return f.Sync()
+	return w.Flush()
 }
 
 // removeStaleTemps removes temporary cache files older than staleTempAge

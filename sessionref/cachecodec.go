@@ -79,22 +79,40 @@ func (c *cacheWriter) bytes(b []byte) {
 	}
 }
 
-// encodeCache writes cf's body.
-func encodeCache(w *bufio.Writer, cf *cacheFile) error {
-	return encodeCacheBlocks(w, cf, cacheBlockSessions)
+// cacheSource is what the encoding writes: the format, the root and the
+// sessions, each session's record filled in only as its block is written,
+// so that a save never holds every record at once (a cacheFile's whole
+// list of records was a 56 MB transient at 100,000 sessions).
+type cacheSource interface {
+	// header returns the format, the root and the number of sessions.
+	header() (format int, root string, sessions int)
+	// cwd returns the cwd of session i.
+	cwd(i int) string
+	// session fills s with the record of session i.
+	session(i int, s *cachedSession)
 }
 
-// encodeCacheBlocks writes cf's body in blocks of at most perBlock
+func (cf *cacheFile) header() (int, string, int)      { return cf.Format, cf.Root, len(cf.Sessions) }
+func (cf *cacheFile) cwd(i int) string                { return cf.Sessions[i].Entry.Cwd }
+func (cf *cacheFile) session(i int, s *cachedSession) { *s = cf.Sessions[i] }
+
+// encodeCache writes src's body.
+func encodeCache(w *bufio.Writer, src cacheSource) error {
+	return encodeCacheBlocks(w, src, cacheBlockSessions)
+}
+
+// encodeCacheBlocks writes src's body in blocks of at most perBlock
 // sessions (tests write smaller blocks than encodeCache).
-func encodeCacheBlocks(w *bufio.Writer, cf *cacheFile, perBlock int) error {
+func encodeCacheBlocks(w *bufio.Writer, src cacheSource, perBlock int) error {
 	c := &cacheWriter{w: w}
-	c.int(int64(cf.Format))
-	c.string(cf.Root)
-	c.int(int64(len(cf.Sessions)))
+	format, root, n := src.header()
+	c.int(int64(format))
+	c.string(root)
+	c.int(int64(n))
 	numbers := map[string]int{}
 	var table []string
-	for i := range cf.Sessions {
-		if cwd := cf.Sessions[i].Entry.Cwd; !hasKey(numbers, cwd) {
+	for i := range n {
+		if cwd := src.cwd(i); !hasKey(numbers, cwd) {
 			numbers[cwd] = len(table)
 			table = append(table, cwd)
 		}
@@ -107,18 +125,23 @@ func encodeCacheBlocks(w *bufio.Writer, cf *cacheFile, perBlock int) error {
 	}
 	c.int(int64(cwds.Len()))
 	c.bytes(cwds.Bytes())
-	for lo := 0; lo < len(cf.Sessions) && c.err == nil; lo += perBlock {
-		hi := min(lo+perBlock, len(cf.Sessions))
+	var s cachedSession
+	for lo := 0; lo < n && c.err == nil; lo += perBlock {
+		hi := min(lo+perBlock, n)
 		records.Reset()
 		filters.Reset()
 		texts.Reset()
 		listed := 0
 		for i := lo; i < hi; i++ {
-			s := &cf.Sessions[i]
+			src.session(i, &s)
 			if s.Skip == "" {
 				listed++
 			}
-			encodeSession(rw, s, numbers[s.Entry.Cwd])
+			cwd, ok := numbers[s.Entry.Cwd]
+			if !ok { // src must give the cwd cwd(i) gave
+				return fmt.Errorf("session %d: cwd %q not in the table", i, s.Entry.Cwd)
+			}
+			encodeSession(rw, &s, cwd)
 			for _, v := range s.SearchByteSet {
 				fw.uint64(v)
 			}

@@ -469,12 +469,15 @@ func listedBefore(a, b *tracked, ids *idOrder) bool {
 }
 
 // searchOf returns the search text of a listed session.
-func (ix *Index) searchOf(t *tracked) searchText {
+func (ix *Index) searchOf(t *tracked) searchText { return searchIn(t, &ix.cols) }
+
+// searchIn is searchOf with the columns cols.
+func searchIn(t *tracked, cols *searchColumns) searchText {
 	switch {
 	case t.fresh != nil:
 		return *t.fresh
 	case t.col > 0:
-		return ix.cols.at(t.col - 1)
+		return cols.at(t.col - 1)
 	}
 	return newSearchText(t.entry)
 }
