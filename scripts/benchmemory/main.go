@@ -32,12 +32,16 @@ func main() {
 	check := flag.Bool("check", false, "with --large-*: exit 1 when a bound fails (CI's short form)")
 	recall := flag.Bool("recall-search", true, "index what was said in sessions too (the server's recallSearch setting); --recall-search=false measures the title and file indexes alone")
 	steady := flag.Duration("steady", steadyAfter, "how long after each build the steady RSS is read (CI's small form: 4s, past the releaser's first two retries)")
+	warmTitle := flag.Bool("warm-title", false, "instead of building with no stored index: first run a server that builds and stores the title index alone (recallSearch off), then measure one restarted over it with recallSearch on, whose recall index has its first build (a user turning recallSearch on, or upgrading to it)")
 	flag.Parse()
 	var err error
-	if *messageMB > 0 || *requestMB > 0 {
+	switch {
+	case *messageMB > 0 || *requestMB > 0:
 		err = runLarge(*bin, *messageMB, *requestMB, *check)
-	} else {
-		err = run(*bin, *root, *ws, *recall, *steady)
+	case *warmTitle:
+		err = runWarmTitle(*bin, *root, *ws, *steady)
+	default:
+		err = run(*bin, *root, *ws, *recall, *steady, "")
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchmemory:", err)
@@ -89,12 +93,37 @@ func (c *conn) call(id int, method string, params any) (json.RawMessage, error) 
 	}
 }
 
-func run(bin, root, ws string, recall bool, steady time.Duration) error {
+// runWarmTitle measures a server restarted over a stored title index
+// whose recall index is built for the first time: a first server, with
+// recallSearch off, builds and stores the title index in a cache
+// directory of its own, and exits; then run measures a second one over it.
+func runWarmTitle(bin, root, ws string, steady time.Duration) error {
+	cacheHome, err := os.MkdirTemp("", "benchmemory-cache-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(cacheHome)
+	fmt.Println("storing the title index (recallSearch off):")
+	if err := run(bin, root, ws, false, 0, cacheHome); err != nil {
+		return fmt.Errorf("storing the title index: %w", err)
+	}
+	fmt.Println("restarted over it, recallSearch on:")
+	return run(bin, root, ws, true, steady, cacheHome)
+}
+
+// run starts a server and prints its memory once its indexes are built.
+// With cacheHome set, the server stores and reads its indexes under it
+// (XDG_CACHE_HOME); without, it stores none (--no-index-cache).
+func run(bin, root, ws string, recall bool, steady time.Duration, cacheHome string) error {
 	ws, err := filepath.Abs(ws)
 	if err != nil {
 		return err
 	}
 	cmd := exec.Command(bin, "--sessions-root", root, "--no-index-cache")
+	if cacheHome != "" {
+		cmd = exec.Command(bin, "--sessions-root", root)
+		cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cacheHome)
+	}
 	p, err := lsptest.StartPipes(cmd)
 	if err != nil {
 		return err
@@ -153,6 +182,18 @@ func run(bin, root, ws string, recall bool, steady time.Duration) error {
 		return err
 	}
 	fmt.Printf("steady, %v later: server RSS %.0f MB = %.2f× the bound %.0f MB\n", steady, rss, rss/bound, bound)
+	if cacheHome != "" && !recall {
+		// runWarmTitle's first server stores the title index after its
+		// build: the peak of that save counts.
+		if err := awaitFile(filepath.Join(cacheHome, "dsh-refls", "index-*.gob"), start); err != nil {
+			return err
+		}
+		if rss, hwm, err = procMemory(cmd.Process.Pid); err != nil {
+			return err
+		}
+		fmt.Printf("title index stored %v after start: server RSS %.0f MB, peak RSS %.0f MB = %.2f× the bound %.0f MB\n",
+			time.Since(start).Round(100*time.Millisecond), rss, hwm, hwm/bound, bound)
+	}
 	if recall {
 		// The recall index builds after the title index: its peak and
 		// the RSS it settles at are the figures of a default server.
@@ -177,6 +218,20 @@ func run(bin, root, ws string, recall bool, steady time.Duration) error {
 	_, _ = c.call(1<<20, "shutdown", nil)
 	_ = c.send(map[string]any{"jsonrpc": "2.0", "method": "exit"})
 	return cmd.Wait()
+}
+
+// awaitFile polls until a file matches pattern, for at most 5 minutes
+// after start.
+func awaitFile(pattern string, start time.Time) error {
+	for {
+		if m, err := filepath.Glob(pattern); err != nil || len(m) > 0 {
+			return err
+		}
+		if time.Since(start) > 5*time.Minute {
+			return fmt.Errorf("no %s within 5 minutes", pattern)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // awaitRecall polls dsh/status until the recall index reports its first
