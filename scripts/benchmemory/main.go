@@ -215,6 +215,17 @@ func run(bin, root, ws string, recall bool, steady time.Duration, cacheHome stri
 		}
 		fmt.Printf("steady, %v after the recall first build: server RSS %.0f MB = %.2f× the bound %.0f MB\n", steady, rss, rss/bound, bound)
 	}
+	if cacheHome != "" && recall {
+		// The recall index is stored once its first build is done and
+		// nobody has typed for a while (10 s at most): its peak counts.
+		if err := awaitFile(filepath.Join(cacheHome, "dsh-refls", "recall-*.idx"), start); err != nil {
+			return err
+		}
+	}
+	if _, hwm, err = procMemory(cmd.Process.Pid); err != nil {
+		return err
+	}
+	fmt.Printf("peak RSS over the whole run (saves included): %.0f MB = %.2f× the bound %.0f MB\n", hwm, hwm/bound, bound)
 	_, _ = c.call(1<<20, "shutdown", nil)
 	_ = c.send(map[string]any{"jsonrpc": "2.0", "method": "exit"})
 	return cmd.Wait()
