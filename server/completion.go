@@ -65,7 +65,10 @@ func (s *Server) completionCall(params json.RawMessage) (call, error) {
 		if err != nil {
 			return nil, err
 		}
-		return encodeCompletionList(list)
+		dst, slot := s.answers.get(completionSize(len(list.Items)))
+		raw, err := encodeCompletionList(dst, list)
+		s.answers.settle(slot, raw)
+		return raw, err
 	}, nil
 }
 

@@ -127,6 +127,9 @@ func (s *Server) finish(ctx context.Context, method string, start time.Time, run
 		return nil, rpcErr
 	}
 	if ctx.Err() != nil {
+		if raw, ok := result.(json.RawMessage); ok {
+			s.answers.giveBack(raw) // never written
+		}
 		return nil, cancelledError()
 	}
 	return result, nil

@@ -186,11 +186,14 @@ func appendCandidateFields(dst []byte, c *sessionref.Candidate) []byte {
 // encoded (17 KB for 49), so that the answer's buffer is allocated once.
 const candidateBytes = 384
 
+// candidatesSize is about what the answer of n candidates takes encoded.
+func candidatesSize(n int) int { return 64 + candidateBytes*n }
+
 // encodeCandidates encodes the answer of dsh/candidates: the title, id and
-// cwd matches, then the body matches.
-func encodeCandidates(titles []sessionref.Candidate, body []bodyCandidate) (json.RawMessage, error) {
-	dst := make([]byte, 0, 64+candidateBytes*(len(titles)+len(body)))
-	dst = append(dst, '[')
+// cwd matches, then the body matches,
+// into dst's array (answerBuffers lends it; see candidatesSize).
+func encodeCandidates(dst []byte, titles []sessionref.Candidate, body []bodyCandidate) (json.RawMessage, error) {
+	dst = append(dst[:0], '[')
 	for i := range titles {
 		if i > 0 {
 			dst = append(dst, ',')
@@ -319,10 +322,13 @@ func appendCompletionItem(dst []byte, it *completionItem) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
-// encodeCompletionList encodes a completion list.
-func encodeCompletionList(l *completionList) (json.RawMessage, error) {
-	dst := make([]byte, 0, 64+512*len(l.Items))
-	dst = append(dst, `{"isIncomplete":`...)
+// completionSize is about what a list of n items takes encoded.
+func completionSize(n int) int { return 64 + 512*n }
+
+// encodeCompletionList encodes a completion list into dst's array
+// (answerBuffers lends it; see completionSize).
+func encodeCompletionList(dst []byte, l *completionList) (json.RawMessage, error) {
+	dst = append(dst[:0], `{"isIncomplete":`...)
 	dst = appendBool(dst, l.IsIncomplete)
 	if l.Items == nil {
 		return append(dst, `,"items":null}`...), nil

@@ -183,7 +183,7 @@ func TestEncodeCandidatesIsEncodingJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := encodeCandidates(titles, body)
+		got, err := encodeCandidates(nil, titles, body)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -240,7 +240,7 @@ func TestEncodeCompletionListIsEncodingJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := encodeCompletionList(list)
+		got, err := encodeCompletionList(nil, list)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -273,7 +273,7 @@ func BenchmarkEncodeCandidates(b *testing.B) {
 	b.Run("new", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := encodeCandidates(cands, nil); err != nil {
+			if _, err := encodeCandidates(nil, cands, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -285,7 +285,7 @@ func BenchmarkEncodeCandidates(b *testing.B) {
 			for i := range with {
 				with[i].Mention = sessionref.Mention(with[i].DisplayTitle, with[i].SessionID)
 			}
-			if _, err := encodeCandidates(with, nil); err != nil {
+			if _, err := encodeCandidates(nil, with, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -356,7 +356,7 @@ func TestEncodersKnowEveryField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := encodeCandidates(nil, []bodyCandidate{c})
+	got, err := encodeCandidates(nil, nil, []bodyCandidate{c})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +369,7 @@ func TestEncodersKnowEveryField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err = encodeCompletionList(&list)
+	got, err = encodeCompletionList(nil, &list)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,6 +51,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) (int, erro
 	stream := newServerStream(rwc, newTracer(opts.Trace))
 	stream.inner.written = s.memory.touch
 	stream.writeFailed = s.cancels.cancelAll
+	stream.written = s.answers.giveBack
 	s.stream = stream
 	s.conn = jsonrpc2.NewConn(stream, jsonrpc2.WithCodec(jsonCodec{}))
 	connCtx := protocol.WithLogger(s.bgCtx, NewSlogLogger(s.logger))

@@ -108,14 +108,16 @@ type serverFeatures struct {
 type Server struct {
 	// features holds the inlay hint cache and refresh state.
 	features serverFeatures
-	opts     Options
-	logger   *zap.Logger
-	conn     jsonrpc2.Conn
-	stream   *serverStream
-	sem      chan struct{}
-	docs     *documents
-	diags    *diagnostics
-	memory   *memoryReleaser
+	// answers lends the arrays typing's answers are encoded into.
+	answers answerBuffers
+	opts    Options
+	logger  *zap.Logger
+	conn    jsonrpc2.Conn
+	stream  *serverStream
+	sem     chan struct{}
+	docs    *documents
+	diags   *diagnostics
+	memory  *memoryReleaser
 
 	// cancels holds the cancel func of every call being handled
 	// ($/cancelRequest, cancel.go).

@@ -95,6 +95,10 @@ type serverStream struct {
 	// for a reason other than its context: the output is broken, and no
 	// call being handled can deliver its answer.
 	writeFailed func()
+	// written, when set, is given the result of every answer once Write
+	// is done with it, written or not (Server.answers takes its array
+	// back).
+	written func(result []byte)
 }
 
 func newServerStream(rwc io.ReadWriteCloser, trace *tracer) *serverStream {
@@ -400,6 +404,9 @@ func (s *serverStream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, 
 	})
 	if err != nil && ctx.Err() == nil && s.writeFailed != nil {
 		s.writeFailed()
+	}
+	if r, ok := msg.(*jsonrpc2.Response); ok && s.written != nil {
+		s.written(r.Result())
 	}
 	return n, err
 }

@@ -1,0 +1,102 @@
+package server
+
+import (
+	"sync"
+	"unsafe"
+)
+
+// answerSlots is how many arrays answerBuffers lends at once: more calls
+// encoded at the same moment get arrays of their own.
+const answerSlots = 4
+
+// keepAnswerBytes is the largest array answerBuffers keeps for the next
+// answer: one larger (a long completion list) goes with its answer.
+const keepAnswerBytes = 256 << 10
+
+// answerBuffers lends the arrays the answers of typing (dsh/candidates,
+// completion) are encoded into and takes each back once its answer is
+// written (serverStream.Write) or dropped (a cancelled call): those
+// answers, 17-31 KB each, were most of what a keystroke allocated, and the
+// collections they caused were the slowest keystrokes of a 10,000-session
+// store. It lends only arrays of its own slots and takes back only those:
+// an answer's array is told by its address, so any other result passed to
+// giveBack is left alone. An array lent and never given back (an answer
+// written in a batch) keeps its slot busy, and answers then get arrays of
+// their own.
+type answerBuffers struct {
+	// mu guards slots.
+	mu    sync.Mutex
+	slots [answerSlots]answerSlot
+}
+
+type answerSlot struct {
+	buf  []byte
+	lent bool
+}
+
+// get returns an empty array of at least size bytes and the slot that
+// lent it, -1 when every slot is lent (the array is then the caller's).
+// The caller encodes into it and hands the answer to settle.
+func (a *answerBuffers) get(size int) (dst []byte, slot int) {
+	if size > keepAnswerBytes {
+		return make([]byte, 0, size), -1
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i := range a.slots {
+		sl := &a.slots[i]
+		if sl.lent {
+			continue
+		}
+		if cap(sl.buf) < size {
+			sl.buf = make([]byte, 0, max(size, 4<<10))
+		}
+		sl.lent = true
+		return sl.buf[:0], i
+	}
+	return make([]byte, 0, size), -1
+}
+
+// settle records the answer encoded into slot's array: giveBack(answer)
+// then frees the slot. An answer that outgrew the array is in an array of
+// its own, which the slot takes instead unless it is larger than
+// keepAnswerBytes (the slot is then free at once); a nil answer (the
+// encoding failed) frees the slot.
+func (a *answerBuffers) settle(slot int, answer []byte) {
+	if slot < 0 {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	sl := &a.slots[slot]
+	switch {
+	case cap(answer) == 0:
+		sl.lent = false
+	case sameArray(answer, sl.buf):
+	case cap(answer) > keepAnswerBytes:
+		sl.lent = false
+	default:
+		sl.buf = answer[:0]
+	}
+}
+
+// giveBack takes back the array of an answer that was written or dropped,
+// when a slot lent it; any other array is left alone.
+func (a *answerBuffers) giveBack(answer []byte) {
+	if cap(answer) == 0 {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i := range a.slots {
+		if sl := &a.slots[i]; sl.lent && sameArray(answer, sl.buf) {
+			sl.lent = false
+			return
+		}
+	}
+}
+
+// sameArray reports whether a and b begin at the same address.
+func sameArray(a, b []byte) bool {
+	return cap(a) > 0 && cap(b) > 0 && unsafe.SliceData(a[:cap(a)]) == unsafe.SliceData(b[:cap(b)])
+}
