@@ -1,6 +1,12 @@
 package server
 
-import "testing"
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"go.lsp.dev/jsonrpc2"
+)
 
 func TestAnswerBuffersLendAndTakeBack(t *testing.T) {
 	var a answerBuffers
@@ -64,5 +70,46 @@ func TestAnswerBuffersAllLent(t *testing.T) {
 	}
 	if b, s := a.get(10); s != -1 || cap(b) < 10 {
 		t.Fatalf("with every slot lent, get returned slot %d", s)
+	}
+}
+
+// TestStreamGivesAnswersBack: the stream hands every answer's result to
+// written once Write is done with it, written or not, and the answer on the
+// wire is the one encoded into the lent array.
+func TestStreamGivesAnswersBack(t *testing.T) {
+	var a answerBuffers
+	rwc := &memRWC{r: bytes.NewReader(nil)}
+	s := newServerStream(rwc, nil)
+	s.written = a.giveBack
+	dst, slot := a.get(64)
+	raw := append(dst, `{"ok":true}`...)
+	a.settle(slot, raw)
+	if _, err := s.Write(context.Background(), jsonrpc2.NewResponse(jsonrpc2.NewNumberID(7), raw, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(rwc.w.Bytes(), []byte(`"result":{"ok":true}`)) {
+		t.Fatalf("written %q, want the encoded answer", rwc.w.Bytes())
+	}
+	if again, s2 := a.get(64); s2 != slot || !sameArray(again, raw) {
+		t.Fatalf("after Write the answer's slot %d was not free (got slot %d)", slot, s2)
+	} else {
+		a.settle(s2, nil)
+	}
+
+	// A Write whose context has ended writes nothing, and gives the
+	// answer back all the same.
+	dst, slot = a.get(64)
+	raw = append(dst, `{"late":true}`...)
+	a.settle(slot, raw)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.Write(ctx, jsonrpc2.NewResponse(jsonrpc2.NewNumberID(8), raw, nil)); err == nil {
+		t.Fatal("Write with an ended context succeeded")
+	}
+	if bytes.Contains(rwc.w.Bytes(), []byte("late")) {
+		t.Fatal("an answer was written after its context ended")
+	}
+	if _, s2 := a.get(64); s2 != slot {
+		t.Fatalf("a dropped answer's slot %d was not given back (got slot %d)", slot, s2)
 	}
 }
