@@ -7,7 +7,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -50,10 +52,23 @@ func TestCacheAtAFIFODoesNotBlock(t *testing.T) {
 	}
 }
 
+// fileSizeLimitEnv, in the environment of a child of the sessionref test
+// binary, holds LIMIT, ROOT and CACHE, a line each: the child's
+// TestFailedCacheWriteKeepsTheOldCache then saves the index of ROOT to
+// CACHE with its file size limit lowered to LIMIT bytes.
+const fileSizeLimitEnv = "DSH_REFLS_TEST_FILE_SIZE_LIMIT"
+
 // TestFailedCacheWriteKeepsTheOldCache lets a save run into the file size
 // limit: the save fails, the old cache stays in place and loads, and no
-// temporary file is left.
+// temporary file is left. The limit is lowered in a child process that
+// runs only the save: it holds for every write of the process, and in this
+// one it would also fail go test's own log of the files the tests open
+// (seen in CI: "can't write testlog.txt: file too large").
 func TestFailedCacheWriteKeepsTheOldCache(t *testing.T) {
+	if spec := os.Getenv(fileSizeLimitEnv); spec != "" {
+		saveUnderFileSizeLimit(t, spec)
+		return
+	}
 	s := newTestStore(t)
 	s.simple("small", "/work/w", fixtureTime, titleEvent(0, "Small"))
 	dir := t.TempDir()
@@ -68,25 +83,26 @@ func TestFailedCacheWriteKeepsTheOldCache(t *testing.T) {
 	for i := range 50 {
 		s.simple(fmt.Sprintf("more-%02d", i), "/work/w", fixtureTime+int64(i)+1, titleEvent(0, strings.Repeat("long title ", 20)))
 	}
-	big := s.index()
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
-		t.Skipf("no file size limit here: %v", err)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
 	}
-	small := lim
-	small.Cur = uint64(len(before)) + 512 // the new cache is several KB
-	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &small); err != nil {
-		t.Skipf("cannot lower the file size limit: %v", err)
+	// The child builds an index of 51 sessions and saves it once.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, "-test.run=^TestFailedCacheWriteKeepsTheOldCache$", "-test.v", "-test.count=1")
+	// The new cache is several KB.
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d\n%s\n%s", fileSizeLimitEnv, len(before)+512, s.root, path))
+	out, err := cmd.CombinedOutput()
+	t.Logf("the save with the lowered limit:\n%s", out)
+	switch {
+	case bytes.Contains(out, []byte("--- SKIP")):
+		t.Skip("the child could not lower its file size limit")
+	case err != nil:
+		t.Fatalf("the child failed: %v", err)
+	case !bytes.Contains(out, []byte("save failed as it should")):
+		t.Fatal("the child did not report the failed save")
 	}
-	// Go ignores SIGXFSZ, so the write returns EFBIG.
-	err = big.SaveCache(path)
-	if rerr := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); rerr != nil {
-		t.Fatal(rerr)
-	}
-	if err == nil {
-		t.Fatal("SaveCache succeeded beyond the file size limit")
-	}
-	t.Logf("save failed as it should: %v", err)
 	after, rerr := os.ReadFile(path)
 	if rerr != nil || !bytes.Equal(after, before) {
 		t.Errorf("the old cache was replaced (%d bytes, was %d): %v", len(after), len(before), rerr)
@@ -98,4 +114,35 @@ func TestFailedCacheWriteKeepsTheOldCache(t *testing.T) {
 	if err := ix.LoadCache(path); err != nil {
 		t.Errorf("the old cache no longer loads: %v", err)
 	}
+}
+
+// saveUnderFileSizeLimit is TestFailedCacheWriteKeepsTheOldCache's child:
+// spec is fileSizeLimitEnv's value.
+func saveUnderFileSizeLimit(t *testing.T, spec string) {
+	parts := strings.Split(spec, "\n")
+	if len(parts) != 3 {
+		t.Fatalf("%s=%q: want three lines", fileSizeLimitEnv, spec)
+	}
+	limit, err := strconv.ParseUint(parts[0], 10, 64)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", fileSizeLimitEnv, spec, err)
+	}
+	root, path := parts[1], parts[2]
+	ix := NewIndex(root, IndexOptions{Parallelism: 2})
+	if err := ix.Build(context.Background(), nil); err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+		t.Skipf("no file size limit here: %v", err)
+	}
+	lim.Cur = limit
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+		t.Skipf("cannot lower the file size limit: %v", err)
+	}
+	// Go ignores SIGXFSZ, so the write returns EFBIG.
+	if err = ix.SaveCache(path); err == nil {
+		t.Fatal("SaveCache succeeded beyond the file size limit")
+	}
+	t.Logf("save failed as it should: %v", err)
 }
