@@ -35,7 +35,7 @@ type benchCase struct {
 // same generated store, for each store size, and prints the medians side by
 // side with their ratio.
 func benchmark(ctx context.Context, o options, b benchOptions, stdout io.Writer) error {
-	fmt.Fprintf(stdout, "dsh: deepseek-harness source at %s (dsh 0.1.1: JSONL persistence, session-query, session-reference; folds every log per query), Node %s\n", o.dshSrc, nodeVersion())
+	fmt.Fprintf(stdout, "dsh: %s (JSONL persistence, session-query, session-reference; dsh 0.1.x folds every log per query), Node %s\n", o.dshCodeName(), nodeVersion())
 	fmt.Fprintf(stdout, "dsh-refls: sessionref in-process, each round on a freshly built title index (no query cache); medians of %d rounds after one warm-up\n", b.rounds)
 	fmt.Fprintf(stdout, "dsh: medians of up to %d runs per case after one warm-up, within %s per case; a run slower than 1 s counts from the first; a call still running after %s is cancelled\n", b.rounds, b.budget, b.deadline)
 	for _, n := range b.sizes {
@@ -147,12 +147,11 @@ func benchSize(ctx context.Context, o options, b benchOptions, n int, stdout io.
 
 // runDriverBench times the cases through dsh's code.
 func runDriverBench(ctx context.Context, o options, manifestPath string, b benchOptions) (map[string][]time.Duration, map[string]time.Duration, error) {
-	driver, err := filepath.Abs(filepath.Join("scripts", "dshdiff", "driver.ts"))
+	cmd, err := driverCommand(ctx, o, "--bench",
+		fmt.Sprint(b.rounds), fmt.Sprint(b.budget.Milliseconds()), fmt.Sprint(b.deadline.Milliseconds()), manifestPath)
 	if err != nil {
 		return nil, nil, err
 	}
-	cmd := exec.CommandContext(ctx, o.tsx, "--tsconfig", filepath.Join(o.dshSrc, "tsconfig.json"), driver, "--bench",
-		fmt.Sprint(b.rounds), fmt.Sprint(b.budget.Milliseconds()), fmt.Sprint(b.deadline.Milliseconds()), manifestPath)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {

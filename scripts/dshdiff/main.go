@@ -8,12 +8,16 @@
 // stats, the snapshot data and the prompt bytes, error codes), and prints the
 // agreement count with a categorised list of the disagreements.
 //
-// Run it with scripts/dshdiff.sh, which installs Node 22 and tsx; directly:
+// Run it with scripts/dshdiff.sh, which installs Node 22 and tsx (and dsh's
+// published packages when no source tree is given); directly:
 //
-//	go run ./scripts/dshdiff --dsh-src /path/to/deepseek-harness --tsx scripts/dshdiff/.tools/node_modules/.bin/tsx
+//	go run ./scripts/dshdiff --dsh-src /path/to/deepseek-harness --tsx TOOLS/node_modules/.bin/tsx
+//	go run ./scripts/dshdiff --dsh-npm TOOLS --tsx TOOLS/node_modules/.bin/tsx
 //
-// dsh's source is never part of this repository: it is read from --dsh-src
-// (default $DSH_SRC) and its npm dependencies are linked there by the script.
+// dsh's code is never part of this repository: it is read from --dsh-src
+// (default $DSH_SRC), whose npm dependencies the script links there, or
+// from the published packages in --dsh-npm's node_modules (default
+// $DSH_NPM), which the script installs from npm.
 package main
 
 import (
@@ -43,6 +47,7 @@ const recordedRounds = 5
 // options are the command-line settings.
 type options struct {
 	dshSrc   string
+	dshNpm   string
 	tsx      string
 	stores   int
 	sessions int
@@ -58,6 +63,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var o options
 	fs.StringVar(&o.dshSrc, "dsh-src", os.Getenv("DSH_SRC"), "dsh source tree (deepseek-harness at 0.1.1); default $DSH_SRC")
+	fs.StringVar(&o.dshNpm, "dsh-npm", os.Getenv("DSH_NPM"), "instead of --dsh-src: a directory whose node_modules holds dsh's published packages (@deepseek-ai/dsh-session-reference and the four it needs here, from npm); default $DSH_NPM")
 	fs.StringVar(&o.tsx, "tsx", "tsx", "the tsx executable (Node 22 must be first on PATH)")
 	fs.IntVar(&o.stores, "stores", 40, "number of random stores")
 	fs.IntVar(&o.sessions, "sessions", 8, "most sessions per store")
@@ -106,10 +112,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// check fails with a clear message when dsh's source is not there.
+// check fails with a clear message when neither dsh's source nor its
+// published packages are there.
 func check(o options) error {
+	if o.dshNpm != "" {
+		for _, p := range dshPackages {
+			if _, err := os.Stat(filepath.Join(o.dshNpm, "node_modules", p, "package.json")); err != nil {
+				return fmt.Errorf("%s has no node_modules/%s: install dsh's packages there (scripts/dshdiff.sh does)", o.dshNpm, p)
+			}
+		}
+		return nil
+	}
 	if o.dshSrc == "" {
-		return fmt.Errorf("dsh's source is needed: pass --dsh-src or set DSH_SRC to a deepseek-harness 0.1.1 tree")
+		return fmt.Errorf("dsh's code is needed: pass --dsh-src or set DSH_SRC to a deepseek-harness 0.1.1 tree, or --dsh-npm (DSH_NPM) for its published packages")
 	}
 	for _, p := range []string{"tsconfig.json", "packages/context/session-reference/src/index.ts", "packages/session/session-persistence-jsonl/src/index.ts"} {
 		if _, err := os.Stat(filepath.Join(o.dshSrc, p)); err != nil {
@@ -117,6 +132,46 @@ func check(o options) error {
 		}
 	}
 	return nil
+}
+
+// dshPackages are the published packages of dsh that driver.ts imports.
+var dshPackages = []string{
+	"@deepseek-ai/cordis",
+	"@deepseek-ai/dsh-session",
+	"@deepseek-ai/dsh-session-persistence-jsonl",
+	"@deepseek-ai/dsh-session-query",
+	"@deepseek-ai/dsh-session-reference",
+}
+
+// dshCodeName says which code of dsh runs, for the reports.
+func (o options) dshCodeName() string {
+	if o.dshNpm != "" {
+		return "dsh's published packages in " + o.dshNpm
+	}
+	return "deepseek-harness source at " + o.dshSrc
+}
+
+// driverCommand is the command that runs driver.ts with args on dsh's
+// code. With dsh's source, tsx maps the imports through the tree's
+// tsconfig; with its published packages, the driver is copied beside their
+// node_modules, where Node finds them.
+func driverCommand(ctx context.Context, o options, args ...string) (*exec.Cmd, error) {
+	driver, err := filepath.Abs(filepath.Join("scripts", "dshdiff", "driver.ts"))
+	if err != nil {
+		return nil, err
+	}
+	if o.dshNpm == "" {
+		return exec.CommandContext(ctx, o.tsx, append([]string{"--tsconfig", filepath.Join(o.dshSrc, "tsconfig.json"), driver}, args...)...), nil
+	}
+	data, err := os.ReadFile(driver)
+	if err != nil {
+		return nil, err
+	}
+	copied := filepath.Join(o.dshNpm, "dshdiff-driver.ts")
+	if err := os.WriteFile(copied, data, 0o644); err != nil {
+		return nil, fmt.Errorf("copying the driver beside dsh's packages: %w", err)
+	}
+	return exec.CommandContext(ctx, o.tsx, append([]string{copied}, args...)...), nil
 }
 
 // differential runs the whole check.
@@ -276,11 +331,10 @@ func outcomes(stores []storeCases, results map[string]result) string {
 
 // runDriver runs dsh's code on the manifest and decodes its results.
 func runDriver(ctx context.Context, o options, manifestPath string) (map[string]result, map[string]map[string]string, error) {
-	driver, err := filepath.Abs(filepath.Join("scripts", "dshdiff", "driver.ts"))
+	cmd, err := driverCommand(ctx, o, manifestPath)
 	if err != nil {
 		return nil, nil, err
 	}
-	cmd := exec.CommandContext(ctx, o.tsx, "--tsconfig", filepath.Join(o.dshSrc, "tsconfig.json"), driver, manifestPath)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
