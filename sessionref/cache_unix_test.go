@@ -127,11 +127,8 @@ func saveUnderFileSizeLimit(t *testing.T, spec string) {
 	if err != nil {
 		t.Fatalf("%s=%q: %v", fileSizeLimitEnv, spec, err)
 	}
-	root, path := parts[1], parts[2]
-	ix := NewIndex(root, IndexOptions{Parallelism: 2})
-	if err := ix.Build(context.Background(), nil); err != nil {
-		t.Fatalf("Build: %v", err)
-	}
+	ix := (&testStore{t: t, root: parts[1]}).index()
+	path := parts[2]
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
 		t.Skipf("no file size limit here: %v", err)
