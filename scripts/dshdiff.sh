@@ -6,8 +6,8 @@
 #   DSH_SRC=/path/to/deepseek-harness scripts/dshdiff.sh [...]
 # Without DSH_SRC it runs dsh's published packages, installed from npm:
 # @deepseek-ai/dsh-session-reference, dsh-session, dsh-session-query and
-# dsh-session-persistence-jsonl at $DSH_NPM_VERSION (0.1.0-rc.8, the newest
-# published; dsh 0.1.1 itself was never published to npm) and
+# dsh-session-persistence-jsonl at $DSH_NPM_VERSION (0.1.0-rc.8: npm has no
+# 0.1.1 of the session-reference package, and rc.8 is its newest) and
 # @deepseek-ai/cordis. With DSH_SRC, an unpacked deepseek-harness tree at
 # 0.1.1, e.g.
 #   git --git-dir=<clone>/.git archive HEAD | tar -x -C /tmp/dsh-src

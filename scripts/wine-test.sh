@@ -131,9 +131,6 @@ done
 # Each binary is named after its package's last path element.
 mkdir -p "$work/bin"
 GOOS=windows GOARCH=amd64 go test -c -overlay "$work/overlay.json" -o "$work/bin/" "${pkgs[@]/#/./}"
-# The packages run WINE_JOBS (default 2) at a time, each one's events into
-# a file of its own, printed in order at the end: under Wine a test binary
-# mostly waits (27 CPU seconds in the step's 100 s on the idle machine).
 # The first Wine process of a prefix starts the wineserver and Wine's own
 # services (services.exe, winedevice.exe, ...), which inherit its stdout
 # and live until the last Wine process ends. Started by a test binary,
@@ -145,6 +142,9 @@ GOOS=windows GOARCH=amd64 go test -c -overlay "$work/overlay.json" -o "$work/bin
 wineserver -p10 >/dev/null 2>&1 </dev/null
 trap 'wineserver -k >/dev/null 2>&1 || true' EXIT
 wine64 cmd /c exit >/dev/null 2>&1 </dev/null || true
+# The packages run WINE_JOBS (default 2) at a time, each one's events into
+# a file of its own, printed in order at the end: under Wine a test binary
+# mostly waits (27 CPU seconds in the step's 100 s on the idle machine).
 jobs=${WINE_JOBS:-2}
 rm -rf "$work/events"
 mkdir -p "$work/events"
