@@ -37,17 +37,30 @@ const (
 type demoSetup struct {
 	root      string // session store root
 	workspace string // workspace root (holds .git, README.md, message.md)
-	message   string // the Markdown file the tests edit
-	session   dshgen.Expected
-	mention   string // canonical mention of session
+	// hostWorkspace is the workspace on the host: workspace itself, but
+	// for an editor in a chroot (newDemoSetupAt).
+	hostWorkspace string
+	message       string // the Markdown file the tests edit
+	session       dshgen.Expected
+	mention       string // canonical mention of session
 }
 
 // newDemoSetup writes the demo store with the workspace as the cwd of its
 // main project, and a workspace with a README and a message file.
 func newDemoSetup(t *testing.T, dir string) demoSetup {
 	t.Helper()
-	d := demoSetup{root: filepath.Join(dir, "sessions"), workspace: filepath.Join(dir, "workspace")}
-	writeFiles(t, d.workspace, map[string]string{
+	return newDemoSetupAt(t, dir, dir)
+}
+
+// newDemoSetupAt is newDemoSetup for an editor that sees hostDir as
+// insideDir (a chroot): files are written under hostDir, and every path
+// the store records or the setup returns is the one under insideDir.
+// hostWorkspace is the workspace's path on the host.
+func newDemoSetupAt(t *testing.T, hostDir, insideDir string) demoSetup {
+	t.Helper()
+	d := demoSetup{root: filepath.Join(insideDir, "sessions"), workspace: filepath.Join(insideDir, "workspace"),
+		hostWorkspace: filepath.Join(hostDir, "workspace")}
+	writeFiles(t, d.hostWorkspace, map[string]string{
 		".git/HEAD":      "ref: refs/heads/main\n",
 		demoFile:         "# Demo project\n",
 		"src/login.ts":   "export const login = () => true;\n",
@@ -62,7 +75,7 @@ func newDemoSetup(t *testing.T, dir string) demoSetup {
 		"src/generated/api.ts": "// generated\n",
 	})
 	d.message = filepath.Join(d.workspace, "message.md")
-	facts, err := dshgen.DemoStoreFor(d.root, d.workspace, time.Now())
+	facts, err := dshgen.DemoStoreFor(filepath.Join(hostDir, "sessions"), d.workspace, time.Now())
 	if err != nil {
 		t.Fatalf("writing the demo store: %v", err)
 	}
