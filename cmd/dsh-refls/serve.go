@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/dsh-refls/dsh-refls/internal/userpath"
 	"github.com/dsh-refls/dsh-refls/server"
 	"github.com/dsh-refls/dsh-refls/sessionref/recall"
 )
@@ -86,6 +88,11 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	if fs.NArg() > 0 {
 		return f, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
 	}
+	// An editor spawns the server with its arguments as written in its
+	// configuration, with no shell to expand a ~ in them.
+	for _, p := range []*string{&f.sessionsRoot, &f.logFile, &f.rpcTrace} {
+		*p = userpath.Expand(*p)
+	}
 	switch f.watch {
 	case "auto", "fsnotify", "poll", "off":
 	default:
@@ -107,25 +114,41 @@ func versionString() string {
 }
 
 // newLogger builds the zap logger: JSON lines to the log file, or console
-// text to stderr. It never writes to stdout.
-func newLogger(level, file string, stderr io.Writer) (*zap.Logger, func(), error) {
+// text to stderr. It never writes to stdout. The log file's directory is
+// made when missing (a fresh account has no ~/.cache yet); a log file that
+// still cannot be opened is not a reason to refuse to serve: the log goes
+// to stderr, and fallback says why, for the caller to log first.
+func newLogger(level, file string, stderr io.Writer) (logger *zap.Logger, closeLog func(), fallback string, err error) {
 	var lvl zapcore.Level
 	if err := lvl.UnmarshalText([]byte(level)); err != nil {
-		return nil, nil, fmt.Errorf("--log-level must be debug, info, warn or error, got %q", level)
+		return nil, nil, "", fmt.Errorf("--log-level must be debug, info, warn or error, got %q", level)
 	}
-	if file == "" {
-		enc := zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig())
-		core := zapcore.NewCore(enc, zapcore.AddSync(stderr), lvl)
-		return zap.New(core), func() {}, nil
+	if file != "" {
+		out, err := openOutput(file, os.O_APPEND)
+		if err == nil {
+			enc := zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
+			logger := zap.New(zapcore.NewCore(enc, zapcore.AddSync(out), lvl))
+			return logger, func() { _ = logger.Sync(); _ = out.Close() }, "", nil
+		}
+		fallback = fmt.Sprintf("logging to stderr: --log-file: %v", err)
 	}
-	out, err := os.OpenFile(file, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	enc := zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig())
+	core := zapcore.NewCore(enc, zapcore.AddSync(stderr), lvl)
+	return zap.New(core), func() {}, fallback, nil
+}
+
+// openOutput opens file for writing with flag (0600), making its
+// directory (0700) first when it is missing: a fresh account has no
+// ~/.cache yet.
+func openOutput(file string, flag int) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return nil, fmt.Errorf("making the directory of %s: %w", file, err)
+	}
+	out, err := os.OpenFile(file, os.O_CREATE|os.O_WRONLY|flag, 0o600)
 	if err != nil {
-		return nil, nil, fmt.Errorf("opening log file %s: %w", file, err)
+		return nil, fmt.Errorf("opening %s: %w", file, err)
 	}
-	enc := zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
-	core := zapcore.NewCore(enc, zapcore.AddSync(out), lvl)
-	logger := zap.New(core)
-	return logger, func() { _ = logger.Sync(); _ = out.Close() }, nil
+	return out, nil
 }
 
 // stdio joins stdin and stdout into the connection's stream.
@@ -168,12 +191,15 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// the index builds run under (server/gcpercent.go), where it left the
 	// collector that much less room.
 	runtime.MemProfileRate = 0
-	logger, closeLog, err := newLogger(f.logLevel, f.logFile, stderr)
+	logger, closeLog, logFallback, err := newLogger(f.logLevel, f.logFile, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "dsh-refls: %v\n", err)
 		return 2
 	}
 	defer closeLog()
+	if logFallback != "" {
+		logger.Warn(logFallback)
+	}
 	opts := server.Options{
 		Logger:       logger,
 		Version:      versionString(),
@@ -186,13 +212,14 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		opts.RecallPath = recall.DefaultPath
 	}
 	if f.rpcTrace != "" {
-		trace, err := os.OpenFile(f.rpcTrace, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-		if err != nil {
-			fmt.Fprintf(stderr, "dsh-refls: opening --rpc-trace file: %v\n", err)
-			return 2
+		// Like the log, a trace file that cannot be written is no reason
+		// to refuse to serve.
+		if trace, err := openOutput(f.rpcTrace, os.O_TRUNC); err != nil {
+			logger.Warn("serving without --rpc-trace", zap.Error(err))
+		} else {
+			defer trace.Close()
+			opts.Trace = trace
 		}
-		defer trace.Close()
-		opts.Trace = trace
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
