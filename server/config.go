@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dsh-refls/dsh-refls/fileref"
+	"github.com/dsh-refls/dsh-refls/internal/userpath"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
@@ -124,13 +125,13 @@ func applyConfig(base Config, raw json.RawMessage) (Config, []string, error) {
 		var err error
 		switch k {
 		case "sessionsRoot":
-			c.SessionsRoot, err = decodeString(v)
+			c.SessionsRoot, err = decodePath(v)
 		case "sessionId":
 			c.SessionID, err = decodeString(v)
 		case "cwd":
-			c.Cwd, err = decodeString(v)
+			c.Cwd, err = decodePath(v)
 		case "spillDir":
-			c.SpillDir, err = decodeString(v)
+			c.SpillDir, err = decodePath(v)
 		case "maxReferences":
 			c.MaxReferences, err = decodeInt(v, 1, hardMaxReferences)
 		case "maxReferenceBytes":
@@ -200,6 +201,15 @@ func decodeString(v json.RawMessage) (string, error) {
 		return "", fmt.Errorf("must be a string")
 	}
 	return s, nil
+}
+
+// decodePath decodes a path setting with the home directory written out
+// (`~`, `$HOME`): an editor hands settings over as written, with no shell
+// to expand them, and a `~` left in would name a directory `~` inside the
+// server's working directory (the workspace).
+func decodePath(v json.RawMessage) (string, error) {
+	s, err := decodeString(v)
+	return userpath.Expand(s), err
 }
 
 // decodeInt decodes an integer in [lo, hi]; hi < 0 means no upper bound.

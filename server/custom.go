@@ -298,6 +298,9 @@ func (s *Server) statusCall() (call, error) {
 		if sess := s.currentSessions(); sess != nil {
 			st := sess.Status()
 			res.SessionsRoot = st.Root
+			if !rootExists(st.Root) {
+				res.Degraded = append(res.Degraded, "sessions root does not exist: "+st.Root)
+			}
 			res.SessionsIndexed = st.Sessions
 			res.Building = st.Building
 			res.UnknownEvents = st.UnknownEvents

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -65,6 +67,12 @@ func (s *Server) openSessions(cfg Config) error {
 			s.sessions.CompareAndSwap(old, nil)
 		}
 		return &configError{Field: "sessionsRoot", Msg: err.Error()}
+	}
+	if !rootExists(root) {
+		// The index waits for the root to appear (SPEC §1.1), but a
+		// root that is not there is most often a mistyped setting: say
+		// so now rather than list no sessions without a word.
+		s.showMessage(messageTypeWarning, missingRootMessage(root))
 	}
 	ctx, cancel := context.WithCancel(s.bgCtx)
 	h := &sessionsHolder{s: sess, watch: cfg.Watch, ctx: ctx, cancel: cancel,
@@ -356,6 +364,21 @@ func (s *Server) readySnapshot(ctx context.Context) (*sessionref.Snapshot, error
 }
 
 // resolveRoot applies §1.1 through sessionref.
+// rootExists reports whether the sessions root is there now; an error
+// other than "does not exist" (a permission problem) is left to the
+// index, which reports it.
+func rootExists(root string) bool {
+	_, err := os.Stat(root)
+	return !errors.Is(err, fs.ErrNotExist)
+}
+
+// missingRootMessage tells the user that no sessions can be listed from
+// root, and what to set instead.
+func missingRootMessage(root string) string {
+	return fmt.Sprintf("dsh-refls: the sessions root %s does not exist: no sessions are listed until dsh writes one there. "+
+		"Set sessionsRoot to the directory dsh keeps its sessions in (by default ~/.dsh/sessions, or $DSH_HOME/sessions).", root)
+}
+
 func resolveRoot(flagValue string) (string, error) {
 	return sessionref.ResolveRoot(flagValue)
 }
