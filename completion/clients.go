@@ -7,30 +7,51 @@ import (
 	"unicode/utf8"
 )
 
-// FilterText is the filterText of every item offered for token tok of line:
-// one text, the same start for all items, chosen so that the clients that
-// filter on their own keep the server's order instead of re-ranking.
-//
-//   - VS Code fuzzy-matches the text from the edit range's start (the `@`)
-//     to the cursor against filterText. That text follows a space at the
-//     same place in every item, so all items score alike and sortText
-//     decides.
-//   - Emacs eglot 1.9 keeps an item only when filterText starts with the
-//     symbol before point (for `@rate` that is `rate`, since `@` is
-//     punctuation in text and Markdown buffers), so filterText starts with
-//     that symbol: EmacsSymbol.
-//   - Neovim's own dsh-refls omnifunc and nvim-cmp start at the edit
-//     range or the keyword before the cursor; both prefixes match at the
-//     start of filterText.
-//
-// rest (a label, an id) follows for readability and for clients that
-// filter a stale list while the next answer is on its way.
-func FilterText(line string, tok Token, rest ...string) string {
+// Client is a family of LSP clients that compare the same text before
+// the cursor with an item's filterText.
+type Client int
+
+const (
+	// ClientSymbol compares the symbol before the cursor (for `@rate`,
+	// `rate`): Emacs eglot 1.9 keeps an item only when filterText starts
+	// with it. VS Code and Helix fuzzy-match, so they find it too: VS Code
+	// matches the text from the edit range's start (`@rate`) after the
+	// same space in every item, so all items score alike and sortText
+	// decides; Helix matches the word before the cursor (`rate`) at the
+	// start of every item, and its ties keep the server's order. This is
+	// the family of every client that does not say who it is.
+	ClientSymbol Client = iota
+	// ClientEditRange compares the text from the start of the item's edit
+	// range to the cursor (`@rate`), keeping an item only when filterText
+	// starts with it: Neovim 0.11+'s vim.lsp.completion (and its omnifunc,
+	// vim.lsp.omnifunc). The dsh-refls plugin's own omnifunc and nvim-cmp
+	// start at the edit range too.
+	ClientEditRange
+)
+
+// ClientOf is the family of the client that named itself name in
+// initialize's clientInfo ("" when it sent none, as eglot 1.9 does).
+func ClientOf(name string) Client {
+	if strings.EqualFold(name, "Neovim") {
+		return ClientEditRange
+	}
+	return ClientSymbol
+}
+
+// FilterText is the filterText of every item offered for token tok of line
+// to a client of family c: one text, the same start for all items, chosen
+// so that the client keeps every item the server listed, in the server's
+// order, instead of dropping or re-ranking them (Client says what each
+// family compares). rest (a label, an id) follows for readability and for
+// clients that filter a stale list while the next answer is on its way.
+func FilterText(c Client, line string, tok Token, rest ...string) string {
 	typed := line[tok.Start:tok.Cursor]
 	covered := line[tok.Start:tok.End]
 	parts := make([]string, 0, len(rest)+2)
-	if sym := EmacsSymbol(typed); sym != "" {
-		parts = append(parts, sym)
+	if c == ClientSymbol {
+		if sym := EmacsSymbol(typed); sym != "" {
+			parts = append(parts, sym)
+		}
 	}
 	parts = append(parts, covered)
 	for _, r := range rest {

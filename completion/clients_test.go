@@ -33,11 +33,32 @@ func TestFilterTextStartsWithWhatEachClientCompares(t *testing.T) {
 	if !ok {
 		t.Fatal("no token")
 	}
-	if got := FilterText(line, tok, "Rate plan", "s-1"); got != "ra @ra Rate plan s-1" {
-		t.Errorf("FilterText = %q", got)
+	quoted, _ := At(line, len(line))
+	for _, tc := range []struct {
+		client       Client
+		plain, quote string
+	}{
+		// eglot 1.9 compares the symbol before point, "ra" and "no".
+		{ClientSymbol, "ra @ra Rate plan s-1", `no @"design no design notes/`},
+		// Neovim 0.11+ compares the text from the edit range's start.
+		{ClientEditRange, "@ra Rate plan s-1", `@"design no design notes/`},
+	} {
+		if got := FilterText(tc.client, line, tok, "Rate plan", "s-1"); got != tc.plain {
+			t.Errorf("client %d: FilterText = %q, want %q", tc.client, got, tc.plain)
+		}
+		if got := FilterText(tc.client, line, quoted, "design notes/", ""); got != tc.quote {
+			t.Errorf("client %d: quoted FilterText = %q, want %q", tc.client, got, tc.quote)
+		}
 	}
-	tok, _ = At(line, len(line))
-	if got := FilterText(line, tok, "design notes/", ""); got != `no @"design no design notes/` {
-		t.Errorf("quoted FilterText = %q", got)
+}
+
+func TestClientOf(t *testing.T) {
+	for name, want := range map[string]Client{
+		"Neovim": ClientEditRange, "neovim": ClientEditRange,
+		"": ClientSymbol, "Eglot": ClientSymbol, "Visual Studio Code": ClientSymbol, "code-server": ClientSymbol, "helix": ClientSymbol,
+	} {
+		if got := ClientOf(name); got != want {
+			t.Errorf("ClientOf(%q) = %d, want %d", name, got, want)
+		}
 	}
 }

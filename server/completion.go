@@ -132,7 +132,7 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 				Label:      c.DisplayTitle,
 				Kind:       completionKindReference,
 				SortText:   nextSort(),
-				FilterText: completion.FilterText(line, tok, c.DisplayTitle, c.SessionID),
+				FilterText: completion.FilterText(caps.client, line, tok, c.DisplayTitle, c.SessionID),
 				TextEdit:   edit(c.Mention),
 				Data:       &completionData{Kind: dataKindSession, SessionID: c.SessionID},
 			}
@@ -185,7 +185,7 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 				Label:      label,
 				Kind:       ckind,
 				SortText:   nextSort(),
-				FilterText: completion.FilterText(line, tok, label),
+				FilterText: completion.FilterText(caps.client, line, tok, label),
 				TextEdit:   edit(completion.InsertFile(f.Path, f.Kind, tok.Quoted)),
 				Data:       &completionData{Kind: dataKindFile, Path: f.Path},
 			}

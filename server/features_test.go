@@ -700,3 +700,41 @@ func TestErrorCodesOverWire(t *testing.T) {
 		testCancelOverWire(t, opts)
 	})
 }
+
+// TestFilterTextPerClient: each family of clients keeps every item only
+// when filterText starts with what it compares (completion.Client): Neovim
+// 0.11+'s vim.lsp.completion the text from the edit range's start
+// (`@pa`), eglot 1.9 (no clientInfo) and eglot 1.17 the symbol before
+// point (`pa`). VS Code and Helix fuzzy-match and are held by
+// TestCompletion's same-start rule.
+func TestFilterTextPerClient(t *testing.T) {
+	for _, tc := range []struct{ client, prefix string }{
+		{"Neovim", "@pa"},
+		{"", "pa"},
+		{"Eglot", "pa"},
+		{"Visual Studio Code", "pa"},
+		{"helix", "pa"},
+	} {
+		t.Run("client "+tc.client, func(t *testing.T) {
+			opts, fake, ws := testOptions(t)
+			h := newHarness(t, opts)
+			h.initialize(initOptions{root: ws, client: tc.client, settings: map[string]any{"sessionId": "s-target", "cwd": "/home/dev/proj"}})
+			fake.waitBuilt(t)
+			pos := h.open("file:///doc.md", "see @pa‸", EncodingUTF16)
+			var list wireList
+			h.mustCall("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": "file:///doc.md"}, "position": pos}, &list)
+			labels := map[string]bool{}
+			for _, it := range list.Items {
+				labels[it.Label] = true
+				if !strings.HasPrefix(it.FilterText, tc.prefix) {
+					t.Errorf("%q: filterText %q does not start with %q", it.Label, it.FilterText, tc.prefix)
+				}
+			}
+			for _, want := range []string{"Fix the parser", "src/parser.go"} {
+				if !labels[want] {
+					t.Errorf("%q not offered: %v", want, labels)
+				}
+			}
+		})
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 	"go.uber.org/zap"
+
+	"github.com/dsh-refls/dsh-refls/completion"
 )
 
 // Serve runs the server over rwc until the client sends exit or closes its
@@ -171,6 +173,9 @@ func (s *Server) initialize(params json.RawMessage) (*initializeResult, error) {
 		root = cfg.Cwd
 	}
 	caps.features = parseFeatureCaps(params)
+	if p.ClientInfo != nil {
+		caps.client = completion.ClientOf(p.ClientInfo.Name)
+	}
 	s.caps = caps
 	s.workspaceRoot = root
 	s.cfgMu.Lock()

@@ -118,6 +118,8 @@ type initOptions struct {
 	relativePatterns bool
 	root             string
 	settings         map[string]any
+	// client is the clientInfo name sent, none when empty.
+	client string
 }
 
 // initialize runs initialize and initialized.
@@ -155,6 +157,9 @@ func initParams(o initOptions) map[string]any {
 	p := map[string]any{"processId": nil, "capabilities": caps, "initializationOptions": o.settings}
 	if o.root != "" {
 		p["rootUri"] = pathToURI(o.root)
+	}
+	if o.client != "" {
+		p["clientInfo"] = map[string]any{"name": o.client, "version": "0.12.4"}
 	}
 	return p
 }

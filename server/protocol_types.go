@@ -89,6 +89,7 @@ type initializeParams struct {
 	WorkspaceFolders      []workspaceFolder  `json:"workspaceFolders"`
 	Capabilities          clientCapabilities `json:"capabilities"`
 	InitializationOptions json.RawMessage    `json:"initializationOptions"`
+	ClientInfo            *clientInfo        `json:"clientInfo"`
 	Trace                 string             `json:"trace"`
 }
 
@@ -126,6 +127,12 @@ type serverCapabilities struct {
 	InlayHintProvider       *inlayHintOptions      `json:"inlayHintProvider,omitempty"`
 	WorkspaceSymbolProvider bool                   `json:"workspaceSymbolProvider,omitempty"`
 	Experimental            map[string]any         `json:"experimental,omitempty"`
+}
+
+// clientInfo is how the client names itself in initialize.
+type clientInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
 }
 
 type serverInfo struct {

@@ -429,7 +429,7 @@ func (s *Server) bodyItems(ctx context.Context, snap *sessionref.Snapshot, line 
 			Label:      b.DisplayTitle,
 			Kind:       completionKindReference,
 			SortText:   nextSort(),
-			FilterText: completion.FilterText(line, tok, b.DisplayTitle, b.SessionID),
+			FilterText: completion.FilterText(caps.client, line, tok, b.DisplayTitle, b.SessionID),
 			TextEdit:   edit(b.Mention),
 			Data:       &completionData{Kind: dataKindSession, SessionID: b.SessionID},
 		}

@@ -14,6 +14,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.uber.org/zap"
 
+	"github.com/dsh-refls/dsh-refls/completion"
 	"github.com/dsh-refls/dsh-refls/watch"
 )
 
@@ -97,6 +98,9 @@ type clientCaps struct {
 	relativePatterns bool
 	// features: code actions, inlay hints, workspace symbols.
 	features featureCaps
+	// client is the family of the client (its clientInfo name), which
+	// decides what completion's filterText starts with.
+	client completion.Client
 }
 
 // serverFeatures is the state of the editor features (inlay_hint.go).
