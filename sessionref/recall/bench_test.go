@@ -178,7 +178,7 @@ func scanSearch(ix *Index, q string, limit int) int {
 	n := 0
 	f, found := newFolder(), make([]bool, len(terms))
 	for _, d := range ix.cur.Load().order {
-		if ok, _ := ix.holds(f, d, terms, found); ok {
+		if ok, _ := ix.holds(f, d, terms, found, false); ok {
 			if n++; n == limit {
 				break
 			}

@@ -21,7 +21,8 @@ const (
 )
 
 // excerptOf cuts the window of text around the hit at folded offset hit
-// and marks every term's hits inside it.
+// and marks every term's hits inside it (those at a word start only, with
+// wordStart).
 //
 // The excerpt is safe to show in any host: control characters, line and
 // paragraph separators and bidirectional formatting characters become a
@@ -29,7 +30,7 @@ const (
 // UTF-8 (the lone surrogates WTF-8 text may hold) become U+FFFD. "<" is
 // kept as text; JSON answers write it as \u003c (tag-safe as in §2.3.4),
 // and hosts that render Markdown must escape it (see the server).
-func excerptOf(f *folder, text, folded string, ascii bool, hit int, terms []string) Match {
+func excerptOf(f *folder, text, folded string, ascii bool, hit int, terms []string, wordStart bool) Match {
 	m := mapper{f: f, s: text, ascii: ascii}
 	start, _ := m.runeAt(hit)
 	wStart, wEnd := start, start
@@ -109,6 +110,9 @@ func excerptOf(f *folder, text, folded string, ascii bool, hit int, terms []stri
 			}
 			i += from
 			from = i + 1
+			if wordStart && !wordStartAt(folded, i) {
+				continue
+			}
 			s, _ := starts.runeAt(i)
 			_, e := ends.runeAt(i + len(t) - 1)
 			if s >= wEnd {

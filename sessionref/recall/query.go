@@ -41,6 +41,11 @@ type Query struct {
 	// to MaxMatches; 0 means MaxMatches. Completion shows one: asking
 	// for one spares the excerpts of the others.
 	Matches int
+	// WordStart counts a word or phrase only where it begins a word of
+	// the text (wordstart.go): completion asks for it, where "rate"
+	// inside "generated" or "half-migrated" is noise, not a reason to
+	// offer a session. Excerpts and ranges then show such hits only.
+	WordStart bool
 }
 
 // Result is one session that holds every term of a query.
@@ -146,7 +151,7 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 	v := ix.cur.Load()
 	plans := make([]termPlan, len(terms))
 	for i, t := range terms {
-		plans[i] = v.plan(t)
+		plans[i] = v.plan(t, q.WordStart)
 	}
 	var out []Result
 	var pending []string
@@ -167,7 +172,7 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 		if len(pending) == 0 {
 			return true
 		}
-		ok, err := ix.holds(f, d, pending, found[:len(pending)])
+		ok, err := ix.holds(f, d, pending, found[:len(pending)], q.WordStart)
 		if err != nil {
 			ix.markBroken(d.id, err)
 			return false
@@ -175,7 +180,7 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 		return ok
 	}
 	add := func(d *doc) {
-		r, err := ix.resultOf(f, d, terms, matches)
+		r, err := ix.resultOf(f, d, terms, matches, q.WordStart)
 		if err != nil {
 			ix.markBroken(d.id, err)
 			return
@@ -243,11 +248,12 @@ type termPlan struct {
 	gramOK  bool
 }
 
-// plan looks term up in the dictionary and the postings.
-func (v *view) plan(term string) termPlan {
+// plan looks term up in the dictionary and the postings; with
+// wordStart, only dictionary tokens holding a piece at a word start count.
+func (v *view) plan(term string, wordStart bool) termPlan {
 	p := termPlan{term: term}
 	for _, piece := range strings.FieldsFunc(term, unicode.IsSpace) {
-		p.pieces = append(p.pieces, containing(v.dict, piece))
+		p.pieces = append(p.pieces, containing(v.dict, piece, wordStart))
 	}
 	p.spaced = len(p.pieces) != 1 || strings.IndexFunc(term, unicode.IsSpace) >= 0
 	if len(p.pieces) > 0 {
@@ -330,10 +336,10 @@ func (ix *Index) block(f *folder, d *doc, ref blockRef) (*textBlock, error) {
 	return b, nil
 }
 
-// holds reports whether the text of d holds every term, reading its
-// blocks in order until each term was seen in one; found is scratch space
-// of len(terms).
-func (ix *Index) holds(f *folder, d *doc, terms []string, found []bool) (bool, error) {
+// holds reports whether the text of d holds every term (at a word start,
+// with wordStart), reading its blocks in order until each term was seen
+// in one; found is scratch space of len(terms).
+func (ix *Index) holds(f *folder, d *doc, terms []string, found []bool, wordStart bool) (bool, error) {
 	clear(found)
 	left := len(terms)
 	refs, err := d.refs()
@@ -346,7 +352,7 @@ func (ix *Index) holds(f *folder, d *doc, terms []string, found []bool) (bool, e
 			return false, err
 		}
 		for i, t := range terms {
-			if !found[i] && strings.Contains(b.folded, t) {
+			if !found[i] && containsAt(b.folded, t, wordStart) {
 				found[i] = true
 				left--
 			}
@@ -358,9 +364,9 @@ func (ix *Index) holds(f *folder, d *doc, terms []string, found []bool) (bool, e
 	return false, nil
 }
 
-// resultOf reports the first messages of d that hold a term, at most
-// matches of them.
-func (ix *Index) resultOf(f *folder, d *doc, terms []string, matches int) (Result, error) {
+// resultOf reports the first messages of d that hold a term (at a word
+// start, with wordStart), at most matches of them.
+func (ix *Index) resultOf(f *folder, d *doc, terms []string, matches int, wordStart bool) (Result, error) {
 	r := Result{SessionID: d.id, CreatedAt: d.createdAt}
 	refs, err := d.refs()
 	if err != nil {
@@ -380,14 +386,14 @@ func (ix *Index) resultOf(f *folder, d *doc, terms []string, matches int) (Resul
 				if first >= 0 {
 					hay = folded[:min(len(folded), first+len(t)-1)]
 				}
-				if i := strings.Index(hay, t); i >= 0 && (first < 0 || i < first) {
+				if i := indexAt(hay, t, wordStart); i >= 0 && (first < 0 || i < first) {
 					first = i
 				}
 			}
 			if first < 0 {
 				continue
 			}
-			r.Matches = append(r.Matches, excerptOf(f, m.text, folded, m.ascii, first, terms))
+			r.Matches = append(r.Matches, excerptOf(f, m.text, folded, m.ascii, first, terms, wordStart))
 			r.Matches[len(r.Matches)-1].Role, r.Matches[len(r.Matches)-1].Seq = m.role, m.seq
 			if len(r.Matches) == matches {
 				return r, nil

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"slices"
-	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -517,11 +516,12 @@ func (d *dictionary) list() []string {
 	return d.tokens
 }
 
-// containing returns the ids of the tokens of dict that hold piece.
-func containing(dict []string, piece string) []uint32 {
+// containing returns the ids of the tokens of dict that hold piece (at a
+// word start, with wordStart).
+func containing(dict []string, piece string, wordStart bool) []uint32 {
 	var out []uint32
 	for i, t := range dict {
-		if len(t) >= len(piece) && strings.Contains(t, piece) {
+		if len(t) >= len(piece) && containsAt(t, piece, wordStart) {
 			out = append(out, uint32(i))
 		}
 	}

@@ -1,0 +1,92 @@
+package recall
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/dsh-refls/dsh-refls/internal/dshgen"
+)
+
+func TestWordStartAt(t *testing.T) {
+	for _, tc := range []struct {
+		text, word string
+		want       bool
+	}{
+		{"rate limiting", "rate", true},
+		{"shipped rate limiting", "rate", true},
+		{"half-migrated", "rate", false},
+		{"generated code", "rate", false},
+		{"half-rated", "rate", true}, // after a hyphen
+		{"(rate)", "rate", true},
+		{"ratelimit", "rate", true},
+		{"x2rate", "rate", false},
+		{"修复登录测试", "登录", false},
+		{"登录失败", "登录", true},
+		{"api登录", "登录", true},      // a CJK run begins after Latin letters
+		{"登录api", "api", true},     // and Latin after CJK
+		{"cat .env", ".env", true}, // a word that begins with punctuation
+		{"foo.env", ".env", true},
+		{"ééé", "é", true}, // the first
+	} {
+		i := strings.Index(tc.text, tc.word)
+		got := indexWordStart(tc.text, tc.word, 0) >= 0
+		if got != tc.want {
+			t.Errorf("%q in %q (first at %d): word start %v, want %v", tc.word, tc.text, i, got, tc.want)
+		}
+	}
+	// A later occurrence at a word start is found past an earlier one
+	// inside a word.
+	if i := indexWordStart("generated rate", "rate", 0); i != len("generated ") {
+		t.Errorf("indexWordStart = %d, want %d", i, len("generated "))
+	}
+}
+
+// TestWordStartSearch: completion's body matches (Query.WordStart) find a
+// session where a word of its text starts with the query, not where the
+// query lies inside a word ("rate" in "half-migrated", "generated",
+// "separate", "accurate"), and the excerpt and its ranges show the hit
+// that counts. dsh/search (no WordStart) keeps substring matching.
+func TestWordStartSearch(t *testing.T) {
+	long := strings.Repeat("x", 80) // a token the dictionary does not hold: checked in the text
+	sessions := []*dshgen.Session{
+		dshgen.NewSession("s-noise").CreatedAt(5000).Title("Migration plan", "auto").
+			UserText("Monthly reports never see a half-migrated month.").AssistantText("The generated code is separate and accurate."),
+		dshgen.NewSession("s-shipped").CreatedAt(4000).Title("Weekly notes", "auto").
+			UserText("Summarise the week").AssistantText("- Shipped rate limiting\n- the generated client"),
+		dshgen.NewSession("s-long").CreatedAt(3000).Title("Paths", "auto").
+			UserText("see " + long + "/rate-card and " + long + "generated"),
+		dshgen.NewSession("s-cjk").CreatedAt(2000).Title("登录", "auto").
+			UserText("修复登录测试").AssistantText("登录失败的原因"),
+		dshgen.NewSession("s-cjk-inner").CreatedAt(1000).Title("测试", "auto").
+			UserText("修复登录测试"),
+	}
+	st := newStore(t, sessions...)
+	search := func(q string, wordStart bool) []Result {
+		t.Helper()
+		res, err := st.rc.Search(context.Background(), Query{Text: q, WordStart: wordStart, Matches: 1})
+		if err != nil {
+			t.Fatalf("search %q: %v", q, err)
+		}
+		return res
+	}
+	wantIDs(t, "rate (substring)", search("rate", false), "s-noise", "s-shipped", "s-long")
+	wantIDs(t, "rate (word start)", search("rate", true), "s-shipped", "s-long")
+	wantIDs(t, "登录 (substring)", search("登录", false), "s-cjk", "s-cjk-inner")
+	wantIDs(t, "登录 (word start)", search("登录", true), "s-cjk")
+	wantIDs(t, "gen (word start)", search("gen", true), "s-noise", "s-shipped")
+
+	res := search("rate", true)
+	m := res[0].Matches[0]
+	if m.Excerpt != "- Shipped rate limiting - the generated client" {
+		t.Fatalf("excerpt %q", m.Excerpt)
+	}
+	// The hit inside "generated" is not marked.
+	if len(m.Ranges) != 1 || m.Excerpt[m.Ranges[0][0]:m.Ranges[0][1]] != "rate" || m.Ranges[0][0] != len("- Shipped ") {
+		t.Errorf("ranges %v in %q, want only the word-start hit", m.Ranges, m.Excerpt)
+	}
+	cjk := search("登录", true)[0].Matches[0]
+	if cjk.Role != "assistant" {
+		t.Errorf("the word-start hit of 登录 is in the assistant's 登录失败, got %+v", cjk)
+	}
+}
