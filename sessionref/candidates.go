@@ -3,8 +3,8 @@ package sessionref
 import (
 	"strings"
 	"sync"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/dsh-refls/dsh-refls/internal/words"
 )
 
 // DefaultCandidateLimit is the candidate limit of §2.2.
@@ -374,31 +374,11 @@ func matchTier(st *searchText, query string) int {
 	if strings.HasPrefix(st.title, query) || strings.HasPrefix(st.display, query) {
 		return tierTitlePrefix
 	}
-	if hasWordStart(st.title, query) || hasWordStart(st.display, query) {
+	if words.Index(st.title, query, 0) >= 0 || words.Index(st.display, query, 0) >= 0 {
 		return tierWordStart
 	}
 	if strings.HasPrefix(st.id, query) {
 		return tierIDPrefix
 	}
 	return tierSubstring
-}
-
-// hasWordStart reports whether query occurs in s right after a non-letter,
-// non-digit character.
-func hasWordStart(s, query string) bool {
-	for off := 0; ; {
-		i := strings.Index(s[off:], query)
-		if i < 0 {
-			return false
-		}
-		at := off + i
-		if at == 0 {
-			return true
-		}
-		prev, _ := utf8.DecodeLastRuneInString(s[:at])
-		if !unicode.IsLetter(prev) && !unicode.IsDigit(prev) {
-			return true
-		}
-		off = at + 1
-	}
 }

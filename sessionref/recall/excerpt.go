@@ -7,6 +7,8 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/dsh-refls/dsh-refls/internal/words"
 )
 
 // Bounds of an excerpt: up to excerptBefore runes before the first hit and
@@ -110,7 +112,7 @@ func excerptOf(f *folder, text, folded string, ascii bool, hit int, terms []stri
 			}
 			i += from
 			from = i + 1
-			if wordStart && !wordStartAt(folded, i) {
+			if wordStart && !words.StartAt(folded, i) {
 				continue
 			}
 			s, _ := starts.runeAt(i)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/dsh-refls/dsh-refls/internal/words"
 )
 
 // Bounds of a query.
@@ -42,7 +44,7 @@ type Query struct {
 	// for one spares the excerpts of the others.
 	Matches int
 	// WordStart counts a word or phrase only where it begins a word of
-	// the text (wordstart.go): completion asks for it, where "rate"
+	// the text (internal/words): completion asks for it, where "rate"
 	// inside "generated" or "half-migrated" is noise, not a reason to
 	// offer a session. Excerpts and ranges then show such hits only.
 	WordStart bool
@@ -401,4 +403,21 @@ func (ix *Index) resultOf(f *folder, d *doc, terms []string, matches int, wordSt
 		}
 	}
 	return r, nil
+}
+
+// containsAt reports whether s holds t, anywhere or, with wordStart, where
+// a word starts (internal/words).
+func containsAt(s, t string, wordStart bool) bool {
+	if wordStart {
+		return words.Index(s, t, 0) >= 0
+	}
+	return strings.Contains(s, t)
+}
+
+// indexAt is strings.Index, or words.Index with wordStart.
+func indexAt(s, t string, wordStart bool) int {
+	if wordStart {
+		return words.Index(s, t, 0)
+	}
+	return strings.Index(s, t)
 }
