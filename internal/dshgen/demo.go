@@ -218,3 +218,29 @@ func demoParagraphs(i, n int) string {
 	}
 	return strings.TrimSpace(b.String())
 }
+
+// DemoNoise writes n sessions in workspace, each newer than every session
+// of the demo store, whose text holds common words that contain "rate" or
+// "gen" inside them ("generated code", "separate code", "accurate"), and
+// whose titles hold none of them: what a real store holds plenty of, and
+// what a body search that matches inside words ranked above the file named
+// "rate plan.md" for @rate. Their ids start with "noise-".
+func DemoNoise(root, workspace string, now time.Time, n int) error {
+	lines := []string{
+		"The generated code compiles; keep the separate code paths as they are.",
+		"Regenerate the client and check the accurate figures in the separate report.",
+		"Moderate changes only: the generated code is reviewed separately.",
+	}
+	for i := range n {
+		s := NewSession(fmt.Sprintf("noise-%03d", i)).Cwd(workspace).CreatedAt(now.Add(-time.Duration(i+1) * time.Minute).UnixMilli()).
+			Turn(func(t *Turn) {
+				t.UserText(lines[i%len(lines)])
+				t.Title(fmt.Sprintf("Code review %d", i+1), "provider")
+				t.AssistantText(lines[(i+1)%len(lines)])
+			})
+		if _, err := s.Save(root, Raw); err != nil {
+			return fmt.Errorf("writing noise session %d: %w", i, err)
+		}
+	}
+	return nil
+}
