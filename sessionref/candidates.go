@@ -369,6 +369,22 @@ func candidateOf(e *Entry, hasTargetCwd bool, targetCwd string, cwdSlot *string,
 	return c
 }
 
+// WordMatch reports whether query (as typed) starts a word of c's title
+// or display title, or begins its id: the matches that rank above those
+// found only inside a word or in the cwd (matchTier above tierSubstring).
+// Completion ranks sessions among files by it.
+func WordMatch(c Candidate, query string) bool {
+	// An untitled session's label and display title are its id.
+	title := func(s string) string {
+		if s == c.SessionID {
+			return ""
+		}
+		return foldCase(s)
+	}
+	st := searchText{title: title(c.Label), display: title(c.DisplayTitle), id: foldCase(c.SessionID)}
+	return matchTier(&st, foldCase(query)) < tierSubstring
+}
+
 // matchTier says how well a lowercased query matches an entry.
 func matchTier(st *searchText, query string) int {
 	if strings.HasPrefix(st.title, query) || strings.HasPrefix(st.display, query) {
