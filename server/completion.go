@@ -109,11 +109,10 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 	// would never reach what `@` did not list.
 	list.IsIncomplete = true
 	self := s.documentPath(req.doc.URI)
-	rank := 0
-	nextSort := func() string {
-		rank++
-		return sortText(rank)
-	}
+	// A typed word ranks sessions and files together (completion.Rank);
+	// a bare `@` or a directory lists sessions, then files.
+	ranked := tok.Query != "" && !tok.Quoted && !strings.Contains(tok.Query, "/")
+	var ranks []completion.Rank // one per item of list.Items
 
 	if sess := s.currentSessions(); sess != nil && !tok.Quoted && !strings.Contains(tok.Query, "/") {
 		snap := sess.Snapshot()
@@ -126,12 +125,13 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 		}
 		now := s.now()
 		// One allocation for the list: these items and the files'.
-		list.Items = slices.Grow(list.Items, len(cands)+min(max(cfg.FileMaxResults, 0), maxPresizedFiles))
+		room := len(cands) + min(max(cfg.FileMaxResults, 0), maxPresizedFiles)
+		list.Items = slices.Grow(list.Items, room)
+		ranks = make([]completion.Rank, 0, room)
 		for _, c := range cands {
 			item := completionItem{
 				Label:      c.DisplayTitle,
 				Kind:       completionKindReference,
-				SortText:   nextSort(),
 				FilterText: completion.FilterText(caps.client, line, tok, c.DisplayTitle, c.SessionID),
 				TextEdit:   edit(c.Mention),
 				Data:       &completionData{Kind: dataKindSession, SessionID: c.SessionID},
@@ -149,8 +149,12 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 				item.Detail = strings.TrimPrefix(where+" · "+age, " · ")
 			}
 			list.Items = append(list.Items, item)
+			ranks = append(ranks, completion.SessionRank(!ranked || sessionref.WordMatch(c, tok.Query), !ranked || c.SameWorkspace, false))
 		}
-		list.Items = append(list.Items, s.bodyItems(ctx, snap, line, tok, cands, cfg, edit, nextSort)...)
+		for _, b := range s.bodyItems(ctx, snap, line, tok, cands, cfg, edit) {
+			list.Items = append(list.Items, b.item)
+			ranks = append(ranks, completion.SessionRank(false, b.sameWorkspace, true))
+		}
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
@@ -184,7 +188,6 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 			item := completionItem{
 				Label:      label,
 				Kind:       ckind,
-				SortText:   nextSort(),
 				FilterText: completion.FilterText(caps.client, line, tok, label),
 				TextEdit:   edit(completion.InsertFile(f.Path, f.Kind, tok.Quoted)),
 				Data:       &completionData{Kind: dataKindFile, Path: f.Path},
@@ -193,9 +196,37 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 				item.Detail = "ignored"
 			}
 			list.Items = append(list.Items, item)
+			r := completion.RankFile
+			if ranked {
+				r = completion.FileRank(f.Path, tok.Query)
+			}
+			ranks = append(ranks, r)
 		}
 	}
+	orderByRank(list.Items, ranks)
 	return list, nil
+}
+
+// orderByRank puts items in the order of their ranks (ranks[i] is the
+// rank of items[i]), keeping the order of equal ranks, and numbers their
+// sortText in that order.
+func orderByRank(items []completionItem, ranks []completion.Rank) {
+	var next [completion.RankOtherSessionText + 2]int // where each rank's items start
+	for _, r := range ranks {
+		next[r+1]++
+	}
+	for r := 1; r < len(next); r++ {
+		next[r] += next[r-1]
+	}
+	sorted := make([]completionItem, len(items))
+	for i, it := range items {
+		sorted[next[ranks[i]]] = it
+		next[ranks[i]]++
+	}
+	for i := range sorted {
+		sorted[i].SortText = sortText(i + 1)
+	}
+	copy(items, sorted)
 }
 
 // documentPath is the workspace-relative slash path of the document at uri,

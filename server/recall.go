@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf16"
 
 	"go.uber.org/zap"
@@ -356,9 +357,10 @@ func tagSafe(v any) (json.RawMessage, error) {
 	return raw, nil
 }
 
-// bodyMatches are the sessions whose text holds query but that the title
-// candidates did not list, as candidates with their first match, at most
-// limit of them. Queries shorter than three bytes find none: they would
+// bodyMatches are the sessions whose text holds query where a word starts
+// (recall.Query.WordStart: "rate" in "generated" is noise in a list to
+// pick from) but that the title candidates did not list, as candidates
+// with their first match, at most limit of them. Queries shorter than three bytes find none: they would
 // match nearly every session.
 func (s *Server) bodyMatches(ctx context.Context, snap *sessionref.Snapshot, rh *recallHolder, query string, listed []sessionref.Candidate, cfg Config, limit int) []bodyCandidate {
 	if rh == nil || snap == nil || limit <= 0 || len(strings.TrimSpace(query)) < 3 {
@@ -369,7 +371,7 @@ func (s *Server) bodyMatches(ctx context.Context, snap *sessionref.Snapshot, rh 
 		seen[c.SessionID] = true
 	}
 	// One match per session: a candidate shows only its first.
-	res, err := rh.ix.Search(ctx, recall.Query{Text: query, Limit: limit + len(listed) + 1, Matches: 1})
+	res, err := rh.ix.Search(ctx, recall.Query{Text: query, Limit: limit + len(listed) + 1, Matches: 1, WordStart: true})
 	if err != nil {
 		return nil // a query the body search refuses finds no body matches
 	}
@@ -417,36 +419,87 @@ func excerptMarkdown(m *recall.Match) string {
 	return fmt.Sprintf("%s (message %d): %s", m.Role, m.Seq, b.String())
 }
 
+// bodyItem is the completion item of a session found by what was said in
+// it.
+type bodyItem struct {
+	item          completionItem
+	sameWorkspace bool
+}
+
 // bodyItems are the completion items of the sessions found by what was
-// said in them, after the title matches: the excerpt is the label's
-// description (shortened) and, highlighted, its documentation.
+// said in them, at a word start (recall.Query.WordStart), that the title
+// candidates did not list. The label is the matched text (bodyLabel), so
+// that a client highlighting the typed word in labels highlights the word
+// that matched, and the title follows it; the documentation holds the
+// excerpt with the hits in bold.
 func (s *Server) bodyItems(ctx context.Context, snap *sessionref.Snapshot, line string, tok completion.Token, listed []sessionref.Candidate,
-	cfg Config, edit func(string) any, nextSort func() string) []completionItem {
+	cfg Config, edit func(string) any) []bodyItem {
 	caps := s.clientCaps()
-	var items []completionItem
+	now := s.now()
+	var items []bodyItem
 	for _, b := range s.bodyMatches(ctx, snap, s.syncedRecall(), tok.Query, listed, cfg, cfg.CandidateLimit-len(listed)) {
+		label := bodyLabel(b.Match)
 		item := completionItem{
-			Label:      b.DisplayTitle,
+			Label:      label,
 			Kind:       completionKindReference,
-			SortText:   nextSort(),
-			FilterText: completion.FilterText(caps.client, line, tok, b.DisplayTitle, b.SessionID),
+			FilterText: completion.FilterText(caps.client, line, tok, label, b.DisplayTitle, b.SessionID),
 			TextEdit:   edit(b.Mention),
 			Data:       &completionData{Kind: dataKindSession, SessionID: b.SessionID},
 		}
-		said := "“" + shorten(b.Match.Excerpt, 60) + "”"
+		age := humanAge(now, b.CreatedAt)
 		if caps.labelDetails {
-			item.LabelDetails = &labelDetails{Description: said}
+			item.LabelDetails = &labelDetails{Detail: " in " + b.DisplayTitle, Description: age}
 		} else {
-			item.Detail = said
+			item.Detail = "in " + b.DisplayTitle + " · " + age
 		}
 		if caps.completionMarkdown {
 			item.Documentation = &markupContent{Kind: "markdown", Value: excerptMarkdown(b.Match)}
 		} else {
 			item.Documentation = &markupContent{Kind: "plaintext", Value: b.Match.Role + ": " + b.Match.Excerpt}
 		}
-		items = append(items, item)
+		items = append(items, bodyItem{item: item, sameWorkspace: b.SameWorkspace})
 	}
 	return items
+}
+
+// Bounds of a body match's label: the words of the excerpt from at most
+// bodyLabelBefore runes before the hit, bodyLabelRunes runes in all.
+const (
+	bodyLabelBefore = 16
+	bodyLabelRunes  = 48
+)
+
+// bodyLabel is the label of a session found by its text: the excerpt's
+// words around the first hit, quoted, with "…" where they were cut.
+func bodyLabel(m *recall.Match) string {
+	text := []rune(m.Excerpt)
+	hit := 0
+	if len(m.Ranges) > 0 {
+		// Ranges are UTF-16 offsets: find the rune the first one starts at.
+		for u16 := 0; hit < len(text) && u16 < m.Ranges[0][0]; hit++ {
+			u16 += utf16.RuneLen(text[hit])
+		}
+	}
+	start := hit
+	for start > 0 && hit-start < bodyLabelBefore {
+		start--
+	}
+	// Start at a word: after the space nearest the cut.
+	for i := start; i < hit; i++ {
+		if start > 0 && unicode.IsSpace(text[i]) {
+			start = i + 1
+			break
+		}
+	}
+	end := min(len(text), start+bodyLabelRunes)
+	label := strings.TrimSpace(string(text[start:end]))
+	if start > 0 && !strings.HasPrefix(label, "…") {
+		label = "…" + label
+	}
+	if end < len(text) && !strings.HasSuffix(label, "…") {
+		label += "…"
+	}
+	return "“" + label + "”"
 }
 
 // recallParallelism is how many logs the recall index projects at once:

@@ -121,13 +121,16 @@ func TestCandidatesAndCompletionGainBodyMatches(t *testing.T) {
 	pos := h.open("file:///c.md", "see @refill"+cursor, EncodingUTF16)
 	var list completionList
 	h.mustCall("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": "file:///c.md"}, "position": pos}, &list)
+	// A body match's label is the text that matched (so that a client
+	// highlighting the typed word highlights why the row is there), the
+	// title follows it.
 	var found *completionItem
 	for i := range list.Items {
-		if list.Items[i].Label == "Rate limiting" {
+		if d := list.Items[i].LabelDetails; d != nil && d.Detail == " in Rate limiting" {
 			found = &list.Items[i]
 		}
 	}
-	if found == nil || found.LabelDetails == nil || !strings.Contains(found.LabelDetails.Description, "refill") {
+	if found == nil || found.Label != "“…token bucket refill? <script>alert(1)</script>”" {
 		t.Fatalf("completion items = %+v", list.Items)
 	}
 	if doc := found.Documentation; doc == nil || doc.Kind != "markdown" || !strings.Contains(doc.Value, "**refill**") || strings.Contains(doc.Value, "<script>") {
