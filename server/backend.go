@@ -82,6 +82,9 @@ type PrepareResult struct {
 	// Files are the file mentions of the message in mention order; the
 	// message keeps them as written.
 	Files []PreparedFile `json:"files"`
+	// Views are the URIs of the documents that show the prepared message
+	// and its context, when the params asked for them.
+	Views *preparedViews `json:"views,omitempty"`
 }
 
 // FileCandidate is one workspace path offered for an `@` mention.

@@ -35,6 +35,9 @@ type prepareParams struct {
 	Mode              string                  `json:"mode"`
 	MaxReferenceBytes json.RawMessage         `json:"maxReferenceBytes"`
 	ContextWindow     json.RawMessage         `json:"contextWindow"`
+	// Views asks the server to keep the prepared message and its context
+	// as documents (workspace/textDocumentContent) and return their URIs.
+	Views bool `json:"views"`
 }
 
 func present(raw json.RawMessage) bool {
@@ -110,7 +113,7 @@ func (s *Server) prepareCall(params json.RawMessage) (call, error) {
 	if p.SessionID != nil {
 		target = *p.SessionID
 	}
-	isContent := present(p.Content)
+	isContent, views := present(p.Content), p.Views
 	return func(ctx context.Context) (any, error) {
 		// A host may prepare right after initialize: wait for the first
 		// build rather than report its sessions as missing.
@@ -134,8 +137,17 @@ func (s *Server) prepareCall(params json.RawMessage) (call, error) {
 		if isContent {
 			texts = blockTexts(blocks)
 		}
-		return &PrepareResult{Content: r.Content, References: r.References, AdditionalContext: r.AdditionalContext,
-			Files: s.preparedFiles(texts)}, nil
+		res := &PrepareResult{Content: r.Content, References: r.References, AdditionalContext: r.AdditionalContext,
+			Files: s.preparedFiles(texts)}
+		if views {
+			message, context, err := preparedViewTexts(res)
+			if err != nil {
+				return nil, err
+			}
+			v := s.kept.keep(message, context)
+			res.Views = &v
+		}
+		return res, nil
 	}, nil
 }
 
@@ -278,52 +290,55 @@ type statusResult struct {
 }
 
 func (s *Server) statusCall() (call, error) {
-	return func(ctx context.Context) (any, error) {
-		s.cfgMu.Lock()
-		res := statusResult{
-			WorkspaceRoot:    s.workspaceRoot,
-			PositionEncoding: s.caps.encoding,
-			SessionID:        s.cfg.SessionID,
-			Skipped:          []sessionref.Skipped{},
-			Degraded:         []string{},
+	return func(context.Context) (any, error) { return s.status(), nil }, nil
+}
+
+// status gathers the facts dsh/status answers with.
+func (s *Server) status() statusResult {
+	s.cfgMu.Lock()
+	res := statusResult{
+		WorkspaceRoot:    s.workspaceRoot,
+		PositionEncoding: s.caps.encoding,
+		SessionID:        s.cfg.SessionID,
+		Skipped:          []sessionref.Skipped{},
+		Degraded:         []string{},
+	}
+	if s.configErr != "" {
+		res.Degraded = append(res.Degraded, "configuration rejected: "+s.configErr)
+	}
+	s.cfgMu.Unlock()
+	mode, wsMode, degraded := s.watchStatus()
+	res.WatchMode = mode
+	res.WorkspaceWatch = wsMode
+	res.Degraded = append(res.Degraded, degraded...)
+	if sess := s.currentSessions(); sess != nil {
+		st := sess.Status()
+		res.SessionsRoot = st.Root
+		if !rootExists(st.Root) {
+			res.Degraded = append(res.Degraded, "sessions root does not exist: "+st.Root)
 		}
-		if s.configErr != "" {
-			res.Degraded = append(res.Degraded, "configuration rejected: "+s.configErr)
+		res.SessionsIndexed = st.Sessions
+		res.Building = st.Building
+		res.UnknownEvents = st.UnknownEvents
+		res.IndexCacheLoaded = st.CacheLoaded
+		if st.Problem != "" {
+			res.Degraded = append(res.Degraded, "session index: "+st.Problem)
 		}
-		s.cfgMu.Unlock()
-		mode, wsMode, degraded := s.watchStatus()
-		res.WatchMode = mode
-		res.WorkspaceWatch = wsMode
-		res.Degraded = append(res.Degraded, degraded...)
-		if sess := s.currentSessions(); sess != nil {
-			st := sess.Status()
-			res.SessionsRoot = st.Root
-			if !rootExists(st.Root) {
-				res.Degraded = append(res.Degraded, "sessions root does not exist: "+st.Root)
-			}
-			res.SessionsIndexed = st.Sessions
-			res.Building = st.Building
-			res.UnknownEvents = st.UnknownEvents
-			res.IndexCacheLoaded = st.CacheLoaded
-			if st.Problem != "" {
-				res.Degraded = append(res.Degraded, "session index: "+st.Problem)
-			}
-			if !st.Updated.IsZero() {
-				u := st.Updated.UTC()
-				res.LastUpdate = &u
-			}
-			if st.Skipped != nil {
-				res.Skipped = append(res.Skipped, st.Skipped...)
-				sort.SliceStable(res.Skipped, func(i, j int) bool { return res.Skipped[i].Path < res.Skipped[j].Path })
-			}
+		if !st.Updated.IsZero() {
+			u := st.Updated.UTC()
+			res.LastUpdate = &u
 		}
-		if f := s.currentFiles(); f != nil {
-			res.FilesIndexed = f.Count()
+		if st.Skipped != nil {
+			res.Skipped = append(res.Skipped, st.Skipped...)
+			sort.SliceStable(res.Skipped, func(i, j int) bool { return res.Skipped[i].Path < res.Skipped[j].Path })
 		}
-		if rh := s.recall.Load(); rh != nil {
-			st := rh.ix.Stats()
-			res.Recall = &st
-		}
-		return res, nil
-	}, nil
+	}
+	if f := s.currentFiles(); f != nil {
+		res.FilesIndexed = f.Count()
+	}
+	if rh := s.recall.Load(); rh != nil {
+		st := rh.ix.Stats()
+		res.Recall = &st
+	}
+	return res
 }

@@ -220,6 +220,8 @@ func (s *Server) route(ctx context.Context, method string, params json.RawMessag
 		return s.filesCall(params)
 	case MethodStatus:
 		return s.statusCall()
+	case protocol.MethodWorkspaceTextDocumentContent:
+		return s.textDocumentContentCall(params)
 	}
 	return nil, nil
 }

@@ -22,6 +22,8 @@ type featureCaps struct {
 	inlayHintRefresh bool
 	// workspaceSymbols: workspace/symbol.
 	workspaceSymbols bool
+	// documentContent: workspace/textDocumentContent (LSP 3.18).
+	documentContent bool
 }
 
 // parseFeatureCaps reads the feature capabilities from initialize params.
@@ -35,8 +37,9 @@ func parseFeatureCaps(params json.RawMessage) featureCaps {
 				InlayHint json.RawMessage `json:"inlayHint"`
 			} `json:"textDocument"`
 			Workspace struct {
-				Symbol    json.RawMessage `json:"symbol"`
-				InlayHint *struct {
+				Symbol              json.RawMessage `json:"symbol"`
+				TextDocumentContent json.RawMessage `json:"textDocumentContent"`
+				InlayHint           *struct {
 					RefreshSupport bool `json:"refreshSupport"`
 				} `json:"inlayHint"`
 			} `json:"workspace"`
@@ -57,6 +60,7 @@ func parseFeatureCaps(params json.RawMessage) featureCaps {
 	f.inlayHints = present(c.TextDocument.InlayHint)
 	f.inlayHintRefresh = c.Workspace.InlayHint != nil && c.Workspace.InlayHint.RefreshSupport
 	f.workspaceSymbols = present(c.Workspace.Symbol)
+	f.documentContent = present(c.Workspace.TextDocumentContent)
 	return f
 }
 
@@ -64,6 +68,9 @@ func parseFeatureCaps(params json.RawMessage) featureCaps {
 // client supports.
 func advertiseFeatures(f featureCaps, caps *serverCapabilities) {
 	caps.WorkspaceSymbolProvider = f.workspaceSymbols
+	if f.documentContent {
+		caps.Workspace = &workspaceServerCapabilities{TextDocumentContent: &textDocumentContentOptions{Schemes: []string{PreviewScheme}}}
+	}
 	if f.inlayHints {
 		caps.InlayHintProvider = &inlayHintOptions{}
 	}

@@ -126,7 +126,10 @@ type serverCapabilities struct {
 	ExecuteCommandProvider  *executeCommandOptions `json:"executeCommandProvider,omitempty"`
 	InlayHintProvider       *inlayHintOptions      `json:"inlayHintProvider,omitempty"`
 	WorkspaceSymbolProvider bool                   `json:"workspaceSymbolProvider,omitempty"`
-	Experimental            map[string]any         `json:"experimental,omitempty"`
+	// Workspace announces workspace/textDocumentContent for the dsh-refls:
+	// scheme to a client that declares it.
+	Workspace    *workspaceServerCapabilities `json:"workspace,omitempty"`
+	Experimental map[string]any               `json:"experimental,omitempty"`
 }
 
 // clientInfo is how the client names itself in initialize.

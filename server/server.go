@@ -114,14 +114,17 @@ type Server struct {
 	features serverFeatures
 	// answers lends the arrays typing's answers are encoded into.
 	answers answerBuffers
-	opts    Options
-	logger  *zap.Logger
-	conn    jsonrpc2.Conn
-	stream  *serverStream
-	sem     chan struct{}
-	docs    *documents
-	diags   *diagnostics
-	memory  *memoryReleaser
+	// kept holds the views of the latest prepared messages, served as
+	// documents (document_content.go).
+	kept   keptViews
+	opts   Options
+	logger *zap.Logger
+	conn   jsonrpc2.Conn
+	stream *serverStream
+	sem    chan struct{}
+	docs   *documents
+	diags  *diagnostics
+	memory *memoryReleaser
 
 	// cancels holds the cancel func of every call being handled
 	// ($/cancelRequest, cancel.go).
