@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -867,22 +866,14 @@ func TestTitleAfterCorruptFrame(t *testing.T) {
 	}
 }
 
-// Running the unreadable-directory case for real when the tests run as
-// root, which reads mode-000 directories: the test binary runs itself again
-// as an unprivileged user.
-const (
-	// unprivilegedID is the uid and gid of "nobody" on Linux.
-	unprivilegedID = 65534
-	// unreadableRootEnv, when set, makes TestUnreadableDirectory the
-	// unprivileged child: it checks the store at that root.
-	unreadableRootEnv = "DSH_REFLS_UNREADABLE_ROOT"
-	// sharedMode lets the unprivileged child reach the store and the binary.
-	sharedMode = 0o755
-)
+// unreadableRootEnv, when set, makes TestUnreadableDirectory the
+// unprivileged child (runUnprivileged): it checks the store at that root.
+const unreadableRootEnv = "DSH_REFLS_UNREADABLE_ROOT"
 
 // TestUnreadableDirectory checks that a session directory this process
 // cannot read is skipped with a reason while the others are served. As root
-// it runs the check in a copy of the test binary as "nobody".
+// (which reads mode-000 directories) it runs the check in a copy of the
+// test binary as "nobody".
 func TestUnreadableDirectory(t *testing.T) {
 	if root := os.Getenv(unreadableRootEnv); root != "" {
 		checkUnreadable(t, root)
@@ -904,46 +895,7 @@ func TestUnreadableDirectory(t *testing.T) {
 		checkUnreadable(t, root)
 		return
 	}
-	if os.Getuid() != 0 {
-		t.Skipf("uid %d reads a mode-000 directory and is not root, so it cannot switch to an unprivileged user", os.Getuid())
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(base, "sessionref.test")
-	data, err := os.ReadFile(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, data, sharedMode); err != nil {
-		t.Fatal(err)
-	}
-	for _, dir := range []string{filepath.Dir(base), base} {
-		if err := os.Chmod(dir, sharedMode); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-test.run=^TestUnreadableDirectory$", "-test.v", "-test.count=1")
-	cmd.Dir = base
-	cmd.Env = append(os.Environ(), unreadableRootEnv+"="+root, "TMPDIR="+os.TempDir())
-	if !runAsUser(cmd, unprivilegedID) {
-		t.Skipf("%s cannot start a process as another user", runtime.GOOS)
-	}
-	out, err := cmd.CombinedOutput()
-	if cmd.ProcessState == nil {
-		// No setuid capability, or a temp dir mounted noexec.
-		t.Skipf("cannot run the test binary as uid %d here, so the case cannot be produced: %v", unprivilegedID, err)
-	}
-	t.Logf("as uid %d:\n%s", unprivilegedID, out)
-	if err != nil {
-		t.Fatalf("the unprivileged check failed: %v", err)
-	}
-	if !strings.Contains(string(out), "--- PASS: TestUnreadableDirectory") {
-		t.Fatal("the unprivileged check did not run")
-	}
+	runUnprivileged(t, base, "TestUnreadableDirectory", unreadableRootEnv+"="+root)
 }
 
 // checkUnreadable runs in a process that cannot read the case's directory.
