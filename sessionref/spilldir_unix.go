@@ -16,8 +16,8 @@ import (
 // opened relative to root's descriptor with O_NOFOLLOW, so a link planted in
 // its place (by anyone who can write to root) is refused instead of
 // redirecting the file or having its target's mode changed. Both
-// directories must be owned by this user; group and other permission bits
-// are removed through the descriptor (0700). The file is created
+// directories must be owned by this user; their group and other permission
+// bits are removed through the descriptor (securePrivateDir). The file is created
 // exclusively, O_NOFOLLOW, 0600. A taken name is os.ErrExist.
 func createSpillFile(root, dirName, name string) (*os.File, error) {
 	if err := os.MkdirAll(root, 0o700); err != nil {
@@ -58,7 +58,9 @@ func createSpillFile(root, dirName, name string) (*os.File, error) {
 }
 
 // securePrivateDir checks that the open directory fd belongs to this user
-// and makes it 0700 through the descriptor.
+// and removes its group and other permission bits through the descriptor.
+// The owner's bits stay as they are: a root its owner made read-only
+// (0555) becomes 0500, not 0700, and the save then fails.
 func securePrivateDir(fd int, path string) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
@@ -67,8 +69,8 @@ func securePrivateDir(fd int, path string) error {
 	if uint64(st.Uid) != uint64(os.Geteuid()) {
 		return fmt.Errorf("spill directory %s belongs to uid %d, not to this user; refusing it", path, st.Uid)
 	}
-	if uint32(st.Mode)&0o077 != 0 {
-		if err := unix.Fchmod(fd, 0o700); err != nil {
+	if mode := uint32(st.Mode) & 0o7777; mode&0o077 != 0 {
+		if err := unix.Fchmod(fd, mode&0o700); err != nil {
 			return fmt.Errorf("securing spill directory %s: %w", path, err)
 		}
 	}
