@@ -390,12 +390,11 @@ func run(ctx context.Context, c config) error {
 	if err := warm.initialize(ws); err != nil {
 		return err
 	}
-	loaded, err := warm.waitRecall(30 * time.Minute)
-	if err != nil {
+	if _, err := warm.waitRecall(2 * time.Minute); err != nil {
 		return err
 	}
 	warmT := time.Since(t0)
-	synced, err := warm.waitRecallAfter(loaded.Recall.Synced, 30*time.Minute)
+	synced, err := warm.waitRevalidated(2 * time.Minute)
 	if err != nil {
 		return err
 	}

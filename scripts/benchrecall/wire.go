@@ -135,53 +135,63 @@ func (s *server) initialize(ws string) error {
 
 // recallStatus is the part of dsh/status the benchmark reads.
 type recallStatus struct {
-	SessionsIndexed int  `json:"sessionsIndexed"`
-	Building        bool `json:"building"`
-	Recall          *struct {
-		Sessions  int       `json:"sessions"`
-		Unindexed int       `json:"unindexed"`
-		TextBytes int64     `json:"textBytes"`
-		Projected int       `json:"projected"`
-		Pending   int       `json:"pending"`
-		Synced    time.Time `json:"synced"`
-	} `json:"recall"`
+	SessionsIndexed int          `json:"sessionsIndexed"`
+	Building        bool         `json:"building"`
+	Recall          *recallStats `json:"recall"`
+}
+
+// recallStats are the recall index's figures in dsh/status.
+type recallStats struct {
+	Sessions     int       `json:"sessions"`
+	Unindexed    int       `json:"unindexed"`
+	TextBytes    int64     `json:"textBytes"`
+	Projected    int       `json:"projected"`
+	Pending      int       `json:"pending"`
+	Synced       time.Time `json:"synced"`
+	Revalidating bool      `json:"revalidating"`
 }
 
 // waitRecall polls dsh/status until the recall index has published a
-// view after `after`.
+// complete view (no session pending).
 func (s *server) waitRecall(deadline time.Duration) (recallStatus, error) {
-	return s.waitRecallAfter(time.Time{}, deadline)
+	return s.waitStatus("a complete recall index (no session pending)", deadline, func(r *recallStats) bool { return r.Pending == 0 })
 }
 
 // waitSearchable polls dsh/status until the recall index has published
 // its first view, which during a first build holds the newest sessions
 // read so far.
 func (s *server) waitSearchable(deadline time.Duration) (recallStatus, error) {
-	return s.waitRecallUntil(time.Time{}, deadline, true)
+	return s.waitStatus("the recall index's first view", deadline, func(*recallStats) bool { return true })
 }
 
-// waitRecallAfter polls dsh/status until the recall index has published a
-// complete view (no session pending) after `after`.
-func (s *server) waitRecallAfter(after time.Time, deadline time.Duration) (recallStatus, error) {
-	return s.waitRecallUntil(after, deadline, false)
+// waitRevalidated polls dsh/status until a recall index loaded from its
+// stored copy has compared every session with its log. (Waiting for a
+// view published after the loaded one waited forever when no log had
+// changed: such a sync may publish nothing new.)
+func (s *server) waitRevalidated(deadline time.Duration) (recallStatus, error) {
+	return s.waitStatus("the loaded recall index to be revalidated against the logs", deadline,
+		func(r *recallStats) bool { return !r.Revalidating && r.Pending == 0 })
 }
 
-func (s *server) waitRecallUntil(after time.Time, deadline time.Duration, searchable bool) (recallStatus, error) {
+// waitStatus polls dsh/status until the server reports a recall index that
+// has published a view and for which done holds; past deadline it fails, naming what it waited for
+// and the last status it saw.
+func (s *server) waitStatus(what string, deadline time.Duration, done func(*recallStats) bool) (recallStatus, error) {
 	t0 := time.Now()
 	for {
 		raw, _, err := s.call("dsh/status", map[string]any{})
 		if err != nil {
-			return recallStatus{}, err
+			return recallStatus{}, fmt.Errorf("waiting for %s: %w", what, err)
 		}
 		var st recallStatus
 		if err := json.Unmarshal(raw, &st); err != nil {
 			return recallStatus{}, fmt.Errorf("dsh/status: %w", err)
 		}
-		if st.Recall != nil && st.Recall.Synced.After(after) && (st.Recall.Pending == 0 || searchable) {
+		if st.Recall != nil && !st.Recall.Synced.IsZero() && done(st.Recall) {
 			return st, nil
 		}
 		if time.Since(t0) > deadline {
-			return st, fmt.Errorf("recall index not synced after %v", deadline)
+			return st, fmt.Errorf("gave up waiting for %s after %v; the last dsh/status said recall: %s", what, deadline, raw)
 		}
 		time.Sleep(5 * time.Millisecond) // the granularity of the warm-restart figure
 	}

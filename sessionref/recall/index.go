@@ -93,6 +93,10 @@ type Index struct {
 	log   *zap.Logger
 	cache *blockCache
 
+	// unchecked is set by Load and cleared once a Sync has compared the
+	// loaded sessions with their logs (Stats.Revalidating).
+	unchecked atomic.Bool
+
 	// saveMu serialises saves; syncMu guards everything below.
 	saveMu sync.Mutex
 	syncMu sync.Mutex
@@ -309,6 +313,10 @@ type Stats struct {
 	Resumed int64 `json:"resumed"`
 	// Synced is when the view was published.
 	Synced time.Time `json:"synced"`
+	// Revalidating is set from a Load until the Sync after it has compared
+	// every stored session with its log: until then searches answer from
+	// the stored copy, which misses text appended while no server ran.
+	Revalidating bool `json:"revalidating,omitempty"`
 }
 
 // New returns an empty recall index; Sync fills it.
@@ -349,6 +357,7 @@ func (ix *Index) Close() error {
 func (ix *Index) Stats() Stats {
 	st := ix.cur.Load().stats
 	st.CacheBytes = ix.cache.size()
+	st.Revalidating = ix.unchecked.Load()
 	return st
 }
 
@@ -435,6 +444,7 @@ func (ix *Index) Sync(ctx context.Context, snap *sessionref.Snapshot) error {
 	if err != nil {
 		return fmt.Errorf("recall index: %w", err)
 	}
+	ix.unchecked.Store(false)
 	return nil
 }
 

@@ -414,6 +414,7 @@ func (ix *Index) Load(path, root string) error {
 	ix.failed, ix.cursors, ix.projected = map[string]entryKey{}, nil, 0
 	ix.fresh, ix.resort = nil, true
 	ix.changes.Add(1)
+	ix.unchecked.Store(true)
 	ix.publish()
 	return nil
 }

@@ -46,6 +46,11 @@ func TestStoredIndexRoundTrip(t *testing.T) {
 	if !warm.Synced() || warm.Stats().Sessions != 3 {
 		t.Fatalf("loaded index stats %+v", warm.Stats())
 	}
+	// Loaded, it answers from the stored copy and says so until a sync
+	// has compared every session with its log.
+	if !warm.Stats().Revalidating {
+		t.Errorf("a loaded index does not say it is revalidating: %+v", warm.Stats())
+	}
 	for _, q := range []string{"token bucket", "FLAKY", "東京", "😀", "strasse", `"one run in twenty"`} {
 		want, _ := st.rc.Search(context.Background(), Query{Text: q})
 		got, err := warm.Search(context.Background(), Query{Text: q})
@@ -56,6 +61,9 @@ func TestStoredIndexRoundTrip(t *testing.T) {
 	}
 	if err := warm.Sync(context.Background(), st.title.Snapshot()); err != nil {
 		t.Fatal(err)
+	}
+	if warm.Stats().Revalidating {
+		t.Errorf("the sync after the load left the index revalidating")
 	}
 	if p := warm.Stats().Projected; p != 0 {
 		t.Errorf("sync after the load projected %d unchanged sessions", p)
