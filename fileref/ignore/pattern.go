@@ -61,6 +61,8 @@ type List struct {
 	Base     string
 	Source   string
 	Patterns []Pattern
+	// index finds the literal patterns of a long list (literal.go).
+	index listIndex
 }
 
 // utf8BOM is skipped at the start of a file, as git does.
@@ -225,23 +227,28 @@ func (p *Pattern) matchPathname(rel string) bool {
 // Match returns the last pattern of the list that matches path, or nil.
 // path is relative to the same root as Base; name is its last component.
 func (l *List) Match(path, name string, isDir bool) *Pattern {
+	if len(l.Patterns) >= literalIndexMin {
+		return l.matchIndexed(path, name, isDir)
+	}
 	for i := len(l.Patterns) - 1; i >= 0; i-- {
-		p := &l.Patterns[i]
-		if p.flags&flagMustBeDir != 0 && !isDir {
-			continue
-		}
-		if p.flags&flagNoDir != 0 {
-			if p.matchBasename(name) {
-				return p
-			}
-			continue
-		}
-		if len(path) <= len(l.Base) || path[:len(l.Base)] != l.Base {
-			continue
-		}
-		if p.matchPathname(path[len(l.Base):]) {
-			return p
+		if l.matches(i, path, name, isDir) {
+			return &l.Patterns[i]
 		}
 	}
 	return nil
+}
+
+// matches reports whether pattern i of l matches path (name, isDir).
+func (l *List) matches(i int, path, name string, isDir bool) bool {
+	p := &l.Patterns[i]
+	if p.flags&flagMustBeDir != 0 && !isDir {
+		return false
+	}
+	if p.flags&flagNoDir != 0 {
+		return p.matchBasename(name)
+	}
+	if len(path) <= len(l.Base) || path[:len(l.Base)] != l.Base {
+		return false
+	}
+	return p.matchPathname(path[len(l.Base):])
 }
