@@ -17,9 +17,14 @@ set -euo pipefail
 runs="${1:-7}"
 nfiles="${BENCH_FILES:-200000}"
 nignored="${BENCH_IGNORED:-50000}"
+# BENCH_PATTERNS=N adds N generated names to the root .gitignore (100,000:
+# 0.9 MB, under the 1 MiB an ignore file may have): every path and every
+# listing is decided against them too.
+npatterns="${BENCH_PATTERNS:-0}"
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 tmp="${TMPDIR:-/tmp}"
 tree="$tmp/dsh-refls-bench-files-$nfiles"
+[ "$npatterns" -eq 0 ] || tree="$tree-patterns-$npatterns"
 bin="$tmp/dsh-refls-benchfiles"
 
 if ! command -v fdfind >/dev/null 2>&1; then
@@ -32,9 +37,9 @@ fi
 
 (cd "$repo" && go build -o "$bin" ./scripts/benchfiles)
 
-if [ ! -f "$tree/.generated-$nfiles-$nignored" ]; then
+if [ ! -f "$tree/.generated-$nfiles-$nignored-$npatterns" ]; then
 	rm -rf "$tree"
-	"$bin" gen -dir "$tree" -files "$nfiles" -ignored "$nignored"
+	"$bin" gen -dir "$tree" -files "$nfiles" -ignored "$nignored" -patterns "$npatterns"
 	# fdfind honours .gitignore only inside a git repository.
 	if command -v git >/dev/null 2>&1; then
 		git -C "$tree" init -q
@@ -42,7 +47,7 @@ if [ ! -f "$tree/.generated-$nfiles-$nignored" ]; then
 		mkdir -p "$tree/.git"
 	fi
 	sync
-	touch "$tree/.generated-$nfiles-$nignored"
+	touch "$tree/.generated-$nfiles-$nignored-$npatterns"
 fi
 
 echo "== machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(fdfind --version)"

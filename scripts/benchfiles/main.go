@@ -61,6 +61,7 @@ func main() {
 	dir := fs.String("dir", "", "tree root")
 	files := fs.Int("files", 200000, "total files to generate")
 	ignored := fs.Int("ignored", 50000, "of which ignored by .gitignore")
+	patterns := fs.Int("patterns", 0, "generated patterns added to the root .gitignore (file names, directory names and *.ext extensions no path of the tree has)")
 	runs := fs.Int("runs", 7, "interleaved runs per tool")
 	sessions := fs.Int("sessions", 60, "typing sessions of 20-character queries")
 	parallelism := fs.Int("parallelism", 0, "directory readers (0: the index default)")
@@ -81,7 +82,7 @@ func main() {
 	var err error
 	switch mode {
 	case "gen":
-		err = generate(*dir, *files, *ignored)
+		err = generate(*dir, *files, *ignored, *patterns)
 	case "build":
 		err = buildOnce(*dir)
 	case "compare":
@@ -104,13 +105,27 @@ func word(rng *rand.Rand) string { return vocabulary[rng.IntN(len(vocabulary))] 
 
 // generate writes total files of which ignored are hidden by the root
 // .gitignore: most inside "build/" directories, the rest as *.log files.
-func generate(dir string, total, ignored int) error {
+// patterns more lines of the .gitignore name files and directories the
+// tree does not hold (a generated list, as some projects keep): every
+// path is decided against them too.
+func generate(dir string, total, ignored, patterns int) error {
 	rng := rand.New(rand.NewPCG(42, 4242))
 	kept := total - ignored
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("build/\n*.log\n/dist\n!keep.log\n"), 0o644); err != nil {
+	rules := []byte("build/\n*.log\n/dist\n!keep.log\n")
+	for i := range patterns {
+		switch i % 4 {
+		case 0:
+			rules = fmt.Appendf(rules, "*.e%05d\n", i) // an extension
+		case 1:
+			rules = fmt.Appendf(rules, "d%06d/\n", i) // a directory
+		default:
+			rules = fmt.Appendf(rules, "g%06d.o\n", i) // a file name
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), rules, 0o644); err != nil {
 		return err
 	}
 	leaves := topDirs * midDirs * leafDirs
@@ -215,13 +230,26 @@ func compare(dir string, runs int) error {
 	if err != nil {
 		return err
 	}
-	var fdW, ixW, fdC, ixC []time.Duration
-	var fdN int
+	var fdW, ixW, fdC, ixC, gitW, gitC []time.Duration
+	var fdN, gitN int
 	var ixLine string
+	// git applies the same ignore rules to the same walk (the tree is a
+	// repository with nothing committed: every file is untracked).
+	_, gitErr := os.Stat(filepath.Join(dir, ".git"))
 	for i := -1; i < runs; i++ { // run -1 warms the cache
 		fr, err := timeCmd("fdfind", "--type", "f", ".", dir)
 		if err != nil {
 			return err
+		}
+		if gitErr == nil {
+			gr, err := timeCmd("git", "-C", dir, "ls-files", "--others", "--exclude-standard")
+			if err != nil {
+				return err
+			}
+			if i >= 0 {
+				gitW, gitC = append(gitW, gr.wall), append(gitC, gr.cpu)
+			}
+			gitN = bytes.Count(gr.out, []byte("\n"))
 		}
 		ir, err := timeCmd(self, "build", "-dir", dir, "-parallelism", fmt.Sprint(readers))
 		if err != nil {
@@ -239,6 +267,11 @@ func compare(dir string, runs int) error {
 		median(ixW).Round(time.Millisecond), roundAll(ixW), median(ixC).Round(time.Millisecond))
 	fmt.Printf("build ratio fileref/fdfind over %d interleaved runs: wall %.2fx, cpu %.2fx (target <= 1.0x)\n", runs,
 		float64(median(ixW))/float64(median(fdW)), float64(median(ixC))/float64(median(fdC)))
+	if len(gitW) > 0 {
+		fmt.Printf("git ls-files --others --exclude-standard: %d files; wall median %s; cpu median %s; fileref/git wall %.2fx, cpu %.2fx\n", gitN,
+			median(gitW).Round(time.Millisecond), median(gitC).Round(time.Millisecond),
+			float64(median(ixW))/float64(median(gitW)), float64(median(ixC))/float64(median(gitC)))
+	}
 	return nil
 }
 
@@ -301,10 +334,48 @@ func search(dir string, sessions int) error {
 		fmt.Printf("sample: srvhndlcfg -> %s\n", res[0].Path)
 	}
 	fmt.Printf("peak RSS after typing: %s\n", peakRSS())
+	if err := listingLatency(ix, dir); err != nil {
+		return err
+	}
 	if err := applyLatency(ix, dir); err != nil {
 		return err
 	}
 	fmt.Printf("peak RSS: %s\n", peakRSS())
+	return nil
+}
+
+// listingLatency times what `@` and `@dir/` answer: the root listing,
+// a listing of a top directory, and each filtered by a letter, 100 times
+// each. Every entry is decided against the ignore rules (SPEC §3).
+func listingLatency(ix *fileref.Index, dir string) error {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	top := ""
+	for _, de := range des {
+		if de.IsDir() && !strings.HasPrefix(de.Name(), ".") {
+			top = de.Name()
+			break
+		}
+	}
+	ctx := context.Background()
+	for _, q := range []string{"", "a", top + "/", top + "/a"} {
+		var lat []time.Duration
+		n := 0
+		for range 100 {
+			start := time.Now()
+			res, _, err := ix.Search(ctx, q, 0)
+			if err != nil {
+				return err
+			}
+			lat = append(lat, time.Since(start))
+			n = len(res)
+		}
+		slices.Sort(lat)
+		fmt.Printf("listing %q (%d entries): p50 %s  p99 %s (target p99 <= 30ms)\n", "@"+q, n,
+			lat[len(lat)/2].Round(time.Microsecond), lat[len(lat)*99/100].Round(time.Microsecond))
+	}
 	return nil
 }
 
