@@ -8,9 +8,10 @@
 -- completion plugin, hover, diagnostics). :DshPrepare, :DshStatus and the
 -- whole-token omnifunc come with require('dsh_refls').setup(), which needs
 -- no vim.lsp.enable. The server logs to a file, not to stderr, which Neovim
--- would file under [ERROR] in its LSP log.
+-- would file under [ERROR] in its LSP log; the file's directory is made
+-- first, as on a fresh account it does not exist.
 return {
-  cmd = { 'dsh-refls', '--log-file', vim.fn.stdpath('cache') .. '/dsh-refls.log' },
+  cmd = require('dsh_refls.config').lsp_enable_command(),
   filetypes = { 'markdown', 'text', 'dshprompt' },
   root_markers = { '.git', '.dshignore' },
   -- Sent as initializationOptions; workspace/configuration answers come

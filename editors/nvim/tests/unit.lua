@@ -92,13 +92,26 @@ H.run('unit', function()
   check(vim.deep_equal(cmd, { 'sh', '--log-level', 'info' }), 'log_file = false: %s', vim.inspect(cmd))
   cmd = assert(config.command(assert(config.resolve({ cmd = { 'sh', '-c', 'true' } }))))
   check(vim.deep_equal(cmd, { 'sh', '-c', 'true' }), 'explicit cmd is used as given')
+  -- A fresh account has no stdpath('cache') on Neovim 0.10+ (0.7 makes it
+  -- for its own log): the log file's directory is made, 0700 (an older
+  -- server exited when it could not open its log file).
+  local fresh = vim.fn.tempname() .. '/cache/nvim'
+  cmd = assert(config.command(assert(config.resolve({ server_path = 'sh', log_file = fresh .. '/dsh-refls.log' }))))
+  check(cmd[5] == fresh .. '/dsh-refls.log' and vim.fn.isdirectory(fresh) == 1, 'the log directory was not made: %s', vim.inspect(cmd))
+  check(vim.fn.getfperm(fresh) == 'rwx------', 'the log directory is %s, want rwx------', vim.fn.getfperm(fresh))
+  -- A log directory that cannot be made leaves the log on stderr rather
+  -- than naming a file the server cannot open.
+  local blocker = vim.fn.tempname()
+  vim.fn.writefile({ 'a file, not a directory' }, blocker)
+  cmd = assert(config.command(assert(config.resolve({ server_path = 'sh', log_file = blocker .. '/sub/x.log' }))))
+  check(vim.deep_equal(cmd, { 'sh', '--log-level', 'info' }), 'log file in an impossible directory: %s', vim.inspect(cmd))
 
   -- lsp/dsh_refls.lua, the vim.lsp.enable config of Neovim 0.11+: found on
   -- 'runtimepath' where vim.lsp.enable looks, logging to a file.
   local lsp_files = vim.api.nvim_get_runtime_file('lsp/dsh_refls.lua', false)
   check(#lsp_files == 1, 'lsp/dsh_refls.lua not on runtimepath: %s', vim.inspect(lsp_files))
   local lsp_cfg = dofile(lsp_files[1])
-  check(lsp_cfg.cmd[1] == 'dsh-refls' and lsp_cfg.cmd[2] == '--log-file', 'lsp config cmd: %s', vim.inspect(lsp_cfg.cmd))
+  check(vim.deep_equal(lsp_cfg.cmd, { 'dsh-refls', '--log-file', default_log }), 'lsp config cmd: %s', vim.inspect(lsp_cfg.cmd))
   check(vim.tbl_contains(lsp_cfg.filetypes, 'markdown') and vim.tbl_contains(lsp_cfg.root_markers, '.git'), 'lsp config: %s', vim.inspect(lsp_cfg))
 
   -- present: prepare lines and summary.

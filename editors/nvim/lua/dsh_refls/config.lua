@@ -197,11 +197,43 @@ function M.command(opts)
   if not opts.cmd then
     table.insert(cmd, '--log-level')
     table.insert(cmd, opts.log_level)
-    local log_file = M.log_file(opts)
+    local log_file = M.usable_log_file(M.log_file(opts))
     if log_file then
       table.insert(cmd, '--log-file')
       table.insert(cmd, log_file)
     end
+  end
+  return cmd
+end
+
+--- log_file when its directory exists or could be made, else nil. On a
+--- fresh account Neovim's stdpath('cache') does not exist yet; the server
+--- makes a missing log directory itself, but an older server exits when it
+--- cannot open its log file, so the directory is made here too, and a
+--- directory that cannot be made leaves the log on stderr.
+function M.usable_log_file(log_file)
+  if not log_file then
+    return nil
+  end
+  local dir = vim.fn.fnamemodify(log_file, ':h')
+  if vim.fn.isdirectory(dir) == 0 then
+    pcall(vim.fn.mkdir, dir, 'p', 448) -- 0700
+  end
+  if vim.fn.isdirectory(dir) == 0 then
+    return nil
+  end
+  return log_file
+end
+
+--- The server command of lsp/dsh_refls.lua (vim.lsp.enable): dsh-refls
+--- from PATH, logging to dsh-refls.log in Neovim's cache directory when
+--- that can be made.
+function M.lsp_enable_command()
+  local cmd = { 'dsh-refls' }
+  local log_file = M.usable_log_file(M.log_file(M.defaults()))
+  if log_file then
+    table.insert(cmd, '--log-file')
+    table.insert(cmd, log_file)
   end
   return cmd
 end
