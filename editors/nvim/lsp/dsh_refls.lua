@@ -14,8 +14,16 @@ return {
   cmd = require('dsh_refls.config').lsp_enable_command(),
   filetypes = { 'markdown', 'text', 'dshprompt' },
   root_markers = { '.git', '.dshignore' },
-  -- Sent as initializationOptions; workspace/configuration answers come
-  -- from settings.dsh.
+  -- The options of vim.lsp.config('dsh_refls', { settings = { dsh = … } }):
+  -- sent as initializationOptions too, so that the first index is built
+  -- with them, and again in the workspace/didChangeConfiguration Neovim
+  -- sends after initialize.
   init_options = vim.empty_dict(),
   settings = { dsh = vim.empty_dict() },
+  before_init = function(params, config)
+    local dsh = type(config.settings) == 'table' and config.settings.dsh
+    if type(dsh) == 'table' and next(dsh) ~= nil then
+      params.initializationOptions = dsh
+    end
+  end,
 }

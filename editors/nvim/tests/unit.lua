@@ -113,6 +113,13 @@ H.run('unit', function()
   local lsp_cfg = dofile(lsp_files[1])
   check(vim.deep_equal(lsp_cfg.cmd, { 'dsh-refls', '--log-file', default_log }), 'lsp config cmd: %s', vim.inspect(lsp_cfg.cmd))
   check(vim.tbl_contains(lsp_cfg.filetypes, 'markdown') and vim.tbl_contains(lsp_cfg.root_markers, '.git'), 'lsp config: %s', vim.inspect(lsp_cfg))
+  -- vim.lsp.config's settings.dsh go out as initializationOptions too.
+  local init_params = { initializationOptions = lsp_cfg.init_options }
+  lsp_cfg.before_init(init_params, { settings = { dsh = { sessionsRoot = '~/s' } } })
+  check(vim.deep_equal(init_params.initializationOptions, { sessionsRoot = '~/s' }), 'before_init: %s', vim.inspect(init_params))
+  init_params = { initializationOptions = lsp_cfg.init_options }
+  lsp_cfg.before_init(init_params, lsp_cfg)
+  check(vim.json.encode(init_params.initializationOptions) == '{}', 'before_init without settings: %s', vim.inspect(init_params))
 
   -- present: prepare lines and summary.
   local prompt = '## Referenced sessions\n\nwarning\n\n<referenced-sessions>\n[]\n</referenced-sessions>'
