@@ -1,15 +1,18 @@
--- Neovim 0.11+ configuration of dsh-refls for vim.lsp.enable:
+-- Neovim 0.11+ configuration of dsh-refls for vim.lsp.enable (see
+-- :help dsh_refls-lsp-enable for the whole init.lua):
 --
---   vim.opt.runtimepath:prepend('~/src/dsh-refls/editors/nvim')
+--   vim.opt.runtimepath:prepend(vim.fn.expand('~/src/dsh-refls/editors/nvim'))
 --   vim.lsp.config('dsh_refls', { settings = { dsh = { sessionsRoot = '~/.dsh/sessions' } } })
 --   vim.lsp.enable('dsh_refls')
 --
--- This only starts the server (completion with vim.lsp.completion or any
--- completion plugin, hover, diagnostics). :DshPrepare, :DshStatus and the
--- whole-token omnifunc come with require('dsh_refls').setup(), which needs
--- no vim.lsp.enable. The server logs to a file, not to stderr, which Neovim
--- would file under [ERROR] in its LSP log; the file's directory is made
--- first, as on a fresh account it does not exist.
+-- This starts the server for Markdown, text and dshprompt buffers; the
+-- plugin/dsh_refls.lua file of the same directory adds :DshPrepare,
+-- :DshStatus, :DshRecall, :DshFollow, :DshSearch and the recall previews
+-- of go to definition for any client of this config, so no
+-- require('dsh_refls').setup() is needed (and none should be called with
+-- it: setup() starts a server of its own). The server logs to a file, not
+-- to stderr, which Neovim would file under [ERROR] in its LSP log; the
+-- file's directory is made first, as on a fresh account it does not exist.
 return {
   cmd = require('dsh_refls.config').lsp_enable_command(),
   filetypes = { 'markdown', 'text', 'dshprompt' },

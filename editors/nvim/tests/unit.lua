@@ -120,6 +120,14 @@ H.run('unit', function()
   init_params = { initializationOptions = lsp_cfg.init_options }
   lsp_cfg.before_init(init_params, lsp_cfg)
   check(vim.json.encode(init_params.initializationOptions) == '{}', 'before_init without settings: %s', vim.inspect(init_params))
+  -- plugin/dsh_refls.lua, sourced at startup without setup(): the commands
+  -- and the preview reader, for the clients of vim.lsp.enable too.
+  vim.cmd('runtime plugin/dsh_refls.lua')
+  for _, name in ipairs({ 'DshPrepare', 'DshStatus', 'DshRecall', 'DshFollow', 'DshSearch' }) do
+    check(vim.fn.exists(':' .. name) == 2, 'plugin/dsh_refls.lua does not define :%s', name)
+  end
+  check(#vim.api.nvim_get_autocmds({ event = 'BufReadCmd', pattern = 'dsh-refls:/session/*' }) == 1, 'no reader of dsh-refls: previews')
+  check(require('dsh_refls').options() == nil, 'plugin/dsh_refls.lua called setup()')
 
   -- present: prepare lines and summary.
   local prompt = '## Referenced sessions\n\nwarning\n\n<referenced-sessions>\n[]\n</referenced-sessions>'

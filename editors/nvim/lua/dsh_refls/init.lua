@@ -3,8 +3,11 @@
 --   require('dsh_refls').setup({ settings = { sessionsRoot = '~/.dsh/sessions' } })
 --
 -- starts dsh-refls for the configured filetypes (vim.lsp.start on Neovim 0.8+,
--- vim.lsp.start_client + vim.lsp.buf_attach_client on 0.7), sets the LSP
--- omnifunc for `@` completion, and adds :DshPrepare and :DshStatus.
+-- vim.lsp.start_client + vim.lsp.buf_attach_client on 0.7) and sets the
+-- plugin's omnifunc for `@` completion. The commands (:DshPrepare,
+-- :DshStatus, …) and the recall previews of `dsh-refls:` URIs come from
+-- plugin/dsh_refls.lua through M.define(), for the clients of setup() and
+-- for those of vim.lsp.enable('dsh_refls') (lsp/dsh_refls.lua) alike.
 -- See :help dsh_refls.
 
 local compat = require('dsh_refls.compat')
@@ -14,8 +17,12 @@ local present = require('dsh_refls.present')
 
 local M = {}
 
---- Name of the LSP client; also how buffers' clients are recognised.
+--- Name of the LSP client setup() starts.
 M.client_name = 'dsh-refls'
+
+--- Names of the clients the commands work with: setup()'s, and the one
+--- vim.lsp.enable('dsh_refls') starts (named after its config).
+M.client_names = { ['dsh-refls'] = true, ['dsh_refls'] = true }
 
 -- Plugin state. opts is nil until setup() succeeds. clients maps a root
 -- directory to a client id on Neovim 0.7, where nothing reuses clients for us.
@@ -37,14 +44,14 @@ end
 function M.clients(bufnr)
   local all
   if vim.lsp.get_clients then
-    all = vim.lsp.get_clients({ name = M.client_name, bufnr = bufnr })
+    all = vim.lsp.get_clients({ bufnr = bufnr })
   elseif bufnr then
     all = vim.tbl_values(vim.lsp.buf_get_clients(bufnr))
   else
     all = vim.lsp.get_active_clients()
   end
   return vim.tbl_filter(function(c)
-    return c.name == M.client_name
+    return M.client_names[c.name] == true
   end, all)
 end
 
@@ -188,7 +195,7 @@ local function open_scratch(kind, lines)
   vim.api.nvim_buf_set_name(buf, string.format('dsh://%s/%d', kind, state.scratch_count))
   vim.bo[buf].filetype = 'markdown'
   vim.bo[buf].modified = false
-  vim.cmd(state.opts.split)
+  vim.cmd(state.opts and state.opts.split or config.defaults().split)
   vim.api.nvim_win_set_buf(0, buf)
   return buf
 end
@@ -225,8 +232,10 @@ end
 --- bufnr when client is attached to it, else a buffer it is attached to:
 --- requests about no document (status, search) from a scratch buffer.
 local function attached_buffer(client, bufnr)
-  if not vim.tbl_contains(vim.lsp.get_buffers_by_client_id(client.id), bufnr) then
-    return vim.lsp.get_buffers_by_client_id(client.id)[1] or bufnr
+  local buffers = compat.client_buffers(client)
+  if not vim.tbl_contains(buffers, bufnr) then
+    table.sort(buffers)
+    return buffers[1] or bufnr
   end
   return bufnr
 end
@@ -486,18 +495,13 @@ function M.update_settings(settings)
   return true
 end
 
---- Sets up the plugin: validates options, starts clients for matching
---- buffers, and defines :DshPrepare and :DshStatus. Returns true, or false
---- and a message when an option is invalid.
-function M.setup(user)
-  local opts, err = config.resolve(user)
-  if not opts then
-    vim.notify('dsh-refls: ' .. err, vim.log.levels.ERROR)
-    return false, err
-  end
-  state.opts = opts
-
-  local group = vim.api.nvim_create_augroup('dsh_refls', { clear = true })
+--- Defines what works without setup() (plugin/dsh_refls.lua calls it at
+--- startup; setup() again): the dshprompt filetype, the reader of
+--- `dsh-refls:/session/…` buffers (recall previews, for go to definition
+--- and workspace symbols on any Neovim) and the commands, for every
+--- dsh-refls client, setup()'s or vim.lsp.enable's.
+function M.define()
+  local group = vim.api.nvim_create_augroup('dsh_refls_define', { clear = true })
   vim.api.nvim_create_autocmd({ 'BufRead', 'BufNewFile' }, {
     group = group,
     pattern = { '*.dshprompt' },
@@ -517,13 +521,6 @@ function M.setup(user)
     pattern = { 'dsh-refls:/session/*', '*/dsh-refls:/session/*' },
     callback = function(a)
       M.read_preview(a.buf, a.match)
-    end,
-  })
-  vim.api.nvim_create_autocmd('FileType', {
-    group = group,
-    pattern = opts.filetypes,
-    callback = function(a)
-      M.attach(a.buf)
     end,
   })
 
@@ -548,6 +545,30 @@ function M.setup(user)
   vim.api.nvim_create_user_command('DshStatus', function()
     M.status()
   end, { desc = 'Show the dsh-refls index status' })
+end
+
+--- Sets up the plugin: validates options, starts clients for matching
+--- buffers, and defines the commands (M.define). Returns true, or false and
+--- a message when an option is invalid.
+function M.setup(user)
+  local opts, err = config.resolve(user)
+  if not opts then
+    vim.notify('dsh-refls: ' .. err, vim.log.levels.ERROR)
+    return false, err
+  end
+  state.opts = opts
+  -- Again, for a Neovim started without plugins (-u NONE) or a plugin
+  -- manager that calls setup() before plugin/ is sourced.
+  M.define()
+
+  local group = vim.api.nvim_create_augroup('dsh_refls', { clear = true })
+  vim.api.nvim_create_autocmd('FileType', {
+    group = group,
+    pattern = opts.filetypes,
+    callback = function(a)
+      M.attach(a.buf)
+    end,
+  })
 
   for _, buf in ipairs(vim.api.nvim_list_bufs()) do
     if vim.api.nvim_buf_is_loaded(buf) and vim.tbl_contains(opts.filetypes, vim.bo[buf].filetype) then
