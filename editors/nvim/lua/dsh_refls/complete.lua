@@ -1,12 +1,18 @@
--- An 'omnifunc' for dsh-refls completion that honours the server's edit range.
+-- An 'omnifunc' for dsh-refls completion that honours the server's edit range,
+-- on every Neovim the plugin supports.
 --
 -- Neovim 0.7's vim.lsp.omnifunc only uses textEdit ranges of items without a
 -- filterText, and dsh-refls sets filterText on every item (SPEC §4.2); it then
 -- starts the completion after the "@" and accepting a session inserts
--- "@@[Title](dsh-session:…)". This omnifunc asks the server synchronously at
--- findstart time, starts the completion where the server's textEdit starts
--- (the "@"), and asks again whenever the typed text changes, so the server's
--- own matching (title, id, cwd; fuzzy file search) decides what is listed.
+-- "@@[Title](dsh-session:…)". (Neovim 0.11+'s vim.lsp.completion, behind its
+-- vim.lsp.omnifunc, starts at the edit range and keeps an item when its
+-- filterText starts with the text from there to the cursor, "@rate": the
+-- server writes a client named Neovim such filterTexts, so it works there,
+-- and with autotrigger it asks again as you type.) This omnifunc asks the
+-- server synchronously at findstart time, starts the completion where the
+-- server's textEdit starts (the "@"), and asks again whenever the typed text
+-- changes, so the server's own matching (title, id, cwd; fuzzy file search)
+-- decides what is listed, whatever the filterTexts.
 
 local compat = require('dsh_refls.compat')
 

@@ -128,7 +128,7 @@ local function client_config(root, cmd)
       if code ~= 0 then
         notify(
           string.format(
-            'server exited with code %s (signal %s); see :lua print(vim.lsp.get_log_path())',
+            'server exited with code %s (signal %s); :checkhealth dsh_refls names its log',
             tostring(code),
             tostring(signal)
           ),
