@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf16"
@@ -38,6 +39,9 @@ type recallHolder struct {
 	searchable chan struct{}
 	searchOnce sync.Once
 	cancel     context.CancelFunc
+	// discarded is set when recallSearch was switched off: the index is
+	// removed from the disk, so it must not be saved as it stops.
+	discarded atomic.Bool
 	// path is where the index is stored, "" when it is not.
 	path string
 }
@@ -70,6 +74,7 @@ func (s *Server) openRecall(h *sessionsHolder, on bool) {
 	}
 	if !on || (cur != nil && cur.sessions != h) {
 		if old := s.recall.Swap(nil); old != nil {
+			old.discarded.Store(!on)
 			old.cancel()
 		}
 	}
@@ -199,9 +204,30 @@ func (s *Server) runRecall(ctx context.Context, rh *recallHolder, h *sessionsHol
 			saveAt = nil
 			save()
 		case <-ctx.Done():
+			s.saveStopping(rh, root, saved)
 			return
 		}
 	}
+}
+
+// saveStopping saves the recall index as it stops (the server shuts down,
+// or the configuration names another root) when it changed since the last
+// save, so that the next start answers from a stored copy that holds
+// everything this one found: a save put off until nobody typed, or due in
+// up to recallSaveEvery, would else be lost, and text appended meanwhile
+// would be missing from the first searches after a restart (until the
+// revalidating sync caught up). Not when recallSearch was switched off:
+// then the stored index is removed.
+func (s *Server) saveStopping(rh *recallHolder, root string, saved uint64) {
+	if rh.path == "" || rh.discarded.Load() || rh.ix.Changes() == saved {
+		return
+	}
+	t0 := time.Now()
+	if err := rh.ix.Save(rh.path, root); err != nil {
+		s.logger.Warn("saving the recall index as it stops failed", zap.Error(err))
+		return
+	}
+	s.logger.Info("recall index saved as it stops", zap.String("path", rh.path), zap.Duration("took", time.Since(t0)))
 }
 
 // forgetRecall removes the stored recall index of root: with
