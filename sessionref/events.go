@@ -40,14 +40,27 @@ const (
 // nothing measurable.
 const cancelCheckLines = 1024
 
-// envelope is the part of every event line the readers look at.
+// envelope is the part of every event line the readers look at, read as
+// dsh's JSON.parse reads it (jsenvelope.go).
 type envelope struct {
-	Type      string          `json:"type"`
-	Seq       *int64          `json:"seq"`
-	Seq0      *int64          `json:"seq0"`
-	Time      *int64          `json:"time"`
-	Data      json.RawMessage `json:"data"`
-	SurfaceOp json.RawMessage `json:"surfaceOp"`
+	Type      string
+	Seq       *int64
+	Seq0      *int64
+	Time      *int64
+	Data      json.RawMessage
+	SurfaceOp json.RawMessage
+	// Ignorable and SourceEventSeqs are the raw values of the optional v4
+	// keys (SPEC §1.7), nil when absent.
+	Ignorable       json.RawMessage
+	SourceEventSeqs json.RawMessage
+	// Extra is set when the line has a key outside the eight above: keys
+	// are compared exactly, so "SEQ" is such a key, not seq.
+	Extra bool
+	// BadTime is set when time is a number that is not a safe integer
+	// (1.5, 1e300): dsh refuses such a log (events.go, checkTime).
+	BadTime bool
+	// bad has a bit per field (badType …) whose value has the wrong type.
+	bad uint8
 }
 
 // lastSeq returns the seq of the last event the line stands for: its own
@@ -246,6 +259,46 @@ func (s *surface) apply(item surfaceItem, op surfaceOp) error {
 	s.items[i] = item
 	s.items = append(s.items[:i+1], s.items[j+1:]...)
 	return nil
+}
+
+// unlisted returns the seq of a surface node that the replace op would
+// shadow and that sources (the event's sourceEventSeqs: seqs and, from v2,
+// [start, end] pairs) does not name; ok is false when every shadowed node
+// is named, or the op's range is not on the surface (apply reports that).
+func (s *surface) unlisted(op surfaceOp, sources json.RawMessage) (missing int64, ok bool) {
+	i, j := s.position(op.start), s.position(op.end)
+	if i < 0 || j < 0 || j < i {
+		return 0, false
+	}
+	var list []json.RawMessage
+	if len(sources) > 0 && json.Unmarshal(sources, &list) != nil {
+		list = nil
+	}
+	named := func(seq int64) bool {
+		for _, raw := range list {
+			if n, ok := jsSafeInteger(raw); ok {
+				if n == seq {
+					return true
+				}
+				continue
+			}
+			var pair []json.RawMessage
+			if json.Unmarshal(raw, &pair) == nil && len(pair) == 2 {
+				a, okA := jsSafeInteger(pair[0])
+				b, okB := jsSafeInteger(pair[1])
+				if okA && okB && a <= seq && seq <= b {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, it := range s.items[i : j+1] {
+		if !named(it.seq) {
+			return it.seq, true
+		}
+	}
+	return 0, false
 }
 
 func (s *surface) position(seq int64) int {

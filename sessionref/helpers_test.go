@@ -82,6 +82,12 @@ func eventLine(typ string, seq int64, data any, surfaceOp string) string {
 
 const opAppend = `"append"`
 
+// sourced adds sourceEventSeqs to an event line: a replacing event must
+// name every surface node it shadows (dsh's SurfaceOp rule).
+func sourced(line string, seqs ...int64) string {
+	return strings.TrimSuffix(line, "}") + `,"sourceEventSeqs":` + jsonText(seqs) + "}"
+}
+
 // opReplace is a v0–v2 replace surface op.
 func opReplace(start, end int64) string {
 	return fmt.Sprintf(`{"op":"replace","start":%d,"end":%d}`, start, end)

@@ -189,70 +189,31 @@ func scanFields(data []byte, names []string, set func(i int, val []byte) bool) b
 	})
 }
 
-// envelopeFields are the keys of envelope, in its field order.
-var envelopeFields = []string{"type", "seq", "seq0", "time", "data", "surfaceOp"}
-
-// decodeEnvelope is json.Unmarshal(line, e) without copying data and
-// surfaceOp: they are sub-slices of line, valid while line is.
+// decodeEnvelope reads the envelope of an event line as dsh's JSON.parse
+// does (jsenvelope.go: keys compared exactly, numbers as JavaScript reads
+// them, the last of repeated keys winning) without copying data, surfaceOp,
+// ignorable and sourceEventSeqs: they are sub-slices of line, valid while
+// line is.
 func decodeEnvelope(line []byte, e *envelope) error {
-	if validJSON(line) && scanEnvelope(line, e) {
+	if !validJSON(line) {
+		return invalidEnvelopeJSON(line)
+	}
+	i := skipSpace(line, 0)
+	if line[i] != '{' {
+		*e = envelope{} // valid JSON that is not an object: no event
 		return nil
 	}
-	// Into a copy: e itself given to encoding/json would escape, and the
-	// caller's envelope, one per line, would be allocated on the heap.
 	var d envelope
-	err := json.Unmarshal(line, &d)
-	*e = d
-	return err
-}
-
-// decodeEnvelopeReference is json.Unmarshal(line, e): the decoding
-// decodeEnvelope is tested against.
-func decodeEnvelopeReference(line []byte, e *envelope) error {
-	var d envelope // as in decodeEnvelope: e does not escape
-	err := json.Unmarshal(line, &d)
-	*e = d
-	return err
-}
-
-func scanEnvelope(line []byte, e *envelope) bool {
-	return scanFields(line, envelopeFields, func(i int, val []byte) bool {
-		switch i {
-		case 0:
-			if s, ok := plainStringValue(val); ok {
-				e.Type = s
-				return true
-			}
-			var t string
-			ok := json.Unmarshal(val, &t) == nil
-			e.Type = t
-			return ok
-		case 1:
-			return scanInt(val, &e.Seq)
-		case 2:
-			return scanInt(val, &e.Seq0)
-		case 3:
-			return scanInt(val, &e.Time)
-		case 4:
-			e.Data = val
-		case 5:
-			e.SurfaceOp = val
+	objectMembers(line, func(key, val []byte) bool {
+		name, ok := memberName(key)
+		if !ok {
+			name = unescapeKey(key)
 		}
+		d.set(name, val)
 		return true
 	})
-}
-
-// scanInt sets *p as json.Unmarshal(val, p) would, reporting false where
-// that fails.
-func scanInt(val []byte, p **int64) bool {
-	if n, ok := plainInt(val); ok {
-		*p = &n
-		return true
-	}
-	q := *p // p itself given to encoding/json would escape, and its envelope with it
-	ok := json.Unmarshal(val, &q) == nil
-	*p = q
-	return ok
+	*e = d
+	return d.err()
 }
 
 // messageSourceFields are the keys of messageSource.

@@ -14,10 +14,11 @@ import (
 	"unsafe"
 )
 
-// envelopeCases are event lines whose decoding must equal encoding/json's:
-// ordinary events, and every shape where the scanner must hand over to
-// encoding/json (case-folded and escaped keys, repeated keys, wrong types,
-// not an object, invalid JSON).
+// envelopeCases are event lines whose decoding must equal the reference
+// decoding through encoding/json (decodeEnvelopeReference): ordinary
+// events, and the shapes where the scanner must read as JSON.parse does
+// (case-different and escaped keys, repeated keys, JavaScript numbers,
+// wrong types, not an object, invalid JSON).
 var envelopeCases = []string{
 	`{"type":"user/message","seq":3,"time":1700000000000,"data":{"content":[{"type":"text","text":"hi"}]},"surfaceOp":"append"}`,
 	` { "type" : "turn/end" , "seq" : 4 } `,
@@ -28,6 +29,10 @@ var envelopeCases = []string{
 	`{"type":"a","type":"b","seq":1,"seq":null}`,
 	`{"type":"a","data":{"x":1},"data":null}`,
 	`{"type":5,"seq":1}`,
+	`{"type":"a","seq":1.0,"time":1e3}`, `{"type":"a","seq":1e0}`, `{"type":"a","seq":1.001e3,"time":2.5}`,
+	`{"type":"a","seq":9007199254740992}`, `{"type":"a","seq":-0,"time":1e400}`, `{"type":"a","time":"1"}`,
+	`{"type":"a","seq":1,"ignorable":true,"sourceEventSeqs":[[0,2]],"extra":1}`,
+	`{"type":"a","time":1.5,"time":2}`,
 	`{"type":"a","seq":"1"}`,
 	`{"type":"a","seq":1.5}`,
 	`{"type":"a","data":"x\"y","surfaceOp":{"op":"replace","startSeq":1,"endSeq":2}}`,
@@ -36,7 +41,7 @@ var envelopeCases = []string{
 	`{"type":"a","other":[{"}":"]"},"\\"],"seq":2}`,
 }
 
-func TestDecodeEnvelopeMatchesEncodingJSON(t *testing.T) {
+func TestDecodeEnvelopeMatchesReference(t *testing.T) {
 	for _, line := range envelopeCases {
 		checkEnvelope(t, []byte(line))
 	}
@@ -45,10 +50,10 @@ func TestDecodeEnvelopeMatchesEncodingJSON(t *testing.T) {
 func checkEnvelope(t *testing.T, line []byte) {
 	t.Helper()
 	var want, got envelope
-	wantErr := json.Unmarshal(line, &want)
+	wantErr := decodeEnvelopeReference(line, &want)
 	gotErr := decodeEnvelope(line, &got)
 	if fmt.Sprint(wantErr) != fmt.Sprint(gotErr) {
-		t.Fatalf("%q: error %v, encoding/json %v", line, gotErr, wantErr)
+		t.Fatalf("%q: error %v, reference %v", line, gotErr, wantErr)
 	}
 	if wantErr != nil {
 		return
@@ -56,14 +61,17 @@ func checkEnvelope(t *testing.T, line []byte) {
 	w, _ := json.Marshal(envelopeView(want))
 	g, _ := json.Marshal(envelopeView(got))
 	if !bytes.Equal(w, g) {
-		t.Fatalf("%q: decoded %s, encoding/json %s", line, g, w)
+		t.Fatalf("%q: decoded %s, reference %s", line, g, w)
 	}
 }
 
 // envelopeView shows every field, nil pointers and raw values apart.
 func envelopeView(e envelope) map[string]any {
 	return map[string]any{"type": e.Type, "seq": e.Seq, "seq0": e.Seq0, "time": e.Time,
-		"data": string(e.Data), "dataNil": e.Data == nil, "op": string(e.SurfaceOp), "opNil": e.SurfaceOp == nil}
+		"data": string(e.Data), "dataNil": e.Data == nil, "op": string(e.SurfaceOp), "opNil": e.SurfaceOp == nil,
+		"ignorable": string(e.Ignorable), "ignorableNil": e.Ignorable == nil,
+		"sources": string(e.SourceEventSeqs), "sourcesNil": e.SourceEventSeqs == nil,
+		"extra": e.Extra, "badTime": e.BadTime}
 }
 
 func FuzzDecodeEnvelope(f *testing.F) {
@@ -239,4 +247,40 @@ func TestPrepareLargeMessageAllocatesLittle(t *testing.T) {
 			t.Errorf("the second preparation wrote the spill again")
 		}
 	}
+}
+
+// TestDecodeEnvelopeReadsAsJSONParse pins the values dsh's JSON.parse gives
+// (packages/core/session/src/types.ts at
+// zq0929/deepseek-harness@5593cc250aae228449197efd2413192165e3377f:
+// SessionSeq admits a non-negative safe integer; keys are exact).
+func TestDecodeEnvelopeReadsAsJSONParse(t *testing.T) {
+	i64 := func(n int64) *int64 { return &n }
+	for _, c := range []struct {
+		line          string
+		seq, time     *int64
+		extra, badTim bool
+		err           bool
+	}{
+		{line: `{"type":"a","seq":1.0,"time":5}`, seq: i64(1), time: i64(5)},
+		{line: `{"type":"a","seq":1e0,"time":5}`, seq: i64(1), time: i64(5)},
+		{line: `{"type":"a","seq":1.001e3,"time":5.0}`, seq: i64(1001), time: i64(5)},
+		{line: `{"type":"a","seq":1,"time":1.5}`, seq: i64(1), badTim: true},
+		{line: `{"type":"a","seq":1,"time":1e300}`, seq: i64(1), badTim: true},
+		{line: `{"type":"a","SEQ":1,"time":5}`, time: i64(5), extra: true},
+		{line: `{"type":"a","seq":1.5}`, err: true},
+	} {
+		var e envelope
+		err := decodeEnvelope([]byte(c.line), &e)
+		if (err != nil) != c.err || fmt.Sprint(deref64(e.Seq)) != fmt.Sprint(deref64(c.seq)) ||
+			fmt.Sprint(deref64(e.Time)) != fmt.Sprint(deref64(c.time)) || e.Extra != c.extra || e.BadTime != c.badTim {
+			t.Errorf("%s: seq %v time %v extra %v badTime %v err %v", c.line, deref64(e.Seq), deref64(e.Time), e.Extra, e.BadTime, err)
+		}
+	}
+}
+
+func deref64(p *int64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }

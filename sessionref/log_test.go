@@ -250,17 +250,17 @@ func TestReadLogSurfaceFolding(t *testing.T) {
 	}{
 		{"append", v0Header, []string{u(0, "one", opAppend), a(1, "two", opAppend)}, []string{"one", "two"}},
 		{"replace a range", v0Header, []string{u(0, "one", opAppend), a(1, "two", opAppend), u(2, "three", opAppend),
-			u(3, "summary", opReplace(0, 1))}, []string{"summary", "three"}},
+			sourced(u(3, "summary", opReplace(0, 1)), 0, 1)}, []string{"summary", "three"}},
 		{"replace by position, not numeric order", v0Header, []string{u(0, "one", opAppend), a(1, "two", opAppend), u(2, "three", opAppend),
-			u(3, "first replacement", opReplace(0, 0)),
+			sourced(u(3, "first replacement", opReplace(0, 0)), 0),
 			// The surface is now [3, 1, 2]: the range 3..1 runs forward by position.
-			u(4, "second replacement", opReplace(3, 1))}, []string{"second replacement", "three"}},
-		{"replacement replaced again", v0Header, []string{u(0, "one", opAppend), u(1, "r1", opReplace(0, 0)), u(2, "r2", opReplace(1, 1)), a(3, "tail", opAppend)},
+			sourced(u(4, "second replacement", opReplace(3, 1)), 1, 3)}, []string{"second replacement", "three"}},
+		{"replacement replaced again", v0Header, []string{u(0, "one", opAppend), sourced(u(1, "r1", opReplace(0, 0)), 0), sourced(u(2, "r2", opReplace(1, 1)), 1), a(3, "tail", opAppend)},
 			[]string{"r2", "tail"}},
 		{"v3 startSeq/endSeq", v3Header, []string{u(0, "one", opAppend), a(1, "two", opAppend), a(2, "three", opAppend),
-			u(3, "summary", opReplaceSeq(1, 2))}, []string{"one", "summary"}},
+			sourced(u(3, "summary", opReplaceSeq(1, 2)), 1, 2)}, []string{"one", "summary"}},
 		{"v3 system message skipped but on the surface", v3Header, []string{sys(0, "system prompt", opAppend), u(1, "one", opAppend),
-			a(2, "sum", opReplaceSeq(0, 0))}, []string{"sum", "one"}},
+			sourced(a(2, "sum", opReplaceSeq(0, 0)), 0)}, []string{"sum", "one"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

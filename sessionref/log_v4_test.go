@@ -62,8 +62,8 @@ func TestReadV4Projection(t *testing.T) {
 		v4ToolResult(12, "c1", "tool output"),
 		plainEvent("step/end", 13, map[string]any{"turn": 1, "step": 1}),
 		plainEvent("turn/end", 14, map[string]any{"turn": 1, "reason": map[string]any{"kind": "completed"}}),
-		eventLine(typeUserMessage, 15, map[string]any{"content": textBlocks("summary of the session"), "role": "user", "id": "cp",
-			"source": map[string]any{"kind": "compact-checkpoint", "compactionId": "k1"}}, opReplaceSeq(3, 10)),
+		sourced(eventLine(typeUserMessage, 15, map[string]any{"content": textBlocks("summary of the session"), "role": "user", "id": "cp",
+			"source": map[string]any{"kind": "compact-checkpoint", "compactionId": "k1"}}, opReplaceSeq(3, 10)), 3, 4, 5, 6, 7, 8, 9, 10),
 		userMsgFrom(16, kind("user"), textBlocks("after compaction")),
 	}
 	for _, enc := range bothEncodings {

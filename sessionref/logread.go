@@ -181,15 +181,18 @@ func (sc *logScan) line(line []byte) error {
 		}
 		return sc.damage(reason)
 	}
-	hasOp := len(e.SurfaceOp) > 0
+	hasOp := len(e.SurfaceOp) > 0 && string(e.SurfaceOp) != "null"
 	if v4 {
 		// dsh checks every parsed row, even after the readable prefix ended.
 		seq := int64(-1)
 		if e.Seq != nil {
 			seq = *e.Seq
 		}
-		if err := checkV4Row(e.Type, seq, e.Data, hasOp); err != nil {
+		if err := checkV4Row(e.Type, seq, e.Data, hasOp, isIgnorable(e.Ignorable)); err != nil {
 			return err
+		}
+		if reason := invalidV4Envelope(&e); reason != "" {
+			return sc.damage(reason)
 		}
 	}
 	if sc.damageLine != 0 {
@@ -220,6 +223,9 @@ func (sc *logScan) line(line []byte) error {
 		}
 		return nil
 	}
+	if e.BadTime {
+		return &refusalError{version: sc.log.header.Version, seq: first, rule: ruleTime}
+	}
 	sc.nextSeq = last + 1
 	sc.log.lastSeq = last
 	sc.turns.observe(e.Type, e.Data)
@@ -234,9 +240,15 @@ func (sc *logScan) fold(e *envelope, seq int64, v4, hasOp bool) error {
 			return nil
 		}
 		if !isV4SurfaceType(e.Type) {
+			if hasOp {
+				return &refusalError{version: 4, seq: seq, rule: fmt.Sprintf(ruleNotSurface, e.Type)}
+			}
 			return nil
 		}
 	} else if !isSurfaceType(e.Type) {
+		if hasOp && e.Type == typeTitle {
+			return &refusalError{version: sc.log.header.Version, seq: seq, rule: fmt.Sprintf(ruleNotSurface, e.Type)}
+		}
 		return nil
 	}
 	how := textCopy
@@ -253,6 +265,11 @@ func (sc *logScan) fold(e *envelope, seq int64, v4, hasOp bool) error {
 		return &CorruptError{Path: sc.path, Line: sc.lineNo, Reason: err.Error()}
 	}
 	op, err := parseSurfaceOp(e.SurfaceOp, v4)
+	if err == nil && op.replace {
+		if missing, ok := sc.log.surface.unlisted(op, e.SourceEventSeqs); ok {
+			return &refusalError{version: sc.log.header.Version, seq: seq, rule: fmt.Sprintf(ruleShadowed, missing)}
+		}
+	}
 	if err == nil {
 		err = sc.log.surface.apply(item, op)
 	}

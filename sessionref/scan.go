@@ -35,7 +35,7 @@ func (s *titleScanner) line(line []byte) {
 	typ, rest, fast := fastType(line)
 	if !fast {
 		var e envelope
-		if json.Unmarshal(line, &e) != nil || e.Type == "" {
+		if decodeEnvelope(line, &e) != nil || e.Type == "" {
 			return // unparsable lines do not change titles or seqs
 		}
 		if seq, ok := e.lastSeq(); ok {
@@ -77,7 +77,7 @@ func (s *titleScanner) fastSeqOrDecode(rest, line []byte) {
 		return
 	}
 	var e envelope
-	if json.Unmarshal(line, &e) == nil {
+	if decodeEnvelope(line, &e) == nil {
 		if seq, ok := e.lastSeq(); ok {
 			s.entry.LastSeq = seq
 		}
@@ -156,7 +156,7 @@ func (s *titleScanner) finish(last []byte) {
 		return
 	}
 	var e envelope
-	if json.Unmarshal(last, &e) != nil || e.Type == "" {
+	if decodeEnvelope(last, &e) != nil || e.Type == "" {
 		s.entry.LastSeq = s.prevSeq // the newest line is unparsable
 		return
 	}

@@ -18,12 +18,18 @@ const (
 // "Refused v4 files"): the session stays listed, preparation fails with
 // READ_FAILED and this message, which names the rule.
 type refusalError struct {
-	seq  int64
-	rule string
+	// version is the log's format version; 0 means 4 (the v4 row rules).
+	version int
+	seq     int64
+	rule    string
 }
 
 func (e *refusalError) Error() string {
-	return fmt.Sprintf("format v4 log refused at seq %d: %s", e.seq, e.rule)
+	v := e.version
+	if v == 0 {
+		v = 4
+	}
+	return fmt.Sprintf("format v%d log refused at seq %d: %s", v, e.seq, e.rule)
 }
 
 // The refusal rules, worded as the message a user sees.
@@ -32,7 +38,38 @@ const (
 	ruleToolResult     = "a content block has the retired type \"tool-result\"; format v4 carries tool results as role-tool messages"
 	ruleHeaderSystem   = "request/header carries data.header.system; format v4 keeps the system prompt in system/message"
 	ruleUnknownSurface = "event type %q is unknown and carries a surfaceOp, so the surface cannot be folded"
+	// The surface rules of dsh's event model (packages/core/session/src/types.ts
+	// at zq0929/deepseek-harness@5593cc250aae228449197efd2413192165e3377f:
+	// SurfaceEventType, SurfaceOp), enforced on the events of the readable
+	// prefix as dsh's validateStoredEvents does.
+	ruleNotSurface = "event type %q is not surface-eligible but carries a surfaceOp"
+	ruleShadowed   = "a replacing event's sourceEventSeqs must include every shadowed surface node; seq %d is missing"
+	// ruleTime: dsh admits only a safe-integer event time.
+	ruleTime = "event time is not a safe integer"
 )
+
+// v4EnvelopeKeys are the keys a v4 row may have (SPEC §1.7; FORMAT-v4 §5.2).
+// invalidV4Envelope reports why a parsed v4 row is invalid, "" when it is
+// not: a key outside type, seq, time, data, ignorable, sourceEventSeqs and
+// surfaceOp (seq0 is one: v4 has no packed rows), ignorable with a value
+// other than true, or a required key missing. dsh treats such a row like
+// an unparsable line: it starts the damaged tail (SPEC §1.7).
+func invalidV4Envelope(e *envelope) string {
+	switch {
+	case e.Extra || e.Seq0 != nil:
+		return "format v4 row has an envelope key outside type, seq, time, data, ignorable, sourceEventSeqs, surfaceOp"
+	case e.Ignorable != nil && !isIgnorable(e.Ignorable):
+		return "format v4 row has ignorable with a value other than true"
+	case e.Time == nil && !e.BadTime:
+		return "format v4 row has no time"
+	case e.Data == nil:
+		return "format v4 row has no data"
+	}
+	return ""
+}
+
+// isIgnorable reports the v4 marker "ignorable": true.
+func isIgnorable(raw []byte) bool { return string(raw) == "true" }
 
 // v4Message is the part of a message dsh's v4 admission looks at.
 type v4Message struct {
@@ -47,7 +84,7 @@ type v4Message struct {
 // FORMAT-v4 §5.5): a plugin source kind, a tool-result block, a system field
 // in a request header. It reports the first rule the row breaks, or nil.
 // Rows whose bytes cannot hold a breach are not decoded.
-func checkV4Row(typ string, seq int64, data json.RawMessage, hasSurfaceOp bool) error {
+func checkV4Row(typ string, seq int64, data json.RawMessage, hasSurfaceOp, ignorable bool) error {
 	refuse := func(rule string) error { return &refusalError{seq: seq, rule: rule} }
 	switch typ {
 	case typeUserMessage:
@@ -95,7 +132,11 @@ func checkV4Row(typ string, seq int64, data json.RawMessage, hasSurfaceOp bool) 
 			}
 		}
 	default:
-		if hasSurfaceOp && !isKnownV4Type(typ) {
+		// An unknown type marked ignorable is kept and never touches the
+		// surface, whatever surfaceOp it carries (packages/core/session/src/
+		// known-event-types.ts and types.ts, SessionEvent.ignorable, at
+		// zq0929/deepseek-harness@5593cc250aae228449197efd2413192165e3377f).
+		if hasSurfaceOp && !ignorable && !isKnownV4Type(typ) {
 			return refuse(fmt.Sprintf(ruleUnknownSurface, typ))
 		}
 	}

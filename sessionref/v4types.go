@@ -1,10 +1,12 @@
 package sessionref
 
 // isKnownV4Type reports whether t is in the event vocabulary of format v4
-// as dsh 0.2 knows it (packages/core/session/src/known-event-types.ts,
+// as dsh 0.2.1 knows it (packages/core/session/src/known-event-types.ts at
+// zq0929/deepseek-harness@5593cc250aae228449197efd2413192165e3377f,
 // KNOWN_SESSION_EVENT_TYPES). A v4 log may carry other types: dsh refuses a
 // log holding one that is not marked ignorable; dsh-refls skips it, counts
-// it, and refuses only when it carries a surfaceOp (SPEC §1.7), because
+// it, and refuses only when it carries a surfaceOp without being marked
+// ignorable (SPEC §1.7), because
 // then the surface cannot be folded.
 func isKnownV4Type(t string) bool {
 	switch t {
@@ -27,7 +29,8 @@ func isKnownV4Type(t string) bool {
 		"tool-workflow/agent-start", "tool-workflow/run-end", "tool-workflow/run-start",
 		"tool/call", "tool/ptc-dispatch", "tool/ptc-dispatch-start",
 		"tool/result", "turn/end", "turn/start",
-		"user/message", "web/deepseek-search-llm-request", "workspace/changes":
+		"user/message", "web/deepseek-search-llm-request", "working-directory/change",
+		"workspace/changes":
 		return true
 	}
 	return false
