@@ -52,6 +52,9 @@ type Expected struct {
 	Refusal string
 	// Path is the log file the facts describe, once written.
 	Path string
+	// WorkDir is the cwd of the last working-directory/change, "" when the
+	// log has none: the session's effective working directory (dsh 0.2.1).
+	WorkDir string
 }
 
 // CapturedThroughSeq is what §1.6 reports: the seq of the last closer, or

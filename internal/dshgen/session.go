@@ -84,6 +84,15 @@ type Session struct {
 	migratedBody bool
 	// refusal is the rule a deliberately refused v4 log breaks.
 	refusal string
+	// frozen, once a row that ends the readable prefix is written
+	// (InvalidRow), is what a reader must find: the prefix before it.
+	frozen *Expected
+	// headerExtra are header keys dsh no longer writes (RetiredHeaderField).
+	headerExtra obj
+	// headerWithEvents puts the first batch into the zstd header frame.
+	headerWithEvents bool
+	// workDir is the cwd of the last working-directory/change.
+	workDir string
 }
 
 // batch is one append batch: the lines dsh writes at once, one zstd frame.
@@ -237,6 +246,7 @@ func (s *Session) headerLine() []byte {
 	if s.agentPreset != "" {
 		h = h.with("agentPreset", s.agentPreset)
 	}
+	h = append(h, s.headerExtra...)
 	return appendJSON(nil, h)
 }
 
@@ -319,6 +329,10 @@ func (s *Session) emit(typ string, data obj, tail ...kv) int64 {
 	seq := s.nextSeq
 	s.nextSeq++
 	s.open.boundary(typ)
+	if s.frozen != nil && typ == "turn/end" {
+		// A turn/end after the damaged row makes the log corrupt (§1.2).
+		s.frozen.Preparable = false
+	}
 	o := obj{{"type", typ}, {"seq", seq}, {"time", s.nextTime()}, {"data", data}}
 	o = append(o, tail...)
 	// Encode into the reused scratch buffer, then keep an exact-size copy:
@@ -850,6 +864,9 @@ var errNoHeaderID = errors.New("session id is empty")
 
 // Expected returns what a reader must find in the log as built so far.
 func (s *Session) Expected() Expected {
+	if s.frozen != nil {
+		return *s.frozen
+	}
 	conv, compacted := s.proj.conversation()
 	e := Expected{
 		ID: s.id, Cwd: s.cwd, HasCwd: s.hasCwd, CreatedAt: s.createdAt,
@@ -861,6 +878,7 @@ func (s *Session) Expected() Expected {
 		Compacted:       compacted,
 		Preparable:      s.version <= lastReadableVersion && !s.corrupt && s.refusal == "",
 		Refusal:         s.refusal,
+		WorkDir:         s.workDir,
 	}
 	e.Closers, e.CloserOutcomes = s.open.closers()
 	e.Label = s.id

@@ -110,6 +110,11 @@ func (s *Session) encodeBatches(enc Encoding, zenc *zstd.Encoder, withHeader boo
 		}
 		return append(out, body.Bytes()...), nil
 	}
+	if s.headerWithEvents && withHeader && len(parts) > 1 {
+		// The header and the first batch in one frame (SPEC §1.2 wants
+		// the header alone in frame 1).
+		parts = append([][]byte{append(append([]byte{}, parts[0]...), parts[1]...)}, parts[2:]...)
+	}
 	for _, p := range parts {
 		out = zenc.EncodeAll(p, out)
 	}

@@ -1,0 +1,71 @@
+package sessionref_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dsh-refls/dsh-refls/internal/dshgen"
+	"github.com/dsh-refls/dsh-refls/sessionref"
+)
+
+// TestGeneratedV021Cases reads one generated session per rule of issue 28,
+// raw and zstd, with the expected values of dsh 0.2.1-alpha.2's code
+// (zq0929/deepseek-harness@5593cc250aae228449197efd2413192165e3377f; each
+// rule and its file are in docs/spec-notes.md, "dsh 0.2.1"):
+//   - working-directory/change and notices of source kind
+//     "working-directory" (never refused, never projected);
+//   - subagent/catalog payload versions 1 (mode unknown) and 2 (mode
+//     external): no refusal, no invented candidate; title requests with
+//     reasoningEffort and ptc dispatches with meta are read;
+//   - an unknown type marked ignorable that carries a surfaceOp is kept;
+//   - a v4 row with a key outside the envelope, or ignorable other than
+//     true, ends the readable prefix (corrupt inside a zstd frame, and
+//     corrupt when a turn/end follows);
+//   - seq and time as JavaScript numbers (1.0, 1e0, 10e-1), a time that is
+//     no integer refused, "SEQ" not a seq;
+//   - refused: a surfaceOp on session/title, a checkpoint whose
+//     sourceEventSeqs miss a shadowed node; read on purpose: a retired
+//     header field, events in the zstd header frame, a title of an unknown
+//     source kind (docs/reliability.md, "Deliberate tolerances").
+func TestGeneratedV021Cases(t *testing.T) {
+	for _, enc := range []dshgen.Encoding{dshgen.Raw, dshgen.Zstd} {
+		t.Run(enc.String(), func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), "sessions")
+			cases, err := dshgen.V021Cases(root, enc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			snap := buildIndex(t, root, sessionref.IndexOptions{}).Snapshot()
+			if len(snap.Skipped) != 0 || len(snap.Sessions) != len(cases) {
+				t.Fatalf("listed %d sessions of %d, skipped %+v", len(snap.Sessions), len(cases), snap.Skipped)
+			}
+			// One ignorable unknown type.
+			if snap.UnknownEvents != 1 {
+				t.Errorf("unknown events %d, want 1", snap.UnknownEvents)
+			}
+			for _, want := range cases {
+				t.Run(want.ID, func(t *testing.T) {
+					checkListed(t, snap, want, false)
+					p, err := prepareOne(context.Background(), snap, want.ID, sessionref.Limits{})
+					if !want.Preparable {
+						e := wantReadFailed(t, err, want.ID)
+						if !strings.Contains(e.Error(), want.Refusal) {
+							t.Errorf("READ_FAILED %q does not name the rule %q", e.Error(), want.Refusal)
+						}
+						return
+					}
+					if err != nil {
+						t.Fatalf("Prepare: %v", err)
+					}
+					snaps := promptSnapshots(t, p.Prompt)
+					if len(snaps) != 1 {
+						t.Fatalf("%d snapshots", len(snaps))
+					}
+					checkConversation(t, snaps[0], want)
+				})
+			}
+		})
+	}
+}
