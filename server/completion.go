@@ -137,7 +137,10 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 				Data:       &completionData{Kind: dataKindSession, SessionID: c.SessionID},
 			}
 			where, age := "", humanAge(now, c.CreatedAt)
-			if c.Cwd != nil {
+			switch {
+			case c.WorkingDirectory != nil: // where the session works now
+				where = path.Base(*c.WorkingDirectory)
+			case c.Cwd != nil:
 				where = path.Base(*c.Cwd)
 			}
 			if caps.labelDetails {

@@ -171,6 +171,10 @@ func appendCandidateFields(dst []byte, c *sessionref.Candidate) []byte {
 		dst = append(dst, `,"cwd":`...)
 		dst = appendJSONString(dst, *c.Cwd)
 	}
+	if c.WorkingDirectory != nil {
+		dst = append(dst, `,"workingDirectory":`...)
+		dst = appendJSONString(dst, *c.WorkingDirectory)
+	}
 	dst = append(dst, `,"sameWorkspace":`...)
 	dst = appendBool(dst, c.SameWorkspace)
 	dst = append(dst, `,"createdAt":`...)

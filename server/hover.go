@@ -98,9 +98,16 @@ func (s *Server) sessionPreviewText(ctx context.Context, snap *sessionref.Snapsh
 		fmt.Fprintf(&b, "%stitled %s", sep, quoteInline(label, markdown))
 	}
 	about := []string{quoteInline(entry.ID, markdown)}
-	if entry.HasCwd {
+	switch {
+	case entry.WorkDir != "" && entry.HasCwd && entry.WorkDir != entry.Cwd:
+		// dsh 0.2.1 moves a session with working-directory/change; the
+		// header keeps the directory it started in.
+		about = append(about, "started in "+quoteInline(entry.Cwd, markdown)+", now in "+quoteInline(entry.WorkDir, markdown))
+	case entry.WorkDir != "" && !entry.HasCwd:
+		about = append(about, "now in "+quoteInline(entry.WorkDir, markdown))
+	case entry.HasCwd:
 		about = append(about, "in "+quoteInline(entry.Cwd, markdown))
-	} else {
+	default:
 		about = append(about, "no working directory")
 	}
 	about = append(about,

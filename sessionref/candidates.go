@@ -39,7 +39,7 @@ func (s *Snapshot) Candidates(q CandidateQuery) ([]Candidate, bool, error) {
 	}
 	targetCwd, hasTargetCwd := q.TargetCwd, q.TargetCwd != ""
 	if t, ok := s.Locate(q.TargetID); ok {
-		targetCwd, hasTargetCwd = t.Cwd, t.HasCwd
+		targetCwd, hasTargetCwd = t.EffectiveCwd()
 	}
 	query := foldCase(q.Query)
 	sc := s.lendScratch()
@@ -352,12 +352,16 @@ func (s *Snapshot) sparse(query string, sc *queryScratch) bool {
 // *cwdSlot: a list's candidates share one slice of slots instead of a
 // string header allocated for each.
 func candidateOf(e *Entry, hasTargetCwd bool, targetCwd string, cwdSlot *string, mention bool) Candidate {
+	dir, hasDir := e.EffectiveCwd()
 	c := Candidate{
 		SessionID:     e.ID,
 		Label:         e.Label(),
 		DisplayTitle:  e.DisplayTitle(),
-		SameWorkspace: e.HasCwd && hasTargetCwd && e.Cwd == targetCwd,
+		SameWorkspace: hasDir && hasTargetCwd && dir == targetCwd,
 		CreatedAt:     e.CreatedAt,
+	}
+	if e.WorkDir != "" && (!e.HasCwd || e.WorkDir != e.Cwd) {
+		c.WorkingDirectory = &e.WorkDir
 	}
 	if mention {
 		c.Mention = Mention(c.DisplayTitle, e.ID)

@@ -16,6 +16,7 @@ const (
 	typeTurnEnd          = "turn/end"
 	typeTitle            = "session/title"
 	typeDescriptor       = "subagent/descriptor"
+	typeWorkDir          = "working-directory/change"
 	typeTextChunks       = "text-chunks"
 	typeReasoningChunks  = "reasoning-chunks"
 	typeToolCallChunks   = "tool-call-chunks"

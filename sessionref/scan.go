@@ -66,6 +66,9 @@ func (s *titleScanner) line(line []byte) {
 	case typeCatalog:
 		s.fastSeqOrDecode(rest, line)
 		s.decodeTitled(typeCatalog, line)
+	case typeWorkDir:
+		s.fastSeqOrDecode(rest, line)
+		s.decodeTitled(typeWorkDir, line)
 	default:
 		s.fastSeqOrDecode(rest, line)
 	}
@@ -110,6 +113,17 @@ func (s *titleScanner) decodeTitled(typ string, line []byte) {
 		}
 		if label, ok := descriptorV2Label(d.Data); ok {
 			s.entry.DescriptorLabel = label
+		}
+	case typeWorkDir:
+		// The last change decides (dsh's workingDirectory projection:
+		// apply keeps the cwd of each working-directory/change).
+		var w struct {
+			Data struct {
+				Cwd *string `json:"cwd"`
+			} `json:"data"`
+		}
+		if json.Unmarshal(line, &w) == nil && w.Data.Cwd != nil && *w.Data.Cwd != "" {
+			s.entry.WorkDir = *w.Data.Cwd
 		}
 	case typeCatalog:
 		var c struct {

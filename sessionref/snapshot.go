@@ -268,14 +268,20 @@ func (ix *Index) snapshotLocked(building bool, order []*tracked) *Snapshot {
 func (snap *Snapshot) appendSession(e *Entry) {
 	snap.Sessions = append(snap.Sessions, *e)
 	cwd := int32(-1)
-	if e.HasCwd {
-		var ok bool
-		if cwd, ok = snap.cwds[e.Cwd]; !ok {
-			cwd = int32(len(snap.cwds))
-			snap.cwds[e.Cwd] = cwd
-		}
+	if dir, has := e.EffectiveCwd(); has {
+		cwd = snap.numberCwd(dir)
 	}
 	snap.cwdOf = append(snap.cwdOf, cwd)
+}
+
+// numberCwd is the number of dir in snap.cwds, a new one when it has none.
+func (snap *Snapshot) numberCwd(dir string) int32 {
+	n, ok := snap.cwds[dir]
+	if !ok {
+		n = int32(len(snap.cwds))
+		snap.cwds[dir] = n
+	}
+	return n
 }
 
 // finishLocked adds the skips of files to snap, sorted, and counts its
@@ -351,12 +357,16 @@ func (ix *Index) restoredSnapshotLocked(blocks []cacheBlock, rc *restoredCache, 
 		number[c] = -1
 	}
 	for k, c := range rc.cwdOf {
+		if dir := rc.entries[k].WorkDir; dir != "" {
+			// Grouped by the directory the log moved to.
+			rc.cwdOf[k] = snap.numberCwd(dir)
+			continue
+		}
 		if c < 0 {
 			continue
 		}
 		if number[c] < 0 {
-			number[c] = int32(len(snap.cwds))
-			snap.cwds[rc.cwds[c].cwd] = number[c]
+			number[c] = snap.numberCwd(rc.cwds[c].cwd)
 		}
 		rc.cwdOf[k] = number[c]
 	}

@@ -68,8 +68,10 @@ func TestTrackedStaysSmall(t *testing.T) {
 		t.Errorf("tracked is %d bytes, more than the 160 it was cut to", n)
 	}
 	// A snapshot holds one Entry and one searchSpan per listed session.
-	if n := unsafe.Sizeof(Entry{}); n > 240 {
-		t.Errorf("Entry is %d bytes, more than the 240 it was cut to (its bools share a word)", n)
+	// 240 bytes until WorkDir (dsh 0.2.1's effective directory) took 16
+	// more: 1.6 MB at 100,000 sessions.
+	if n := unsafe.Sizeof(Entry{}); n > 256 {
+		t.Errorf("Entry is %d bytes, more than the 256 it was cut to (its bools share a word)", n)
 	}
 	if n := unsafe.Sizeof(searchSpan{}); n > 20 {
 		t.Errorf("searchSpan is %d bytes, more than its five 32-bit offsets", n)

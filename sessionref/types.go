@@ -52,6 +52,22 @@ type Entry struct {
 	LastEventAt int64
 	// Corrupt records why the log cannot be prepared, when it cannot.
 	Corrupt string
+	// WorkDir is the cwd of the log's last working-directory/change, ""
+	// when it has none: dsh 0.2.1's effective working directory, while Cwd
+	// stays the header's, the directory the session started in
+	// (packages/session/working-directory/src/index.ts at
+	// zq0929/deepseek-harness@5593cc250aae228449197efd2413192165e3377f).
+	WorkDir string
+}
+
+// EffectiveCwd is the directory the session works in now: WorkDir when the
+// log changed directory, else the header's cwd. Candidates group and mark
+// sessions of the workspace by it (SPEC §2.2).
+func (e *Entry) EffectiveCwd() (string, bool) {
+	if e.WorkDir != "" {
+		return e.WorkDir, true
+	}
+	return e.Cwd, e.HasCwd
 }
 
 // Label is the latest title or, without one, the id.
@@ -82,13 +98,16 @@ type Skipped struct {
 
 // Candidate is one session offered for reference (§2.2).
 type Candidate struct {
-	SessionID     string  `json:"sessionId"`
-	Label         string  `json:"label"`
-	DisplayTitle  string  `json:"displayTitle"`
-	Cwd           *string `json:"cwd,omitempty"`
-	SameWorkspace bool    `json:"sameWorkspace"`
-	CreatedAt     int64   `json:"createdAt"`
-	Mention       string  `json:"mention"`
+	SessionID    string  `json:"sessionId"`
+	Label        string  `json:"label"`
+	DisplayTitle string  `json:"displayTitle"`
+	Cwd          *string `json:"cwd,omitempty"`
+	// WorkingDirectory is the session's effective directory when its log
+	// moved it away from Cwd (Entry.WorkDir); absent otherwise.
+	WorkingDirectory *string `json:"workingDirectory,omitempty"`
+	SameWorkspace    bool    `json:"sameWorkspace"`
+	CreatedAt        int64   `json:"createdAt"`
+	Mention          string  `json:"mention"`
 }
 
 // CandidateQuery selects candidates.

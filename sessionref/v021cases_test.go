@@ -47,7 +47,9 @@ func TestGeneratedV021Cases(t *testing.T) {
 			}
 			for _, want := range cases {
 				t.Run(want.ID, func(t *testing.T) {
-					checkListed(t, snap, want, false)
+					if e := checkListed(t, snap, want, false); e.WorkDir != want.WorkDir {
+						t.Errorf("effective directory %q, want %q", e.WorkDir, want.WorkDir)
+					}
 					p, err := prepareOne(context.Background(), snap, want.ID, sessionref.Limits{})
 					if !want.Preparable {
 						e := wantReadFailed(t, err, want.ID)
