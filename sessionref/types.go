@@ -225,3 +225,19 @@ type ContentBlock struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
 }
+
+// FormatStatus classifies the generation read as dsh 0.2.1's listings do
+// (SessionPersistenceSnapshot.formatStatus, set from the selected
+// generation's header: packages/session/session-persistence-jsonl/src/
+// index.ts at zq0929/deepseek-harness@5593cc250aae228449197efd2413192165e3377f):
+// "current" for format v4, "migration-required" for an older one that a
+// write open would migrate, "" for a newer one, which dsh does not list.
+func (e Entry) FormatStatus() string {
+	switch {
+	case e.FormatVersion == MaxReadableVersion:
+		return "current"
+	case e.FormatVersion < MaxReadableVersion:
+		return "migration-required"
+	}
+	return ""
+}

@@ -47,8 +47,12 @@ func TestGeneratedV021Cases(t *testing.T) {
 			}
 			for _, want := range cases {
 				t.Run(want.ID, func(t *testing.T) {
-					if e := checkListed(t, snap, want, false); e.WorkDir != want.WorkDir {
+					e := checkListed(t, snap, want, false)
+					if e.WorkDir != want.WorkDir {
 						t.Errorf("effective directory %q, want %q", e.WorkDir, want.WorkDir)
+					}
+					if status := map[bool]string{true: "current", false: "migration-required"}[want.Version == 4]; e.FormatStatus() != status {
+						t.Errorf("formatStatus %q, want %q", e.FormatStatus(), status)
 					}
 					p, err := prepareOne(context.Background(), snap, want.ID, sessionref.Limits{})
 					if !want.Preparable {
