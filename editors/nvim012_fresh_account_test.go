@@ -177,8 +177,10 @@ type freshNvim struct {
 
 // startFreshNvim writes the account with the docs' snippet as its init.lua,
 // starts Neovim on the workspace's message.md and waits for the server's
-// first session index.
-func startFreshNvim(t *testing.T, place nvimPlace, snippet string) *freshNvim {
+// first session index. more, when given, writes further sessions into the
+// store (hostRoot, on the host) for the workspace (as Neovim sees it)
+// before Neovim starts.
+func startFreshNvim(t *testing.T, place nvimPlace, snippet string, more ...func(hostRoot, workspace string)) *freshNvim {
 	t.Helper()
 	initLua := strings.ReplaceAll(docSnippet(t, snippet), snippetPluginPath, place.pluginDir)
 	f := &freshNvim{place: place, hostHome: filepath.Join(place.hostDir, "home"), home: place.insideDir + "/home"}
@@ -191,6 +193,9 @@ func startFreshNvim(t *testing.T, place nvimPlace, snippet string) *freshNvim {
 		t.Fatal(err)
 	}
 	d.root = f.home + "/.dsh/sessions"
+	for _, write := range more {
+		write(filepath.Join(f.hostHome, ".dsh", "sessions"), d.workspace)
+	}
 	writeFiles(t, f.hostHome, map[string]string{".config/nvim/init.lua": initLua})
 	t.Logf("%s, ~/.config/nvim/init.lua:\n%s", place.version, initLua)
 	f.rate = demoSession(t, rateSession)
