@@ -11,7 +11,9 @@
 // <!-- editor-table:end -->. --check fails when a cell of the table says
 // a flow works (✓) and the run's record of that editor setup does not hold
 // it, or when the run has no record of a setup the table lists; it prints
-// what the run showed beyond the table, which --write would add.
+// the run's own table first (every editor setup with its version and the
+// flows it showed), and what the run showed beyond the docs' table, which
+// --write would add.
 package main
 
 import (
@@ -86,6 +88,9 @@ func main() {
 	case *write != "":
 		err = writeTable(*write, recs)
 	case *check != "":
+		// The run's own table first: which editor, which version, which
+		// flows it showed (the test report of the editors).
+		fmt.Printf("editortable: what this run's editor tests showed:\n%s\n", render(recs))
 		err = checkTable(*check, recs, os.Stdout)
 	default:
 		_, err = os.Stdout.WriteString(render(recs))
