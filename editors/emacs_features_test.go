@@ -47,7 +47,7 @@ func startEmacsScreen(t *testing.T, settings string, extra map[string]string) *e
 (add-to-list 'auto-mode-alist '("\\.md\\'" . text-mode))
 (add-hook 'text-mode-hook #'eglot-ensure)
 (with-eval-after-load 'text-mode
-  (define-key text-mode-map (kbd "TAB") #'completion-at-point))
+  (define-key text-mode-map (kbd "M-TAB") #'completion-at-point))
 `, filepath.Dir(eglotDir), elisp, bin, logFile, d.root, settings)})
 	tmux := tmuxRunner{t: t, socket: filepath.Join(dir, "tmux.sock"), env: isolatedEnv(dir, "TERM=xterm-256color")}
 	tmux.run("new-session", "-d", "-s", "dsh", "-x", fmt.Sprint(screenWidth), "-y", fmt.Sprint(screenHeight),
@@ -64,10 +64,13 @@ func startEmacsScreen(t *testing.T, settings string, extra map[string]string) *e
 		}
 	})
 	e := &emacsScreen{tmux: tmux, demo: d}
-	waitFor(t, "eglot to connect and the session index to be built", func() (bool, string) {
+	// The body index is in once it is saved: completion's answers do not
+	// change under the test after that.
+	waitFor(t, "eglot to connect and the session and body indexes to be built", func() (bool, string) {
 		data, _ := os.ReadFile(logFile)
 		s := e.screen()
-		return strings.Contains(string(data), "session index built") && strings.Contains(s, "eglot:"), s + "\n" + string(data)
+		return strings.Contains(string(data), "session index built") && strings.Contains(string(data), "recall index saved") &&
+			strings.Contains(s, "eglot:"), s + "\n" + string(data)
 	})
 	return e
 }
@@ -109,7 +112,7 @@ func (e *emacsScreen) eval(t *testing.T, expr string) string {
 
 // TestEmacsFeatures drives dsh-refls.el and eglot 1.9 in Emacs 28 (tmux):
 // a word said in a session, typed after "@", lists that session with the
-// excerpt; completion after "#" offers line ranges; eldoc's hover on a
+// excerpt (M-TAB, as docs/editors.md binds it); completion after "#" offers line ranges; eldoc's hover on a
 // line-range mention shows those lines and dsh-refls-follow visits its
 // document link; a missing file's diagnostic offers a quick fix that
 // eglot-code-actions applies (no diagnostic is left); M-. on a session
@@ -121,6 +124,7 @@ func TestEmacsFeatures(t *testing.T) {
 	t.Parallel()
 	// dsh/search needs the body index, off by default (docs/search.md).
 	e := startEmacsScreen(t, ":recallSearch t", map[string]string{linesFile: "alpha line\nbravo line\ncharlie line\ndelta line\n"})
+	rec := recordEmacs28(t)
 
 	// Typing a word said in a session after "@" lists it, with the
 	// excerpt beside it (issue 13): "twenty" is in no title. The body index
@@ -131,11 +135,11 @@ func TestEmacsFeatures(t *testing.T) {
 	}
 	e.keys("M->", "Enter")
 	e.text("Body: @twenty")
-	e.keys("Tab")
+	e.keys("M-Tab")
 	body := e.wait(t, "the body match in *Completions*", func(s string) bool {
 		return strings.Contains(s, "*Completions*") && strings.Contains(s, demoSessionTitle) && strings.Contains(s, "twenty times")
 	})
-	t.Logf("TAB after @twenty:\n%s", body)
+	t.Logf("M-TAB after @twenty:\n%s", body)
 	// Moving out of the word ends the completion (C-g could land inside
 	// an eglot request, which inhibits quitting).
 	e.keys("C-a", "C-k")
@@ -143,14 +147,14 @@ func TestEmacsFeatures(t *testing.T) {
 
 	// Completion after "#": the typed start line and the range to the end.
 	e.text("Lines: @" + linesFile + "#L2")
-	// "L2" is itself a completion: the first TAB says so, the second lists.
-	e.keys("Tab")
-	e.wait(t, "the first TAB's answer", func(s string) bool { return strings.Contains(s, "Complete, but not unique") })
-	e.keys("Tab")
+	// "L2" is itself a completion: the first M-TAB says so, the second lists.
+	e.keys("M-Tab")
+	e.wait(t, "the first M-TAB's answer", func(s string) bool { return strings.Contains(s, "Complete, but not unique") })
+	e.keys("M-Tab")
 	ranges := e.wait(t, "the line-range completions", func(s string) bool {
 		return strings.Contains(s, "*Completions*") && strings.Contains(s, "L2-4") && strings.Contains(s, "line 2 of 4")
 	})
-	t.Logf("TAB after @%s#L2:\n%s", linesFile, ranges)
+	t.Logf("M-TAB after @%s#L2:\n%s", linesFile, ranges)
 	if !inOrder(ranges, []string{"L2 ", "L2-4 "}) {
 		t.Errorf("*Completions* does not list L2, then L2-4:\n%s", ranges)
 	}
@@ -172,6 +176,7 @@ func TestEmacsFeatures(t *testing.T) {
 	if strings.Contains(hover, "alpha line") {
 		t.Errorf("the hover shows line 1, outside L2-4:\n%s", hover)
 	}
+	rec.ok(featHover)
 	e.keys("C-x", "1")
 
 	// Its document link: dsh-refls-follow visits the file on line 2.
@@ -201,6 +206,7 @@ func TestEmacsFeatures(t *testing.T) {
 	if got := e.eval(t, "(mapcar #'flymake-diagnostic-text (flymake-diagnostics (line-beginning-position) (line-end-position)))"); !strings.Contains(got, "src/logn.ts") {
 		t.Errorf("the line's diagnostics are %s, want the missing src/logn.ts", got)
 	}
+	rec.ok(featDiagnostic)
 	e.keys("C-s")
 	e.text("logn")
 	e.keys("Enter", "M-x")
@@ -217,6 +223,7 @@ func TestEmacsFeatures(t *testing.T) {
 	if got := e.eval(t, "(length (flymake-diagnostics))"); got != "0" {
 		t.Errorf("after the fix the buffer has %s diagnostics, want 0", got)
 	}
+	rec.ok(featQuickFix)
 
 	// M-. on a session mention: its recall preview, read-only, no file.
 	e.keys("C-e", "Enter")
@@ -232,6 +239,7 @@ func TestEmacsFeatures(t *testing.T) {
 	if got := e.eval(t, "(list buffer-read-only buffer-file-name (buffer-modified-p) (eglot-managed-p))"); got != "(t nil nil nil)" {
 		t.Errorf("the preview is not read-only, file-less, unmodified and unmanaged: %s", got)
 	}
+	rec.ok(featPreview)
 	// dsh-refls-follow on the mention (its document link): the preview too.
 	e.keys("C-x", "b")
 	e.text("message.md")
