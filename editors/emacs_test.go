@@ -3,6 +3,7 @@ package editors
 import (
 	"fmt"
 	"maps"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -210,6 +211,147 @@ func recordSetup(t *testing.T, editor, version string) *featureRecord {
 		r.Notes = maps.Clone(held.Notes)
 	})
 	return r
+}
+
+// TestEmacs28PlainEglot runs Emacs 28 with Debian's eglot 1.9 and no
+// dsh-refls.el, in tmux, as a user with a fresh home whose
+// ~/.emacs.d/init.el is the plain-eglot block of docs/editors.md as it is
+// (the server on PATH, the demo store at ~/.dsh/sessions): M-TAB after "@"
+// lists sessions and files; after "@rate" *Completions* starts with the
+// rate-limiting session and design notes/rate plan.md (the substring
+// style keeps the server's order); RET in *Completions* takes the session
+// and the file; M-TAB after @rtpl, the server's sole (fuzzy) match,
+// inserts @"design notes/rate plan.md"; then eglot's own flows
+// (emacsScreen.eglotFlows): eldoc, the diagnostic and its quick fix, M-. The prompt is a .txt file: the host has no
+// markdown-mode. -v prints the screens.
+func TestEmacs28PlainEglot(t *testing.T) {
+	t.Parallel()
+	emacs, eglotDir := lookEglot(t)
+	bin := buildServer(t)
+	rec := recordFeatures(t, "Emacs 28 plain eglot", emacsVersion(t, emacs)+" (eglot "+strings.TrimPrefix(filepath.Base(eglotDir), "eglot-")+")")
+	dir := t.TempDir()
+	d := newDemoSetup(t, dir)
+	home := filepath.Join(dir, "home")
+	if err := os.MkdirAll(filepath.Join(home, ".dsh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(d.root, filepath.Join(home, ".dsh", "sessions")); err != nil {
+		t.Fatal(err)
+	}
+	server, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, home, map[string]string{
+		".emacs.d/init.el": docBlock(t, "<!-- test: emacs-plain-eglot -->"),
+		// Debian's elpa-seq is compiled natively on first use, in the
+		// background, and its warnings would split the screen at some
+		// moment: not in this new home (a user sees them once).
+		".emacs.d/early-init.el": "(setq native-comp-deferred-compilation nil)\n",
+	})
+	writeFiles(t, d.workspace, map[string]string{"message.txt": "Please review the login fix:\n"})
+	binDir := filepath.Join(home, ".local", "bin")
+	if err := os.MkdirAll(binDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(binDir, "dsh-refls"), server, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	logFile := filepath.Join(home, ".cache", "dsh-refls.log")
+	tmux := tmuxRunner{t: t, socket: filepath.Join(dir, "tmux.sock"),
+		env: isolatedEnv(dir, "TERM=xterm-256color", "PATH="+binDir+":"+os.Getenv("PATH"))}
+	tmux.run("new-session", "-d", "-s", "dsh", "-x", fmt.Sprint(sidScreenWidth), "-y", fmt.Sprint(sidScreenHeight),
+		"-c", d.workspace, emacs, "-nw", "message.txt")
+	t.Cleanup(func() {
+		cmd := exec.Command("tmux", "-S", tmux.socket, "kill-server")
+		cmd.Env = tmux.env
+		_ = cmd.Run()
+		awaitHomeServersExit(t, home)
+	})
+	e := &emacsScreen{tmux: tmux, demo: d}
+	waitFor(t, "eglot to connect and the session and body indexes to be built", func() (bool, string) {
+		data, _ := os.ReadFile(logFile)
+		s := e.screen()
+		return strings.Contains(string(data), "session index built") && strings.Contains(string(data), "recall index saved") &&
+			strings.Contains(s, "[eglot:workspace]"), s + "\n" + string(data)
+	})
+
+	e.keys("M->", "Enter")
+	e.text("See @")
+	e.wait(t, "the typed @", func(s string) bool { return strings.Contains(s, "See @\n") })
+	start := time.Now()
+	e.keys("M-Tab")
+	at := e.wait(t, "*Completions* at @", func(s string) bool {
+		entries := completionEntries(s)
+		return entryIndex(entries, demoSessionTitle) >= 0 && entryIndex(entries, demoFile) >= 0
+	})
+	took := time.Since(start)
+	rec.menuTime(took)
+	t.Logf("M-TAB after @ (%v from the keystroke, tmux capture every %v):\n%s", took.Round(time.Millisecond), menuPoll, at)
+	rec.ok(featMenu)
+
+	e.text("rate")
+	e.wait(t, "the typed @rate", func(s string) bool { return strings.Contains(s, "See @rate\n") })
+	start = time.Now()
+	e.keys("M-Tab")
+	var entries []string
+	list := e.wait(t, "*Completions* for @rate", func(s string) bool {
+		entries = completionEntries(s)
+		return entryIndex(entries, rateSession) >= 0 && entryIndex(entries, rateFile) >= 0
+	})
+	took = time.Since(start)
+	rec.menuTime(took)
+	t.Logf("M-TAB after @rate (%v from the keystroke):\n%s", took.Round(time.Millisecond), list)
+	if entryIndex(entries, rateSession) != 0 || entryIndex(entries, rateFile) != 1 {
+		t.Errorf("*Completions* for @rate lists %q; want %q then %q first", entries, rateSession, rateFile)
+	}
+	if i := entryIndex(entries, "Migration plan for the billing database"); i >= 0 {
+		t.Errorf("@rate lists the session that only says half-migrated, entry %d: %q", i+1, entries)
+	}
+	// A session found by what was said in it is labelled with that text,
+	// which holds the word: substring lists it.
+	said := false
+	for _, entry := range entries {
+		said = said || strings.HasPrefix(entry, "“") && strings.Contains(entry, " in Weekly notes <summary> & email")
+	}
+	if !said {
+		t.Errorf("@rate does not list the session that says it, labelled with what it says: %q", entries)
+	}
+	rec.ok(featNarrow)
+
+	e.keys("C-x", "o", "C-s")
+	e.text("Add rate")
+	e.keys("Enter", "Enter")
+	mention := sessionMention(t, rateSession, demoSessionID(t, rateSession))
+	e.wait(t, "the accepted session", func(s string) bool { return strings.Contains(s, "See "+mention) })
+	rec.ok(featAcceptSession)
+
+	e.keys("C-e", "Enter")
+	e.text("File: @rate")
+	e.wait(t, "the typed File: @rate", func(s string) bool { return strings.Contains(s, "File: @rate\n") })
+	e.keys("M-Tab")
+	e.wait(t, "*Completions* with the file", func(s string) bool { return entryIndex(completionEntries(s), rateFile) >= 0 })
+	e.keys("C-x", "o", "C-s")
+	e.text("design notes/")
+	e.keys("Enter", "Enter")
+	file := e.wait(t, "the accepted file", func(s string) bool { return strings.Contains(s, `File: @"design notes/rate plan.md"`) })
+	t.Logf("after accepting the session and the file:\n%s", file)
+	rec.ok(featAcceptFile)
+
+	// A match whose label does not hold the typed text: substring has
+	// none, and the styles of completion-styles that follow it take the
+	// server's answer (partial-completion keeps an item whose filterText
+	// starts with the typed word); the sole match goes in as it is.
+	e.keys("C-e", "Enter")
+	e.text("Fuzzy: @rtpl")
+	e.wait(t, "the typed Fuzzy: @rtpl", func(s string) bool { return strings.Contains(s, "Fuzzy: @rtpl\n") })
+	e.keys("M-Tab")
+	fuzzy := e.wait(t, "the fuzzy match taken", func(s string) bool { return strings.Contains(s, `Fuzzy: @"design notes/rate plan.md"`) })
+	t.Logf("M-TAB after @rtpl:\n%s", fuzzy)
+
+	e.eglotFlows(t, rec, false, d.workspace, "message.txt", strings.TrimPrefix(filepath.Base(eglotDir), "eglot-"))
+	rec.note(featPrepare, "no command without dsh-refls.el")
+	rec.note(featStatus, "no command without dsh-refls.el")
 }
 
 // inOrder reports whether every string of want occurs in s, each after the
