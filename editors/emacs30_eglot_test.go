@@ -188,7 +188,7 @@ func runEmacs30(t *testing.T, setup emacs30Setup) {
 // it; M-. on the mention opens its preview with dsh-refls.el (lib), and
 // without it visits an empty buffer of a file under workspace named after
 // the preview URI, which the record notes. It returns in the message.
-func (e *emacsScreen) eglotFlows(t *testing.T, rec *featureRecord, lib bool, workspace, message, eglotVersion string) {
+func (e *emacsScreen) eglotFlows(t *testing.T, rec *featureRun, lib bool, workspace, message, eglotVersion string) {
 	t.Helper()
 	// Hover: eldoc, all of it in eldoc's buffer.
 	e.keys("M-<", "C-s")

@@ -2,13 +2,10 @@ package editors
 
 import (
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -145,10 +142,10 @@ func TestEmacsEglotScreen(t *testing.T) {
 const emacs28Setup = "Emacs 28 eglot 1.9 + dsh-refls.el"
 
 // recordEmacs28 is the feature record of emacs28Setup, shared by its tests.
-func recordEmacs28(t *testing.T) *featureRecord {
+func recordEmacs28(t *testing.T) *featureRun {
 	t.Helper()
 	emacs, eglotDir := lookEglot(t)
-	return recordSetup(t, emacs28Setup, emacsVersion(t, emacs)+" (eglot "+strings.TrimPrefix(filepath.Base(eglotDir), "eglot-")+")")
+	return recordFeatures(t, emacs28Setup, emacsVersion(t, emacs)+" (eglot "+strings.TrimPrefix(filepath.Base(eglotDir), "eglot-")+")")
 }
 
 // emacsVersion is the version emacs prints first ("28.2").
@@ -160,57 +157,6 @@ func emacsVersion(t *testing.T, emacs string) string {
 	}
 	first, _, _ := strings.Cut(string(out), "\n")
 	return strings.TrimPrefix(strings.TrimSpace(first), "GNU Emacs ")
-}
-
-// setupRecords holds what the tests of one editor setup recorded in this
-// run. Each test writes the setup's one record file when it ends; with
-// this, each writes every flow the setup's tests recorded so far, so the
-// last one to end writes them all.
-var setupRecords struct {
-	mu   sync.Mutex
-	held map[string]*featureRecord
-}
-
-// recordSetup is recordFeatures for a setup that more than one test
-// drives: the record a test writes holds the flows, times and notes of
-// the setup's tests that ended before it too.
-func recordSetup(t *testing.T, editor, version string) *featureRecord {
-	t.Helper()
-	locked := false
-	// Cleanups run last in, first out: the merge, then the write
-	// (recordFeatures), then the unlock, so that no other test's merge
-	// and write come between.
-	t.Cleanup(func() {
-		if locked {
-			setupRecords.mu.Unlock()
-		}
-	})
-	r := recordFeatures(t, editor, version)
-	t.Cleanup(func() {
-		setupRecords.mu.Lock()
-		locked = true
-		if setupRecords.held == nil {
-			setupRecords.held = map[string]*featureRecord{}
-		}
-		held := setupRecords.held[editor]
-		if held == nil {
-			held = &featureRecord{Notes: map[string]string{}}
-			setupRecords.held[editor] = held
-		}
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		for _, f := range r.Passed {
-			if !slices.Contains(held.Passed, f) {
-				held.Passed = append(held.Passed, f)
-			}
-		}
-		held.MenuMs = append(held.MenuMs, r.MenuMs...)
-		maps.Copy(held.Notes, r.Notes)
-		r.Passed = slices.Clone(held.Passed)
-		r.MenuMs = slices.Clone(held.MenuMs)
-		r.Notes = maps.Clone(held.Notes)
-	})
-	return r
 }
 
 // TestEmacs28PlainEglot runs Emacs 28 with Debian's eglot 1.9 and no

@@ -203,7 +203,7 @@ func (f *freshNvim) accept(t *testing.T, prefix, want string, entries int) strin
 //   - :DshPrepare and :DshStatus show the prepared context and the index;
 //   - :checkhealth dsh_refls reports no error;
 //   - :qa! ends Neovim and its server.
-func driveNeovimFlows(t *testing.T, f *freshNvim, rec *featureRecord, how nvimCompletion) {
+func driveNeovimFlows(t *testing.T, f *freshNvim, rec *featureRun, how nvimCompletion) {
 	d := f.demo
 	mention := sessionMention(t, f.rate.DisplayTitle, f.rate.ID)
 

@@ -56,6 +56,7 @@ var setupOrder = []string{
 	"Emacs 30 eglot + dsh-refls.el",
 	"Emacs 30 plain eglot",
 	"Emacs 28 eglot 1.9 + dsh-refls.el",
+	"Emacs 28 plain eglot",
 }
 
 const (
