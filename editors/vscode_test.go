@@ -136,6 +136,36 @@ func extensionUnitTests(t *testing.T, ext string, env []string, bin string) {
 	}
 }
 
+// vsixFiles is every file a .vsix holds, and nothing else may: the
+// manifests vsce writes, the extension's manifest and README, the
+// language configuration, the grammar and the bundle. A platform-specific
+// .vsix holds bin/dsh-refls (bin/dsh-refls.exe) besides.
+var vsixFiles = []string{
+	"[Content_Types].xml",
+	"extension.vsixmanifest",
+	"extension/dist/extension.js",
+	"extension/language-configuration.json",
+	"extension/package.json",
+	"extension/readme.md",
+	"extension/syntaxes/dsh-prompt.tmLanguage.json",
+}
+
+// checkVSIXFiles reports every file of a .vsix that is not in want (a
+// test script, a source file, a map) and every file of want it lacks.
+func checkVSIXFiles(t *testing.T, what string, files map[string][]byte, want []string) {
+	t.Helper()
+	for _, name := range want {
+		if _, ok := files[name]; !ok {
+			t.Errorf("%s lacks %s", what, name)
+		}
+	}
+	for name := range files {
+		if !slices.Contains(want, name) {
+			t.Errorf("%s holds %s, which the extension does not need: .vscodeignore must keep it out", what, name)
+		}
+	}
+}
+
 // checkPackages checks the plain .vsix in vsixDir (what it carries, its
 // manifest, its bundle) and the six platform-specific ones.
 func checkPackages(t *testing.T, vsixDir string) {
@@ -143,23 +173,7 @@ func checkPackages(t *testing.T, vsixDir string) {
 	vsix := filepath.Join(vsixDir, "dsh-refls-0.1.0.vsix")
 	files := vsixEntries(t, vsix)
 
-	for _, want := range []string{
-		"extension.vsixmanifest",
-		"extension/package.json",
-		"extension/dist/extension.js",
-		"extension/language-configuration.json",
-		"extension/syntaxes/dsh-prompt.tmLanguage.json",
-	} {
-		if _, ok := files[want]; !ok {
-			t.Errorf("the .vsix lacks %s", want)
-		}
-	}
-	for name := range files {
-		if strings.HasPrefix(name, "extension/src/") || strings.HasPrefix(name, "extension/out/") ||
-			strings.HasPrefix(name, "extension/node_modules/") || strings.HasPrefix(name, "extension/bin/") {
-			t.Errorf("the .vsix holds %s, which only the build needs (or, bin/, only a platform build carries)", name)
-		}
-	}
+	checkVSIXFiles(t, "the plain .vsix", files, vsixFiles)
 
 	var m extensionManifest
 	if err := json.Unmarshal(files["extension/package.json"], &m); err != nil {
