@@ -32,6 +32,7 @@ import {
 import {
   didChangeConfigurationParams,
   ExpandContext,
+  MachineSettingsKeeper,
   mapSettings,
   missingPaths,
   SettingInspection,
@@ -101,11 +102,33 @@ function machineInspections(): SettingInspection[] {
   });
 }
 
-/** Maps the settings to server options, reporting any setting that had to be left out or cannot apply. */
-function serverOptions() {
-  const mapped = mapSettings(rawSettings(), expandContext());
+/** The machine settings delivered so far, for those VS Code stops delivering. */
+const keeper = new MachineSettingsKeeper();
+
+/**
+ * Every `dsh.*` setting, with the machine settings VS Code stopped
+ * delivering put back as last delivered (and reported). change is the
+ * configuration change being handled, if any: a setting it touches is
+ * taken as it is now, cleared included.
+ */
+function deliveredSettings(change?: vscode.ConfigurationChangeEvent): { raw: Record<string, unknown>; kept: SettingProblem[] } {
+  const { raw, problems } = keeper.keep(
+    rawSettings(),
+    change ? (key) => change.affectsConfiguration(`${SECTION}.${key}`) : undefined,
+    vscode.env.remoteName,
+  );
+  reportProblems(problems, "kept");
+  return { raw, kept: problems };
+}
+
+/** Maps the settings to server options, reporting any setting that had to be left out, was kept or cannot apply. */
+function serverOptions(change?: vscode.ConfigurationChangeEvent) {
+  const { raw, kept } = deliveredSettings(change);
+  const mapped = mapSettings(raw, expandContext());
   reportProblems(mapped.problems, "ignored");
-  reportProblems(unappliedMachineSettings(machineInspections(), vscode.env.remoteName), "not in effect");
+  // A kept setting has had its warning already.
+  const unapplied = unappliedMachineSettings(machineInspections(), vscode.env.remoteName);
+  reportProblems(unapplied.filter((p) => !kept.some((k) => k.setting === p.setting)), "not in effect");
   reportProblems(missingPaths(mapped.options, (p) => fs.existsSync(p)), "cannot be applied");
   return mapped.options;
 }
@@ -138,7 +161,7 @@ async function logSessionsRoot(c: LanguageClient): Promise<void> {
 
 /** Creates and starts a client for the binary the settings point at. */
 async function startClient(context: vscode.ExtensionContext): Promise<void> {
-  const raw = rawSettings();
+  const { raw } = deliveredSettings();
   const ctx = expandContext();
   let location;
   try {
@@ -342,18 +365,24 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
       if (!e.affectsConfiguration(SECTION)) {
+        // A remote window drops a User value of a machine setting in a
+        // change of other settings: it is kept and said at once.
+        deliveredSettings(e);
         return;
       }
       // The server replaces its options with what it is sent, so only the
       // process settings need a new server.
       if (RESTART_SETTINGS.some((key) => e.affectsConfiguration(`${SECTION}.${key}`))) {
+        // Taking this change's machine settings first: one it clears stays
+        // cleared in the new server.
+        deliveredSettings(e);
         output?.appendLine("Server settings changed; restarting dsh-refls.");
         await stopClient();
         await startClient(context);
         return;
       }
       if (client && client.state === State.Running) {
-        await client.sendNotification(DidChangeConfigurationNotification.type, didChangeConfigurationParams(serverOptions()));
+        await client.sendNotification(DidChangeConfigurationNotification.type, didChangeConfigurationParams(serverOptions(e)));
       }
     }),
   );

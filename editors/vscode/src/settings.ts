@@ -219,6 +219,11 @@ export function prepareMode(raw: Record<string, unknown>): PrepareMode {
 /** Settings of machine scope: they name paths on the machine the server runs on. */
 export const MACHINE_SETTINGS = ["serverPath", "logFile", "sessionsRoot", "spillDir"] as const;
 
+/** The text a machine setting's warning ends with: where to set it so that VS Code delivers it. */
+const MACHINE_SETTING_HOME =
+  `it is a machine setting, read from the Remote settings of the machine the server runs on ` +
+  `("Preferences: Open Remote Settings") or from the workspace settings`;
+
 /** What `WorkspaceConfiguration.inspect(key)` says of one setting, plus the value in effect. */
 export interface SettingInspection {
   key: string;
@@ -251,8 +256,7 @@ export function unappliedMachineSettings(inspections: SettingInspection[], remot
       setting: `${SECTION}.${i.key}`,
       reason:
         `is set to ${JSON.stringify(i.globalValue)} in User settings, but ${where} uses ${JSON.stringify(i.effective)}: ` +
-        `it is a machine setting, read from the Remote settings of the machine the server runs on ` +
-        `("Preferences: Open Remote Settings") or from the workspace settings`,
+        MACHINE_SETTING_HOME,
     });
   }
   return problems;
@@ -271,4 +275,58 @@ export function missingPaths(options: ServerOptions, exists: (p: string) => bool
     });
   }
   return problems;
+}
+
+/**
+ * Keeps the machine settings VS Code stops delivering. A remote window
+ * (code-server, Remote-SSH, WSL, containers) may hand the extension a User
+ * value of a machine setting at start and then, on the first change of any
+ * other setting, a configuration without it, with no change event for that
+ * setting and no User value left in `inspect`: the server would silently
+ * fall back to the default (for `dsh.sessionsRoot`, `~/.dsh/sessions`). A
+ * value that vanishes that way is kept as last delivered, and reported;
+ * a value the user changes or clears (a change event for that setting) is
+ * taken as it is.
+ */
+export class MachineSettingsKeeper {
+  private readonly delivered = new Map<string, string>();
+
+  /**
+   * Returns raw with every vanished machine setting put back, and a problem
+   * for each. changed(key) says whether the configuration change being
+   * handled touches `dsh.<key>`; without a change (a start, a restart, a
+   * request of the server) nothing did.
+   */
+  keep(
+    raw: Record<string, unknown>,
+    changed: (key: string) => boolean = () => false,
+    remoteName?: string,
+  ): { raw: Record<string, unknown>; problems: SettingProblem[] } {
+    const out = { ...raw };
+    const problems: SettingProblem[] = [];
+    for (const key of MACHINE_SETTINGS) {
+      const value = raw[key];
+      if (typeof value === "string" && value.trim() !== "") {
+        this.delivered.set(key, value);
+        continue;
+      }
+      const last = this.delivered.get(key);
+      if (last === undefined) {
+        continue;
+      }
+      if (changed(key)) {
+        this.delivered.delete(key);
+        continue;
+      }
+      out[key] = last;
+      const where = remoteName ? `this ${remoteName} window` : "this window";
+      problems.push({
+        setting: `${SECTION}.${key}`,
+        reason:
+          `was ${JSON.stringify(last)}, but VS Code stopped delivering it to ${where} when another setting changed, ` +
+          `so the server keeps that value; ${MACHINE_SETTING_HOME}: set it there`,
+      });
+    }
+    return { raw: out, problems };
+  }
 }

@@ -5,6 +5,7 @@ import { describe, it } from "node:test";
 import {
   didChangeConfigurationParams,
   expandPath,
+  MachineSettingsKeeper,
   mapSettings,
   prepareMode,
   SERVER_OPTION_KINDS,
@@ -143,5 +144,52 @@ describe("serverArgs and prepareMode", () => {
 
   it("wraps options under dsh for didChangeConfiguration", () => {
     assert.deepEqual(didChangeConfigurationParams({ watch: "off" }), { settings: { dsh: { watch: "off" } } });
+  });
+});
+
+describe("MachineSettingsKeeper", () => {
+  const root = "/home/me/.dsh/sessions";
+  const none = () => false;
+
+  it("keeps a machine setting VS Code stops delivering, and says so", () => {
+    const keeper = new MachineSettingsKeeper();
+    // At start a remote window delivers the User value.
+    const start = keeper.keep({ sessionsRoot: root, logFile: "", candidateLimit: null });
+    assert.deepEqual(start.problems, []);
+    assert.equal(start.raw["sessionsRoot"], root);
+    // Another setting changes; the value is gone, with no change event for it.
+    const changed = keeper.keep({ sessionsRoot: "", candidateLimit: 30 }, (key) => key === "candidateLimit", "ssh-remote");
+    assert.deepEqual(changed.raw, { sessionsRoot: root, candidateLimit: 30 });
+    assert.equal(changed.problems.length, 1);
+    assert.equal(changed.problems[0].setting, "dsh.sessionsRoot");
+    assert.match(changed.problems[0].reason, /stopped delivering it to this ssh-remote window/);
+    assert.match(changed.problems[0].reason, /Remote settings .*workspace settings/);
+    assert.ok(changed.problems[0].reason.includes(JSON.stringify(root)));
+    // A restart later (no change event) still starts with it.
+    assert.equal(keeper.keep({ sessionsRoot: undefined }, none).raw["sessionsRoot"], root);
+    // The map given is not changed.
+    const raw = { sessionsRoot: "" };
+    keeper.keep(raw);
+    assert.deepEqual(raw, { sessionsRoot: "" });
+  });
+
+  it("takes a change or a clearing of the setting itself as it is", () => {
+    const keeper = new MachineSettingsKeeper();
+    keeper.keep({ sessionsRoot: root, spillDir: "/tmp/spill" });
+    const moved = keeper.keep({ sessionsRoot: "/elsewhere", spillDir: "/tmp/spill" }, (key) => key === "sessionsRoot");
+    assert.deepEqual(moved, { raw: { sessionsRoot: "/elsewhere", spillDir: "/tmp/spill" }, problems: [] });
+    const cleared = keeper.keep({ sessionsRoot: "  ", spillDir: "/tmp/spill" }, (key) => key === "sessionsRoot");
+    assert.deepEqual(cleared, { raw: { sessionsRoot: "  ", spillDir: "/tmp/spill" }, problems: [] });
+    // Cleared stays cleared: nothing is put back later either.
+    assert.deepEqual(keeper.keep({ sessionsRoot: "", spillDir: "/tmp/spill" }, none).problems, []);
+  });
+
+  it("keeps only machine settings, and nothing never delivered", () => {
+    const keeper = new MachineSettingsKeeper();
+    assert.deepEqual(keeper.keep({ sessionsRoot: "" }).problems, []);
+    keeper.keep({ sessionId: "abc", serverPath: "/opt/dsh-refls", logFile: "/tmp/dsh.log" });
+    const later = keeper.keep({ sessionId: "", serverPath: "", logFile: "" }, none);
+    assert.deepEqual(later.raw, { sessionId: "", serverPath: "/opt/dsh-refls", logFile: "/tmp/dsh.log" });
+    assert.deepEqual(later.problems.map((p) => p.setting), ["dsh.serverPath", "dsh.logFile"]);
   });
 });
