@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -16,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 )
 
 // e2ePrefixEnv names the npm prefix where .ci/run installs code-server,
@@ -25,19 +28,27 @@ const (
 	e2ePrefixEnv   = "DSH_E2E_PREFIX"
 	e2eChromiumEnv = "DSH_E2E_CHROMIUM"
 	e2eDefaultDir  = "/opt/dsh-e2e"
-	// e2eTimeout bounds the browser script: start, seventeen steps, screenshots.
+	// e2eTimeout bounds one run of the browser script: start, twenty steps, screenshots.
 	e2eTimeout = 5 * time.Minute
 )
 
 // e2eReport is the JSON line editors/vscode/e2e/code-server.mjs ends with.
 type e2eReport struct {
-	OK          bool     `json:"ok"`
-	Error       string   `json:"error"`
+	OK    bool   `json:"ok"`
+	Error string `json:"error"`
+	// Failed are the checks that failed without stopping the run (the
+	// steps after them do not depend on them).
+	Failed      []string `json:"failed"`
 	Screenshots []string `json:"screenshots"`
 	// Marks say when each step was done, counted from the script's start.
-	Marks    []string       `json:"marks"`
+	Marks []string `json:"marks"`
+	// Flows are the user flows whose checks all passed, by the names of
+	// e2eFlows, in the order they were driven.
+	Flows    []string       `json:"flows"`
 	Timings  map[string]int `json:"timings"`
 	RateRows []string       `json:"rateRows"`
+	// RateHighlights are the highlighted parts of each @rate row's label.
+	RateHighlights [][]string `json:"rateHighlights"`
 	// What the issue 14 steps saw, for the log.
 	InlayHint        string   `json:"inlayHint"`
 	ProblemsAfterFix []int    `json:"problemsAfterFix"`
@@ -47,10 +58,22 @@ type e2eReport struct {
 	SymbolKey        string   `json:"symbolKey"`
 	SearchRow        string   `json:"searchRow"`
 	RestartOutput    string   `json:"restartOutput"`
-	Checks           []struct {
+	// The machine-setting run: whether the server started with the
+	// sessions root of the User settings, and the warning it then saw.
+	StartedWithUserRoot *bool  `json:"startedWithUserRoot"`
+	KeptWarning         string `json:"keptWarning"`
+	Checks              []struct {
 		OK   bool   `json:"ok"`
 		What string `json:"what"`
 	} `json:"checks"`
+}
+
+// e2eFlows maps the flow names the browser script reports to the flows of
+// the feature record.
+var e2eFlows = map[string]string{
+	"menu": featMenu, "narrow": featNarrow, "acceptSession": featAcceptSession, "acceptFile": featAcceptFile,
+	"hover": featHover, "diagnostic": featDiagnostic, "quickFix": featQuickFix, "preview": featPreview,
+	"prepare": featPrepare, "status": featStatus,
 }
 
 // codeServerTools finds what the test drives, or says which is missing.
@@ -91,98 +114,113 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// testInCodeServer installs the linux-x64 .vsix into code-server and drives
-// VS Code in headless Chromium: "@", "@rate", accepting a session and a file,
-// hover, Problems, Prepare Message and Ctrl+click; then issue 14's features
-// (inlay hint, quick fix to zero problems, line-range completion and hover,
-// document link, workspace symbol), Search Sessions and a restart whose
-// normal exit is no error; a screenshot each under test-results/vscode/.
-func testInCodeServer(t *testing.T, vsixDir, _ string) {
-	node, codeServer, playwright, chromium := codeServerTools(t)
-	root := repoRoot(t)
-	dir := t.TempDir()
-	d := newDemoSetup(t, dir)
-	const fileName = "design notes/rate plan.md"
-	prompt := filepath.Join(d.workspace, "prompt.md")
-	serverLog := filepath.Join(dir, "server.log")
-	// The files each run of the browser script starts from (it writes them
-	// itself, so that a retry does not find the first run's edits).
-	initial := map[string]string{
-		"prompt.md": "Continue what we did in",
-		// features.md: a misspelled session mention (quick fix), a known one
-		// (inlay hint) and an empty last line for the line-range mention.
-		"features.md": "Issue 14 in VS Code.\n" +
-			"Fix: @[Add rate limitng to the API](dsh-session:ImEi)\n" +
-			"Recall: " + d.mention + " is sized after it.\n",
-		// sessionsRoot is a machine setting: in code-server's window it is
-		// read from the workspace (or Remote) settings, not User settings.
-		// Body search starts off, as the "@rate" list is checked without
-		// it; the script turns it on for Search Sessions.
-		// The server's log file tells the script when the client is up.
-		".vscode/settings.json": mustJSON(t, map[string]any{"dsh.sessionsRoot": d.root, "dsh.recallSearch": false, "dsh.logFile": serverLog}),
+// floodSessions is how many sessions writeFlood adds to the demo store.
+const floodSessions = 40
+
+// demoStoreSessions is how many sessions dshgen.DemoStoreFor writes.
+const demoStoreSessions = 9
+
+// writeFlood adds floodSessions sessions of workspace to the store at
+// root, newer than every demo session, whose text says "rate" only inside
+// a word ("generated code", "separate code") and whose titles do not hold
+// it: with body search on, none of them may show up for "@rate".
+func writeFlood(t *testing.T, root, workspace string) {
+	t.Helper()
+	now := time.Now()
+	for i := range floodSessions {
+		word := "generated"
+		if i%2 == 1 {
+			word = "separate"
+		}
+		id := fmt.Sprintf("0f100d00-0000-4000-8000-%012d", i+1)
+		s := dshgen.NewSession(id).Cwd(workspace).CreatedAt(now.Add(-time.Duration(i+1) * time.Minute).UnixMilli()).
+			Turn(func(t *dshgen.Turn) {
+				t.UserText(fmt.Sprintf("Tidy the %s code in module %d.", word, i+1))
+				t.Title(fmt.Sprintf("Housekeeping %02d", i+1), "provider")
+				t.AssistantText(fmt.Sprintf("Done: the %s code in module %d is tidy.", word, i+1))
+			})
+		if _, err := s.Save(root, dshgen.Raw); err != nil {
+			t.Fatalf("writing flood session %d: %v", i+1, err)
+		}
 	}
-	writeFiles(t, d.workspace, initial)
-	writeFiles(t, d.workspace, map[string]string{
-		fileName: "# Rate plan\n",
-		"src/lines.txt": "alpha: the first line\nbravo: the second line\ncharlie: the third line\n" +
-			"delta: the fourth line\necho: the fifth line\nfoxtrot: the sixth line\n",
-	})
-	userData, extDir := filepath.Join(dir, "user-data"), filepath.Join(dir, "extensions")
-	writeFiles(t, userData, map[string]string{"User/settings.json": mustJSON(t, map[string]any{
-		"workbench.startupEditor": "none", "security.workspace.trust.enabled": false,
-		"telemetry.telemetryLevel": "off", "update.mode": "none", "extensions.autoUpdate": false,
-		"extensions.autoCheckUpdates": false, "workbench.tips.enabled": false, "git.enabled": false,
-		"chat.disableAIFeatures": true, "editor.minimap.enabled": false, "editor.hover.delay": 150,
-		"workbench.secondarySideBar.defaultVisibility": "hidden", "window.commandCenter": false,
-	})})
-	shots := filepath.Join(root, "test-results", "vscode")
-	if err := os.RemoveAll(shots); err != nil {
-		t.Fatal(err)
+}
+
+// codeServerVersion is "code-server X / VS Code Y", from their package.json files.
+func codeServerVersion(t *testing.T, codeServer string) string {
+	t.Helper()
+	pkg := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(codeServer))))
+	var cs, vs struct {
+		Version string `json:"version"`
 	}
-	if err := os.MkdirAll(shots, 0o755); err != nil {
-		t.Fatal(err)
+	for p, v := range map[string]any{filepath.Join(pkg, "package.json"): &cs, filepath.Join(pkg, "lib", "vscode", "package.json"): &vs} {
+		b, err := os.ReadFile(p)
+		if err == nil {
+			err = json.Unmarshal(b, v)
+		}
+		if err != nil {
+			t.Fatalf("reading the version in %s: %v", p, err)
+		}
 	}
-	// Node 24 first on PATH (code-server's native modules are built for it);
-	// no dsh-refls on PATH, so the extension runs the binary it carries.
-	env := isolatedEnv(dir, "PATH="+filepath.Dir(node)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	if p, err := exec.LookPath("dsh-refls"); err == nil {
-		t.Logf("note: %s is on PATH and is what the extension runs", p)
-	}
-	vsix := filepath.Join(vsixDir, "dsh-refls-linux-x64-0.1.0.vsix")
+	return fmt.Sprintf("code-server %s / VS Code %s", cs.Version, vs.Version)
+}
+
+// baseUserSettings are the User settings of every code-server the test
+// starts: no start page, tips, updates or telemetry.
+var baseUserSettings = map[string]any{
+	"workbench.startupEditor": "none", "security.workspace.trust.enabled": false,
+	"telemetry.telemetryLevel": "off", "update.mode": "none", "extensions.autoUpdate": false,
+	"extensions.autoCheckUpdates": false, "workbench.tips.enabled": false, "git.enabled": false,
+	"chat.disableAIFeatures": true, "editor.minimap.enabled": false, "editor.hover.delay": 150,
+	"workbench.secondarySideBar.defaultVisibility": "hidden", "window.commandCenter": false,
+}
+
+// codeServer is one code-server the test started, with the .vsix installed.
+type codeServer struct {
+	url              string
+	userData, extDir string
+}
+
+// startCodeServer installs the .vsix into a fresh user data directory
+// under dir (User settings userSettings) and serves workspace; it is
+// stopped when the test ends.
+func startCodeServer(t *testing.T, node, entry, vsix, dir, workspace string, env []string, userSettings map[string]any) codeServer {
+	t.Helper()
+	cs := codeServer{userData: filepath.Join(dir, "user-data"), extDir: filepath.Join(dir, "extensions")}
+	writeFiles(t, cs.userData, map[string]string{"User/settings.json": mustJSON(t, userSettings)})
 	installStart := time.Now()
-	runIn(t, dir, env, 2*time.Minute, node, codeServer, "--user-data-dir", userData, "--extensions-dir", extDir, "--install-extension", vsix)
+	runIn(t, dir, env, 2*time.Minute, node, entry, "--user-data-dir", cs.userData, "--extensions-dir", cs.extDir, "--install-extension", vsix)
 	t.Logf("the .vsix installed in %s", time.Since(installStart).Round(time.Millisecond))
 
 	port := freePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cs := exec.CommandContext(ctx, node, codeServer, "--auth", "none", "--bind-addr", fmt.Sprintf("127.0.0.1:%d", port),
+	cmd := exec.CommandContext(ctx, node, entry, "--auth", "none", "--bind-addr", fmt.Sprintf("127.0.0.1:%d", port),
 		"--disable-telemetry", "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override",
-		"--ignore-last-opened", "--user-data-dir", userData, "--extensions-dir", extDir, d.workspace)
-	cs.Env = env
-	csLog, err := os.Create(filepath.Join(dir, "code-server.log"))
+		"--ignore-last-opened", "--user-data-dir", cs.userData, "--extensions-dir", cs.extDir, workspace)
+	cmd.Env = env
+	logFile, err := os.Create(filepath.Join(dir, "code-server.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer csLog.Close()
-	cs.Stdout, cs.Stderr = csLog, csLog
-	cs.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cs.Cancel = func() error { return syscall.Kill(-cs.Process.Pid, syscall.SIGKILL) }
-	if err := cs.Start(); err != nil {
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	if err := cmd.Start(); err != nil {
+		cancel()
 		t.Fatalf("starting code-server: %v", err)
 	}
-	defer func() {
+	t.Cleanup(func() {
 		cancel()
-		_ = cs.Wait()
+		_ = cmd.Wait()
+		logFile.Close()
 		if t.Failed() {
-			b, _ := os.ReadFile(csLog.Name())
-			t.Logf("code-server log:\n%s", b)
+			b, _ := os.ReadFile(logFile.Name())
+			t.Logf("code-server log (%s):\n%s", dir, b)
 		}
-	}()
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	})
+	cs.url = fmt.Sprintf("http://127.0.0.1:%d", port)
 	start := time.Now()
 	for deadline := time.Now().Add(60 * time.Second); ; {
-		resp, err := http.Get(url + "/healthz")
+		resp, err := http.Get(cs.url + "/healthz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -195,24 +233,125 @@ func testInCodeServer(t *testing.T, vsixDir, _ string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Logf("code-server up in %s", time.Since(start).Round(time.Millisecond))
+	return cs
+}
 
-	params := mustJSON(t, map[string]any{
-		"url": url, "workspace": d.workspace, "prompt": prompt, "playwright": playwright, "chromium": chromium,
-		"shots": shots, "sessionTitle": "Add rate limiting to the API", "fileName": fileName,
+// e2eSetup is what both browser runs share.
+type e2eSetup struct {
+	node, entry, playwright, chromium, vsix, script, shots string
+	d                                                      demoSetup
+	env                                                    []string
+}
+
+// testInCodeServer installs the linux-x64 .vsix into code-server and drives
+// VS Code in headless Chromium, with the default settings, on the demo
+// store plus a flood of sessions that say "rate" only inside words: "@",
+// "@rate" (its first rows and what each row highlights), accepting a
+// session and a file, hover, Problems, Prepare Message, Ctrl+click and F12;
+// then issue 14's features (inlay hint, quick fixes to zero problems,
+// line-range completion and hover, document link, workspace symbol),
+// Search Sessions, Show Index Status and a restart whose normal exit is no
+// error; a screenshot each under test-results/vscode/. A second code-server
+// holds dsh.sessionsRoot in its User settings only, as a remote window
+// drops such a value (testMachineSettingKept).
+func testInCodeServer(t *testing.T, vsixDir, _ string) {
+	node, entry, playwright, chromium := codeServerTools(t)
+	root := repoRoot(t)
+	dir := t.TempDir()
+	shots := filepath.Join(root, "test-results", "vscode")
+	if err := os.RemoveAll(shots); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := newDemoSetup(t, dir)
+	writeFlood(t, d.root, d.workspace)
+	// Node 24 first on PATH (code-server's native modules are built for it);
+	// no dsh-refls on PATH, so the extension runs the binary it carries.
+	env := isolatedEnv(dir, "PATH="+filepath.Dir(node)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if p, err := exec.LookPath("dsh-refls"); err == nil {
+		t.Logf("note: %s is on PATH and is what the extension runs", p)
+	}
+	s := e2eSetup{node: node, entry: entry, playwright: playwright, chromium: chromium, d: d, env: env, shots: shots,
+		vsix:   filepath.Join(vsixDir, "dsh-refls-linux-x64-0.1.0.vsix"),
+		script: filepath.Join(root, "editors", "vscode", "e2e", "code-server.mjs")}
+	t.Run("flows", func(t *testing.T) { testFlowsInCodeServer(t, s) })
+	t.Run("machine setting kept", func(t *testing.T) { testMachineSettingKept(t, s) })
+}
+
+// testFlowsInCodeServer drives every flow with the default settings and
+// records those that passed.
+func testFlowsInCodeServer(t *testing.T, s e2eSetup) {
+	rec := recordFeatures(t, "VS Code (code-server)", codeServerVersion(t, s.entry))
+	dir := t.TempDir()
+	d := s.d
+	const fileName = rateFile
+	prompt := filepath.Join(d.workspace, "prompt.md")
+	serverLog := filepath.Join(dir, "server.log")
+	// The files each run of the browser script starts from (it writes them
+	// itself, so that a retry does not find the first run's edits).
+	initial := map[string]string{
+		"prompt.md": "Continue what we did in",
+		// features.md: a misspelled file mention and a misspelled session
+		// mention (quick fixes), a known one (inlay hint) and an empty last
+		// line for the line-range mention.
+		"features.md": "Issue 14 in VS Code.\n" +
+			"Login: @src/logn.ts\n" +
+			"Fix: @[Add rate limitng to the API](dsh-session:ImEi)\n" +
+			"Recall: " + d.mention + " is sized after it.\n",
+		// sessionsRoot is a machine setting: in code-server's window it is
+		// read from the workspace (or Remote) settings; every other setting
+		// keeps its default (body search on). The server's log file tells
+		// the script when the client is up.
+		".vscode/settings.json": mustJSON(t, map[string]any{"dsh.sessionsRoot": d.root, "dsh.logFile": serverLog}),
+	}
+	writeFiles(t, d.workspace, initial)
+	writeFiles(t, d.workspace, map[string]string{
+		"src/lines.txt": "alpha: the first line\nbravo: the second line\ncharlie: the third line\n" +
+			"delta: the fourth line\necho: the fifth line\nfoxtrot: the sixth line\n",
+	})
+	cs := startCodeServer(t, s.node, s.entry, s.vsix, dir, d.workspace, s.env, baseUserSettings)
+	params := map[string]any{
+		"url": cs.url, "workspace": d.workspace, "prompt": prompt, "playwright": s.playwright, "chromium": s.chromium,
+		"shots": s.shots, "sessionTitle": rateSession, "fileName": fileName, "sessionsRoot": d.root,
+		"sessions": demoStoreSessions + floodSessions,
+		// The first "@" lists sessions newest first: the flood's.
+		"warmTitles": []string{demoSessionTitle, rateSession, "Housekeeping 01", "Housekeeping 02"},
+		// What no "@rate" row may show: the flood (by title or text) and
+		// the session whose text holds "rate" only in "half-migrated".
+		"rateNoise":    `Housekeeping|generated code|separate code|Migration plan|half-migrated`,
 		"initialFiles": initial, "features": filepath.Join(d.workspace, "features.md"), "rangeFile": "src/lines.txt",
-		"fixedTitle": "Add rate limiting to the API", "symbolQuery": "config loader", "symbolTitle": "Refactor config loader",
+		"brokenFile": "src/logn.ts", "fixedFile": "src/login.ts",
+		"fixedTitle": rateSession, "symbolQuery": "config loader", "symbolTitle": "Refactor config loader",
 		// The demo's body search phrase (cmd/dsh-refls demo): said in the
 		// session, in no title.
 		"searchPhrase": `"twenty times"`, "searchTitle": d.session.DisplayTitle, "serverLog": serverLog,
-	})
-	script := filepath.Join(root, "editors", "vscode", "e2e", "code-server.mjs")
+	}
 	// The browser drives a whole VS Code workbench on 2 shared cores; a run
-	// whose first menu never appears is retried once against the same
-	// code-server, and the test fails when the second run fails too.
+	// that stops on the way (a menu that never appears) is retried once
+	// against the same code-server, and the test fails when the second run
+	// fails too. A run that ends with failed checks is not retried: they
+	// fail the same way again.
 	const attempts = 2
 	for attempt := 1; ; attempt++ {
-		rep, stderr, runErr := runBrowserScript(t, node, script, env, params, shots)
-		if runErr == nil && rep.OK {
+		rep, stderr, runErr := runBrowserScript(t, s, params)
+		if runErr == nil && rep.OK || rep.Error == "" && len(rep.Failed) > 0 {
+			for _, f := range rep.Flows {
+				flow, ok := e2eFlows[f]
+				if !ok {
+					t.Fatalf("the browser script reports an unknown flow %q", f)
+				}
+				rec.ok(flow)
+			}
+			for _, what := range []string{"atMenuMs", "rateMenuMs"} {
+				if ms, ok := rep.Timings[what]; ok {
+					rec.menuTime(time.Duration(ms) * time.Millisecond)
+				}
+			}
+			for _, f := range rep.Failed {
+				t.Errorf("check failed: %s", f)
+			}
 			return
 		}
 		if attempt == attempts {
@@ -221,7 +360,7 @@ func testInCodeServer(t *testing.T, vsixDir, _ string) {
 		t.Logf("attempt %d failed (%v: %s); trying once more", attempt, runErr, rep.Error)
 		// The script rewrites the files it edits; unsaved edits of the
 		// failed run must not come back as restored dirty editors.
-		if err := os.RemoveAll(filepath.Join(userData, "User", "Backups")); err != nil {
+		if err := os.RemoveAll(filepath.Join(cs.userData, "User", "Backups")); err != nil {
 			t.Fatal(err)
 		}
 		// The next run waits for its own server's "initialized" line.
@@ -231,15 +370,63 @@ func testInCodeServer(t *testing.T, vsixDir, _ string) {
 	}
 }
 
-// runBrowserScript runs the Playwright script once and returns its report,
-// its stderr and its error, logging its checks, timings and screenshots.
-func runBrowserScript(t *testing.T, node, script string, env []string, params, shots string) (e2eReport, string, error) {
+// testMachineSettingKept checks what a remote window does with a machine
+// setting in the User settings. code-server is a remote window (the
+// extension host runs on the server side): a fresh window hands the
+// extension the User value of dsh.sessionsRoot at start, and drops it when
+// VS Code re-reads the User settings against the machine scope, in a
+// change of other settings. The server must keep its sessions, and the
+// user must be told, with where to set it.
+//
+// Whether the value reaches the extension at all is VS Code's race: when
+// it drops the value before the extension starts, the extension never
+// sees it (and cannot say anything of it). That window is not what this
+// test is about; it starts a fresh code-server again, up to three times.
+func testMachineSettingKept(t *testing.T, s e2eSetup) {
+	const tries = 3
+	for try := 1; ; try++ {
+		dir := t.TempDir()
+		// A workspace of its own, with no sessionsRoot in its settings.
+		workspace := filepath.Join(dir, "workspace")
+		serverLog := filepath.Join(dir, "server.log")
+		writeFiles(t, workspace, map[string]string{
+			"prompt.md":             "Continue with " + s.d.mention + "\n",
+			".vscode/settings.json": mustJSON(t, map[string]any{"dsh.logFile": serverLog}),
+		})
+		user := maps.Clone(baseUserSettings)
+		user["dsh.sessionsRoot"] = s.d.root
+		cs := startCodeServer(t, s.node, s.entry, s.vsix, dir, workspace, s.env, user)
+		params := map[string]any{
+			"mode": "machineSetting", "url": cs.url, "workspace": workspace, "prompt": filepath.Join(workspace, "prompt.md"),
+			"playwright": s.playwright, "chromium": s.chromium, "shots": s.shots, "serverLog": serverLog,
+			"sessionsRoot": s.d.root, "sessions": demoStoreSessions + floodSessions,
+		}
+		rep, stderr, runErr := runBrowserScript(t, s, params)
+		if rep.StartedWithUserRoot != nil && !*rep.StartedWithUserRoot && runErr == nil {
+			if try == tries {
+				t.Skipf("in %d fresh code-server windows VS Code dropped the User value of dsh.sessionsRoot before the extension started", tries)
+			}
+			t.Logf("try %d: VS Code dropped the User value before the extension started; starting a fresh code-server", try)
+			continue
+		}
+		if runErr != nil || !rep.OK {
+			t.Fatalf("the machine-setting run failed: %v\n%s\nstderr:\n%s", runErr, rep.Error, stderr)
+		}
+		t.Logf("warning seen: %s", rep.KeptWarning)
+		return
+	}
+}
+
+// runBrowserScript runs the Playwright script once with params and returns
+// its report, its stderr and its error, logging its checks, timings and
+// screenshots.
+func runBrowserScript(t *testing.T, s e2eSetup, params map[string]any) (e2eReport, string, error) {
 	t.Helper()
 	start := time.Now()
 	sctx, scancel := context.WithTimeout(context.Background(), e2eTimeout)
 	defer scancel()
-	cmd := exec.CommandContext(sctx, node, script)
-	cmd.Env = append(env, "DSH_E2E_PARAMS="+params)
+	cmd := exec.CommandContext(sctx, s.node, s.script)
+	cmd.Env = append(s.env[:len(s.env):len(s.env)], "DSH_E2E_PARAMS="+mustJSON(t, params))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, runErr := cmd.Output()
@@ -252,10 +439,19 @@ func runBrowserScript(t *testing.T, node, script string, env []string, params, s
 	for _, c := range rep.Checks {
 		t.Logf("check ok=%v: %s", c.OK, c.What)
 	}
-	t.Logf("keystroke to menu: @ %d ms, @rate %d ms; @rate lists %q", rep.Timings["atMenuMs"], rep.Timings["rateMenuMs"], rep.RateRows)
-	t.Logf("inlay hint line %q; problems after the quick fix %v; after # %q; range hover %q; link opened with %q; symbols by %s; search row %q",
-		rep.InlayHint, rep.ProblemsAfterFix, rep.RangeRows, rep.RangeHover, rep.LinkSelection, rep.SymbolKey, rep.SearchRow)
-	t.Logf("screenshots in %s: %s", shots, strings.Join(rep.Screenshots, ", "))
+	if params["mode"] == nil {
+		ms := func(what string) string {
+			if v, ok := rep.Timings[what]; ok {
+				return fmt.Sprintf("%d ms", v)
+			}
+			return "not measured"
+		}
+		t.Logf("keystroke to menu: @ %s, @rate %s; @rate lists %q, highlighting %q", ms("atMenuMs"), ms("rateMenuMs"), rep.RateRows, rep.RateHighlights)
+		t.Logf("inlay hint line %q; problems after the quick fixes %v; after # %q; range hover %q; link opened with %q; symbols by %s; search row %q",
+			rep.InlayHint, rep.ProblemsAfterFix, rep.RangeRows, rep.RangeHover, rep.LinkSelection, rep.SymbolKey, rep.SearchRow)
+		t.Logf("flows passed: %s", strings.Join(rep.Flows, ", "))
+	}
+	t.Logf("screenshots in %s: %s", s.shots, strings.Join(rep.Screenshots, ", "))
 	t.Logf("steps done at: %s", strings.Join(rep.Marks, ", "))
 	return rep, stderr.String(), runErr
 }
