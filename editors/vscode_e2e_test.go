@@ -301,10 +301,11 @@ func testFlowsInCodeServer(t *testing.T, s e2eSetup) {
 			"Fix: @[Add rate limitng to the API](dsh-session:ImEi)\n" +
 			"Recall: " + d.mention + " is sized after it.\n",
 		// sessionsRoot is a machine setting: in code-server's window it is
-		// read from the workspace (or Remote) settings; every other setting
-		// keeps its default (body search on). The server's log file tells
-		// the script when the client is up.
-		".vscode/settings.json": mustJSON(t, map[string]any{"dsh.sessionsRoot": d.root, "dsh.logFile": serverLog}),
+		// read from the workspace (or Remote) settings; every setting of the
+		// server keeps its default (body search on). The server's log file
+		// tells the script when the client is up and, at level debug, which
+		// documents the server served.
+		".vscode/settings.json": mustJSON(t, map[string]any{"dsh.sessionsRoot": d.root, "dsh.logFile": serverLog, "dsh.logLevel": "debug"}),
 	}
 	writeFiles(t, d.workspace, initial)
 	writeFiles(t, d.workspace, map[string]string{

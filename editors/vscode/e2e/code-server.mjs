@@ -316,9 +316,26 @@ async function indexStatus(ok) {
   }
 }
 
-/** The value of "- **key**: value" in the status text. */
+/** The value of "- **key**: value" in the status text, its Markdown escapes undone. */
 function statusValue(text, key) {
-  return text.match(new RegExp(`\\*\\*${key}\\*\\*: (.*)`))?.[1].trim();
+  return text.match(new RegExp(`\\*\\*${key}\\*\\*: (.*)`))?.[1].trim().replace(/\\([\\`*_{}[\]()#+\-.!|<>~])/g, "$1");
+}
+
+/** How many workspace/textDocumentContent requests the server logged (dsh.logLevel debug). */
+function contentRequests(log) {
+  return log.split("\n").filter((l) => l.includes('"method":"workspace/textDocumentContent"')).length;
+}
+
+/**
+ * Runs step (opening a dsh-refls: document) and checks that the server
+ * was asked for want more documents' content meanwhile: the document
+ * came from the server, not from the extension.
+ */
+async function fromServer(what, want, step) {
+  const before = contentRequests(await savedText(p.serverLog, () => true));
+  await step();
+  const log = await savedText(p.serverLog, (t) => contentRequests(t) >= before + want);
+  check(contentRequests(log) >= before + want, `${what} came from the server (workspace/textDocumentContent)`);
 }
 
 async function main() {
@@ -482,13 +499,15 @@ async function steps(browser) {
   await shot("05-problems.png");
   report.flows.push("diagnostic");
 
-  // Prepare Message: read-only views, not untitled documents.
+  // Prepare Message: read-only views the server serves (the message and
+  // its context), not untitled documents.
   await editor.click();
-  await command("DSH: Prepare Message");
-  const prepared = page.locator(".tabs-container .tab", { hasText: "Prepared message.md" }).first();
-  await prepared.waitFor({ timeout: STEP_MS });
-  await page.locator(".tabs-container .tab", { hasText: "Referenced sessions.md" }).first().waitFor({ timeout: STEP_MS });
-  await page.locator(".editor-instance .view-lines", { hasText: "referenced-sessions" }).first().waitFor({ timeout: STEP_MS });
+  await fromServer("the prepared message and its context", 2, async () => {
+    await command("DSH: Prepare Message");
+    await page.locator(".tabs-container .tab", { hasText: "Prepared message.md" }).first().waitFor({ timeout: STEP_MS });
+    await page.locator(".tabs-container .tab", { hasText: "Referenced sessions.md" }).first().waitFor({ timeout: STEP_MS });
+    await page.locator(".editor-instance .view-lines", { hasText: "referenced-sessions" }).first().waitFor({ timeout: STEP_MS });
+  });
   await shot("06-prepare.png");
   const untitled = await page.locator(".tabs-container .tab", { hasText: "Untitled" }).count();
   check(untitled === 0, "Prepare Message opens no Untitled document");
@@ -504,10 +523,12 @@ async function steps(browser) {
   // prompt alone in a wide editor, so that the title is on one line.
   await closeAll();
   await quickOpen(path.basename(p.prompt));
-  await ctrlClick(page.locator(".editor-instance .view-lines span.detected-link", { hasText: p.sessionTitle }).first());
   const preview = page.locator(".tabs-container .tab", { hasText: `${p.sessionTitle}.md` }).first();
-  await preview.waitFor({ timeout: STEP_MS });
-  await page.locator(".editor-instance .view-lines", { hasText: "messages kept" }).first().waitFor({ timeout: STEP_MS });
+  await fromServer("the recall preview", 1, async () => {
+    await ctrlClick(page.locator(".editor-instance .view-lines span.detected-link", { hasText: p.sessionTitle }).first());
+    await preview.waitFor({ timeout: STEP_MS });
+    await page.locator(".editor-instance .view-lines", { hasText: "messages kept" }).first().waitFor({ timeout: STEP_MS });
+  });
   await shot("07-ctrl-click.png");
   // F12 (go to definition) on the mention opens the same preview.
   await closeAll();
@@ -650,7 +671,10 @@ async function steps(browser) {
   await shot("16-search-preview.png");
 
   // Show Index Status: the sessions root of the settings and every session in it.
-  const status = await indexStatus((t) => statusValue(t, "building") === "false");
+  let status = "";
+  await fromServer("the index status", 1, async () => {
+    status = await indexStatus((t) => statusValue(t, "building") === "false");
+  });
   await shot("17-index-status.png");
   check(statusValue(status, "sessionsRoot") === p.sessionsRoot, `the status names the sessions root ${p.sessionsRoot}: ${status}`);
   check(statusValue(status, "sessionsIndexed") === String(p.sessions), `the status counts ${p.sessions} sessions: ${status}`);
@@ -673,9 +697,10 @@ async function steps(browser) {
   // among the last lines.
   const root = p.sessionsRoot.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   const restarted = (root) => {
-    const text = document.querySelector(".part.panel .monaco-editor .view-lines")?.innerText.replace(/\u00a0/g, " ") ?? "";
+    // The lines as one: a long line wraps in the output editor.
+    const text = document.querySelector(".part.panel .monaco-editor .view-lines")?.innerText.replace(/\u00a0/g, " ").replace(/\n/g, "") ?? "";
     // The new server says what it reads: its sessions, or that it is still indexing them.
-    return text.includes("Server process exited with code 0") && new RegExp(`Sessions root ${root}: (\\d+ sessions|indexing)\\.`).test(text);
+    return text.includes("Server process exited successfully") && new RegExp(`Sessions\\s*root\\s*${root}:\\s*(\\d+\\s*sessions|indexing)\\.`).test(text);
   };
   const outEditor = page.locator(".part.panel .monaco-editor").first();
   for (const deadline = Date.now() + STEP_MS; ; ) {
@@ -690,9 +715,9 @@ async function steps(browser) {
     await page.waitForTimeout(250);
   }
   report.restartOutput = (await out.innerText()).replace(/\u00a0/g, " ");
-  const exitLine = report.restartOutput.split("\n").find((l) => l.includes("Server process exited with code 0")) ?? "";
-  check(/^\[Info/.test(exitLine), `the normal exit is logged as information: ${exitLine}`);
-  check(!/\[Error/.test(report.restartOutput), `no error in the output after the restart: ${report.restartOutput}`);
+  const exitLine = report.restartOutput.split("\n").find((l) => l.includes("Server process exited successfully")) ?? "";
+  check(/\[info\]/.test(exitLine), `the normal exit is logged as information: ${exitLine}`);
+  check(!/\[error\]/i.test(report.restartOutput), `no error in the output after the restart: ${report.restartOutput}`);
   await shot("18-restart-output.png");
 }
 

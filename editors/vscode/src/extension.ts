@@ -1,8 +1,11 @@
 // VS Code client of dsh-refls: starts the server over stdio for Markdown,
 // plain text and dsh-prompt documents, keeps its settings in sync, adds the
 // "DSH: Prepare Message", "DSH: Show Index Status" and "DSH: Search Sessions"
-// commands and serves their results, and the recall preview of a session,
-// as read-only documents of the dsh-refls: scheme. Everything that does not need VS Code
+// commands, and opens their results, and the recall preview of a session,
+// as read-only documents of the dsh-refls: scheme. A server that announces
+// LSP 3.18 workspace/textDocumentContent for that scheme serves them (the
+// language client registers the provider); for any other server the
+// extension serves them itself. Everything that does not need VS Code
 // lives in serverPath.ts, settings.ts, present.ts and views.ts.
 
 import * as fs from "fs";
@@ -14,6 +17,7 @@ import {
   LanguageClientOptions,
   ServerOptions as ProcessOptions,
   State,
+  TextDocumentContentRequest,
   TransportKind,
 } from "vscode-languageclient/node";
 
@@ -21,10 +25,11 @@ import { describeError, presentPrepared, presentStatus, PrepareResult } from "./
 import { searchSessions } from "./searchCommand";
 import { findServer, ServerNotFoundError } from "./serverPath";
 import {
-  isNormalExit,
   KeptViews,
   preparedPaths,
+  preparedViewUris,
   SESSION_SCHEME,
+  serverServesViews,
   STATUS_PATH,
   VIEW_SCHEME,
   viewKind,
@@ -55,7 +60,14 @@ const CHANNEL_NAME = "DSH References";
 const CLIENT_ID = "dsh";
 
 let client: LanguageClient | undefined;
-let output: vscode.OutputChannel | undefined;
+let output: vscode.LogOutputChannel | undefined;
+/**
+ * Whether the running server serves the dsh-refls: documents itself
+ * (workspace/textDocumentContent); when it does not, ownViews is the
+ * extension's provider of that scheme.
+ */
+let serverViews = false;
+let ownViews: vscode.Disposable | undefined;
 
 /** The values settings expand `~` and `${workspaceFolder}` against. */
 function expandContext(): ExpandContext {
@@ -133,21 +145,6 @@ function serverOptions(change?: vscode.ConfigurationChangeEvent) {
   return mapped.options;
 }
 
-/**
- * The language client, with one change: a server that exits with code 0
- * (after shutdown, on every stop and restart) is logged as information,
- * not as an error.
- */
-class DshLanguageClient extends LanguageClient {
-  override error(message: string, data?: unknown, showNotification?: boolean | "force"): void {
-    if (isNormalExit(message)) {
-      this.info(message);
-      return;
-    }
-    super.error(message, data, showNotification);
-  }
-}
-
 /** Says in the output which sessions root the server reads and how many sessions it found. */
 async function logSessionsRoot(c: LanguageClient): Promise<void> {
   try {
@@ -211,8 +208,15 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
       },
     },
   };
-  client = new DshLanguageClient(CLIENT_ID, CHANNEL_NAME, processOptions, clientOptions);
+  client = new LanguageClient(CLIENT_ID, CHANNEL_NAME, processOptions, clientOptions);
   await client.start();
+  // One provider per scheme: the language client's when the server serves
+  // the views, else the extension's.
+  serverViews = serverServesViews(client.initializeResult);
+  if (!serverViews) {
+    ownViews = vscode.workspace.registerTextDocumentContentProvider(VIEW_SCHEME, views);
+  }
+  output?.appendLine(`Views of the ${VIEW_SCHEME}: scheme are served by ${serverViews ? "the server (workspace/textDocumentContent)" : "the extension"}.`);
   void logSessionsRoot(client);
 }
 
@@ -220,6 +224,9 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
 async function stopClient(): Promise<void> {
   const c = client;
   client = undefined;
+  ownViews?.dispose();
+  ownViews = undefined;
+  serverViews = false;
   if (c && c.state !== State.Stopped) {
     await c.stop();
   }
@@ -250,9 +257,11 @@ async function prepareMessage(): Promise<void> {
   // Documents the server tracks are named by URI so that it prepares exactly
   // the text it has seen; any other document is sent as text.
   const synced = (doc.uri.scheme === "file" || doc.uri.scheme === "untitled") && LANGUAGES.includes(doc.languageId);
+  // A server that serves the views keeps their texts and names them.
+  const viewsParam = serverViews ? { views: true } : {};
   const params = synced
-    ? { textDocument: { uri: c.code2ProtocolConverter.asUri(doc.uri) }, mode }
-    : { text: doc.getText(), mode };
+    ? { textDocument: { uri: c.code2ProtocolConverter.asUri(doc.uri) }, mode, ...viewsParam }
+    : { text: doc.getText(), mode, ...viewsParam };
   let result: PrepareResult;
   try {
     result = await c.sendRequest<PrepareResult>("dsh/prepare", params);
@@ -261,6 +270,20 @@ async function prepareMessage(): Promise<void> {
     return;
   }
   const shown = presentPrepared(result);
+  if (serverViews) {
+    const uris = preparedViewUris(result);
+    if (!uris) {
+      void vscode.window.showErrorMessage("DSH: the server answered dsh/prepare without the views it serves.");
+      return;
+    }
+    for (const uri of [uris.message, uris.context]) {
+      if (uri !== undefined) {
+        await showDocument(vscode.Uri.parse(uri), { viewColumn: vscode.ViewColumn.Beside, preview: false });
+      }
+    }
+    void vscode.window.showInformationMessage(`DSH: ${shown.summary}`);
+    return;
+  }
   preparedCount++;
   const paths = preparedPaths(preparedCount);
   const views: Record<string, string> = { [paths.message]: shown.message };
@@ -279,6 +302,18 @@ async function prepareMessage(): Promise<void> {
 async function showIndexStatus(): Promise<void> {
   const c = runningClient();
   if (!c) {
+    return;
+  }
+  if (serverViews) {
+    // The server writes the status as it is asked for it; an open status
+    // document is told to ask again.
+    const uri = viewUri(STATUS_PATH);
+    for (const p of c.getFeature(TextDocumentContentRequest.method)?.getProviders() ?? []) {
+      if (p.scheme === VIEW_SCHEME) {
+        p.onDidChangeEmitter.fire(uri);
+      }
+    }
+    await showDocument(uri, { viewColumn: vscode.ViewColumn.Beside, preview: true });
     return;
   }
   let status: unknown;
@@ -305,13 +340,19 @@ function viewUri(path: string): vscode.Uri {
 
 /** Opens a view (read-only, never asks to be saved) in an editor. */
 async function showView(path: string, options: vscode.TextDocumentShowOptions): Promise<void> {
-  const doc = await vscode.workspace.openTextDocument(viewUri(path));
+  await showDocument(viewUri(path), options);
+}
+
+/** Opens a document of the dsh-refls: scheme, whoever serves it, in an editor. */
+async function showDocument(uri: vscode.Uri, options: vscode.TextDocumentShowOptions): Promise<void> {
+  const doc = await vscode.workspace.openTextDocument(uri);
   await vscode.window.showTextDocument(doc, options);
 }
 
 /**
  * Serves the read-only documents of the dsh-refls: scheme (kept texts and
- * session recall previews) and of dsh-session: (the link a Markdown mention is).
+ * session recall previews) for a server that does not serve them, and of
+ * dsh-session: (the link a Markdown mention is) for every server.
  */
 class ViewProvider implements vscode.TextDocumentContentProvider {
   private readonly emitter = new vscode.EventEmitter<vscode.Uri>();
@@ -347,12 +388,12 @@ const views = new ViewProvider();
 
 /** Activates the extension: starts the server and registers commands and listeners. */
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  output = vscode.window.createOutputChannel(CHANNEL_NAME);
+  output = vscode.window.createOutputChannel(CHANNEL_NAME, { log: true });
   context.subscriptions.push(output);
 
   context.subscriptions.push(
     views,
-    vscode.workspace.registerTextDocumentContentProvider(VIEW_SCHEME, views),
+    { dispose: () => ownViews?.dispose() },
     vscode.workspace.registerTextDocumentContentProvider(SESSION_SCHEME, views),
     vscode.commands.registerCommand("dsh.prepareMessage", prepareMessage),
     vscode.commands.registerCommand("dsh.showIndexStatus", showIndexStatus),

@@ -66,11 +66,37 @@ export class KeptViews {
   }
 }
 
+/** What serverServesViews reads of the initialize result. */
+export interface InitializeResultLike {
+  capabilities?: { workspace?: { textDocumentContent?: { schemes?: unknown } } };
+}
+
 /**
- * Reports whether a language client error line is only the news of a normal
- * exit ("Server process exited with code 0."), which vscode-languageclient
- * logs at error level on every stop or restart.
+ * Reports whether the server serves the documents of the dsh-refls: scheme
+ * itself: its capabilities announce LSP 3.18 workspace/textDocumentContent
+ * for that scheme, and the language client registers the provider.
  */
-export function isNormalExit(message: string): boolean {
-  return /^Server process exited with code 0\.?$/.test(message.trim());
+export function serverServesViews(result: InitializeResultLike | undefined): boolean {
+  const schemes = result?.capabilities?.workspace?.textDocumentContent?.schemes;
+  return Array.isArray(schemes) && schemes.includes(VIEW_SCHEME);
+}
+
+/** The URIs of a prepared message's views, as a server that serves them names them. */
+export interface PreparedViewUris {
+  message: string;
+  context?: string;
+}
+
+/**
+ * The views of a dsh/prepare answer to `views: true`: the message's URI
+ * and, when the message mentions a session, the context's; undefined when
+ * the answer names no message view, or a view of another scheme.
+ */
+export function preparedViewUris(result: unknown): PreparedViewUris | undefined {
+  const v = (result as { views?: { message?: unknown; context?: unknown } } | null)?.views;
+  const ours = (u: unknown): u is string => typeof u === "string" && u.startsWith(`${VIEW_SCHEME}:`);
+  if (!v || !ours(v.message) || (v.context !== undefined && !ours(v.context))) {
+    return undefined;
+  }
+  return v.context === undefined ? { message: v.message } : { message: v.message, context: v.context };
 }

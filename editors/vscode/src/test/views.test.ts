@@ -2,7 +2,7 @@ import { strict as assert } from "node:assert";
 import { describe, it } from "node:test";
 
 import { missingPaths, unappliedMachineSettings } from "../settings";
-import { isNormalExit, KEPT_PREPARED, KeptViews, preparedPaths, STATUS_PATH, viewKind } from "../views";
+import { KEPT_PREPARED, KeptViews, preparedPaths, preparedViewUris, serverServesViews, STATUS_PATH, viewKind } from "../views";
 
 describe("views", () => {
   it("asks the server for session previews and keeps every other view", () => {
@@ -35,11 +35,27 @@ describe("views", () => {
     assert.equal(kept.get(STATUS_PATH), "two");
   });
 
-  it("takes only a zero exit for a normal one", () => {
-    assert.equal(isNormalExit("Server process exited with code 0."), true);
-    assert.equal(isNormalExit("Server process exited with code 1."), false);
-    assert.equal(isNormalExit("Server process exited with signal SIGKILL."), false);
-    assert.equal(isNormalExit("Server process exited with code 0 and then"), false);
+  it("leaves the views to a server that announces their scheme", () => {
+    const announcing = (schemes: unknown) => ({ capabilities: { workspace: { textDocumentContent: { schemes } } } });
+    assert.equal(serverServesViews(announcing(["dsh-refls"])), true);
+    assert.equal(serverServesViews(announcing(["other", "dsh-refls"])), true);
+    assert.equal(serverServesViews(announcing(["other"])), false);
+    assert.equal(serverServesViews(announcing("dsh-refls")), false);
+    assert.equal(serverServesViews({ capabilities: { workspace: {} } }), false);
+    assert.equal(serverServesViews({ capabilities: {} }), false);
+    assert.equal(serverServesViews(undefined), false);
+  });
+
+  it("reads the views a server names in its dsh/prepare answer", () => {
+    const message = "dsh-refls:/prepared/4/Prepared%20message.md";
+    const context = "dsh-refls:/prepared/4/Referenced%20sessions.md";
+    assert.deepEqual(preparedViewUris({ content: "x", views: { message, context } }), { message, context });
+    assert.deepEqual(preparedViewUris({ content: "x", views: { message } }), { message });
+    assert.equal(preparedViewUris({ content: "x" }), undefined);
+    assert.equal(preparedViewUris(null), undefined);
+    assert.equal(preparedViewUris({ views: { context } }), undefined);
+    assert.equal(preparedViewUris({ views: { message: "file:///tmp/m.md" } }), undefined);
+    assert.equal(preparedViewUris({ views: { message, context: "untitled:ctx" } }), undefined);
   });
 });
 
