@@ -159,8 +159,10 @@ func (s *Server) textDocumentContentCall(params json.RawMessage) (call, error) {
 }
 
 // statusMarkdown renders the index status for a person: the plain facts as
-// a list, in the order dsh/status gives them, then each nested fact as a
-// JSON block under a heading of its own.
+// a list, in the order dsh/status gives them (strings as code spans, which
+// read the same whether an editor renders the Markdown or shows its
+// source), then each nested fact as a JSON block under a heading of its
+// own.
 func statusMarkdown(st statusResult) (string, error) {
 	raw, err := json.Marshal(st)
 	if err != nil {
@@ -193,7 +195,7 @@ func statusMarkdown(st statusResult) (string, error) {
 		case '"':
 			var str string
 			_ = json.Unmarshal(v, &str)
-			fmt.Fprintf(&b, "- **%s**: %s\n", key, escapeMarkdown(str))
+			fmt.Fprintf(&b, "- **%s**: %s\n", key, quoteInline(str, true))
 		default:
 			fmt.Fprintf(&b, "- **%s**: %s\n", key, v)
 		}

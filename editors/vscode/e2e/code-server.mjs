@@ -316,9 +316,11 @@ async function indexStatus(ok) {
   }
 }
 
-/** The value of "- **key**: value" in the status text, its Markdown escapes undone. */
+/** The value of "- **key**: value" in the status text: a number or true/false as written, a string out of its code span. */
 function statusValue(text, key) {
-  return text.match(new RegExp(`\\*\\*${key}\\*\\*: (.*)`))?.[1].trim().replace(/\\([\\`*_{}[\]()#+\-.!|<>~])/g, "$1");
+  const value = text.match(new RegExp(`\\*\\*${key}\\*\\*: (.*)`))?.[1].trim();
+  const span = value?.match(/^(`+) ?(.*?) ?\1$/);
+  return span ? span[2] : value;
 }
 
 /** How many workspace/textDocumentContent requests the server logged (dsh.logLevel debug). */
