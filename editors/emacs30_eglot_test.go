@@ -102,18 +102,7 @@ func runEmacs30(t *testing.T, setup emacs30Setup) {
 	// "@rate", M-TAB: the session and the file first. A wrong order is
 	// reported when the test ends, so that the flows after it, which do
 	// not depend on it, are still recorded.
-	e.text("rate")
-	e.wait(t, "the typed @rate", func(s string) bool { return strings.Contains(s, "See @rate\n") })
-	start = time.Now()
-	e.keys("M-Tab")
-	var entries []string
-	list := e.wait(t, "*Completions* for @rate", func(s string) bool {
-		entries = completionEntries(s)
-		return entryIndex(entries, rateSession) >= 0 && entryIndex(entries, rateFile) >= 0
-	})
-	took = time.Since(start)
-	rec.menuTime(took)
-	t.Logf("M-TAB after @rate (%v from the keystroke):\n%s", took.Round(time.Millisecond), list)
+	entries := e.completeRate(t, rec)
 	var narrowErrs []string
 	if entryIndex(entries, rateSession) != 0 || entryIndex(entries, rateFile) != 1 {
 		narrowErrs = append(narrowErrs, fmt.Sprintf("*Completions* for @rate lists %q; want %q then %q first", entries, rateSession, rateFile))
@@ -214,28 +203,7 @@ func (e *emacsScreen) eglotFlows(t *testing.T, rec *featureRun, lib bool, worksp
 
 	// A missing file: Flymake's warning, then the quick fix.
 	e.keys("M->", "Enter")
-	e.text("See @src/logn.ts now.")
-	e.keys("C-a")
-	warned := e.wait(t, "the missing-file diagnostic", func(s string) bool {
-		return strings.Contains(s, "See @src/logn.ts now.") && strings.Contains(s, "Flymake[0 1]")
-	})
-	t.Logf("the missing file's diagnostic:\n%s", warned)
-	if got := e.eval(t, "(mapcar #'flymake-diagnostic-text (flymake-diagnostics (line-beginning-position) (line-end-position)))"); !strings.Contains(got, "src/logn.ts") {
-		t.Fatalf("the line's diagnostics are %s, want the missing src/logn.ts", got)
-	}
-	rec.ok(featDiagnostic)
-	e.keys("C-s")
-	e.text("logn")
-	e.keys("Enter", "M-x")
-	e.text("eglot-code-actions")
-	e.keys("Enter")
-	prompt := e.wait(t, "the code action prompt", func(s string) bool { return strings.Contains(s, "Replace with src/login.ts") })
-	t.Logf("M-x eglot-code-actions:\n%s", prompt)
-	e.keys("Enter")
-	e.wait(t, "the applied fix", func(s string) bool {
-		return strings.Contains(s, "See @src/login.ts now.") && strings.Contains(s, "Flymake[0 0]")
-	})
-	rec.ok(featQuickFix)
+	e.missingFileAndFix(t, rec, "Replace with src/login.ts")
 
 	// M-. on the session mention.
 	e.keys("M-<", "C-s")
@@ -285,6 +253,27 @@ func echoArea(screen string) string {
 		}
 	}
 	return ""
+}
+
+// completeRate types "rate" after the "See @" being typed, presses M-TAB
+// and waits until *Completions* lists the rate-limiting session and the
+// rate plan; it records the time from the keystroke and returns the
+// entries in their order.
+func (e *emacsScreen) completeRate(t *testing.T, rec *featureRun) []string {
+	t.Helper()
+	e.text("rate")
+	e.wait(t, "the typed @rate", func(s string) bool { return strings.Contains(s, "See @rate\n") })
+	start := time.Now()
+	e.keys("M-Tab")
+	var entries []string
+	list := e.wait(t, "*Completions* for @rate", func(s string) bool {
+		entries = completionEntries(s)
+		return entryIndex(entries, rateSession) >= 0 && entryIndex(entries, rateFile) >= 0
+	})
+	took := time.Since(start)
+	rec.menuTime(took)
+	t.Logf("M-TAB after @rate (%v from the keystroke):\n%s", took.Round(time.Millisecond), list)
+	return entries
 }
 
 // choose takes the entry of *Completions* that starts with label, as an

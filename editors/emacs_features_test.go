@@ -77,6 +77,43 @@ func startEmacsScreen(t *testing.T, settings string, extra map[string]string) *e
 
 func (e *emacsScreen) screen() string { return e.tmux.run("capture-pane", "-p", "-t", "dsh") }
 
+// missingFileAndFix types a mention of a file that does not exist on the
+// line the cursor opened, waits for its Flymake diagnostic, then takes the
+// preferred quick fix (RET at eglot-code-actions' prompt, which shows
+// prompt) and checks that the line is fixed and no diagnostic is left.
+func (e *emacsScreen) missingFileAndFix(t *testing.T, rec *featureRun, prompt string) {
+	t.Helper()
+	e.text("See @src/logn.ts now.")
+	e.keys("C-a")
+	// The mode line counts Flymake's diagnostics. (Only the screen is read
+	// while waiting: keystrokes would keep Emacs from the idle time after
+	// which eglot sends the change.)
+	warned := e.wait(t, "the missing-file diagnostic", func(s string) bool {
+		return strings.Contains(s, "See @src/logn.ts now.") && strings.Contains(s, "Flymake[0 1]")
+	})
+	t.Logf("the missing file's diagnostic:\n%s", warned)
+	if got := e.eval(t, "(mapcar #'flymake-diagnostic-text (flymake-diagnostics (line-beginning-position) (line-end-position)))"); !strings.Contains(got, "src/logn.ts") {
+		t.Fatalf("the line's diagnostics are %s, want the missing src/logn.ts", got)
+	}
+	rec.ok(featDiagnostic)
+	e.keys("C-s")
+	e.text("logn")
+	e.keys("Enter", "M-x")
+	e.text("eglot-code-actions")
+	e.keys("Enter")
+	actions := e.wait(t, "the code action prompt", func(s string) bool { return strings.Contains(s, prompt) })
+	t.Logf("M-x eglot-code-actions:\n%s", actions)
+	e.keys("Enter")
+	fixed := e.wait(t, "the applied fix", func(s string) bool {
+		return strings.Contains(s, "See @src/login.ts now.") && strings.Contains(s, "Flymake[0 0]")
+	})
+	t.Logf("after the default (preferred) action:\n%s", fixed)
+	if got := e.eval(t, "(length (flymake-diagnostics))"); got != "0" {
+		t.Errorf("after the fix the buffer has %s diagnostics, want 0", got)
+	}
+	rec.ok(featQuickFix)
+}
+
 // keys sends tmux key names (Enter, C-x …, M-x) and text.
 func (e *emacsScreen) keys(keys ...string) {
 	e.tmux.run(append([]string{"send-keys", "-t", "dsh"}, keys...)...)
@@ -194,36 +231,8 @@ func TestEmacsFeatures(t *testing.T) {
 
 	// A missing file: its diagnostic, then the preferred quick fix.
 	e.keys("C-e", "Enter")
-	e.text("See @src/logn.ts now.")
-	e.keys("C-a")
-	// The mode line counts Flymake's diagnostics. (Only the screen is read
-	// while waiting: keystrokes would keep Emacs from the idle time after
-	// which eglot sends the change.)
-	warned := e.wait(t, "the missing-file diagnostic", func(s string) bool {
-		return strings.Contains(s, "See @src/logn.ts now.") && strings.Contains(s, "Flymake[0 1]")
-	})
-	t.Logf("the missing file's diagnostic:\n%s", warned)
-	if got := e.eval(t, "(mapcar #'flymake-diagnostic-text (flymake-diagnostics (line-beginning-position) (line-end-position)))"); !strings.Contains(got, "src/logn.ts") {
-		t.Errorf("the line's diagnostics are %s, want the missing src/logn.ts", got)
-	}
-	rec.ok(featDiagnostic)
-	e.keys("C-s")
-	e.text("logn")
-	e.keys("Enter", "M-x")
-	e.text("eglot-code-actions")
-	e.keys("Enter")
-	prompt := e.wait(t, "the code action prompt", func(s string) bool {
-		return strings.Contains(s, "Pick an action (default Replace with src/login.ts)")
-	})
-	t.Logf("M-x eglot-code-actions:\n%s", prompt)
-	e.keys("Enter")
-	fixed := e.wait(t, "the applied fix", func(s string) bool { return strings.Contains(s, "See @src/login.ts now.") })
-	t.Logf("after the default (preferred) action:\n%s", fixed)
-	e.wait(t, "no diagnostic after the fix", func(s string) bool { return strings.Contains(s, "Flymake[0 0]") })
-	if got := e.eval(t, "(length (flymake-diagnostics))"); got != "0" {
-		t.Errorf("after the fix the buffer has %s diagnostics, want 0", got)
-	}
-	rec.ok(featQuickFix)
+	// eglot 1.9 names the preferred action as the prompt's default.
+	e.missingFileAndFix(t, rec, "Pick an action (default Replace with src/login.ts)")
 
 	// M-. on a session mention: its recall preview, read-only, no file.
 	e.keys("C-e", "Enter")

@@ -236,18 +236,7 @@ func TestEmacs28PlainEglot(t *testing.T) {
 	t.Logf("M-TAB after @ (%v from the keystroke, tmux capture every %v):\n%s", took.Round(time.Millisecond), menuPoll, at)
 	rec.ok(featMenu)
 
-	e.text("rate")
-	e.wait(t, "the typed @rate", func(s string) bool { return strings.Contains(s, "See @rate\n") })
-	start = time.Now()
-	e.keys("M-Tab")
-	var entries []string
-	list := e.wait(t, "*Completions* for @rate", func(s string) bool {
-		entries = completionEntries(s)
-		return entryIndex(entries, rateSession) >= 0 && entryIndex(entries, rateFile) >= 0
-	})
-	took = time.Since(start)
-	rec.menuTime(took)
-	t.Logf("M-TAB after @rate (%v from the keystroke):\n%s", took.Round(time.Millisecond), list)
+	entries := e.completeRate(t, rec)
 	if entryIndex(entries, rateSession) != 0 || entryIndex(entries, rateFile) != 1 {
 		t.Errorf("*Completions* for @rate lists %q; want %q then %q first", entries, rateSession, rateFile)
 	}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -139,70 +138,6 @@ func (a *sidAccount) waitLog(t *testing.T, logFile string, lines ...string) stri
 }
 
 func (a *sidAccount) screen() string { return a.tmux.run("capture-pane", "-p", "-t", "dsh") }
-
-// homeServers lists the dsh-refls processes whose environment names home:
-// those the editor of a test's own account started, which no other
-// process shares. (A server's command line may name its log file as
-// "~/.cache/dsh-refls.log", the same for every account.)
-func homeServers(home string) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var pids []int
-	env := []byte("HOME=" + home)
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		name, _, _ := bytes.Cut(cmdline, []byte{0})
-		if filepath.Base(string(name)) != "dsh-refls" {
-			continue
-		}
-		environ, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil {
-			continue
-		}
-		for _, kv := range bytes.Split(environ, []byte{0}) {
-			if bytes.Equal(kv, env) {
-				pids = append(pids, pid)
-				break
-			}
-		}
-	}
-	return pids
-}
-
-// awaitHomeServersExit waits until the servers of home have exited after
-// their editor, as awaitServersExit does for a log file: a server still
-// running after exitWait is an error, and is killed.
-func awaitHomeServersExit(t *testing.T, home string) {
-	t.Helper()
-	const exitWait = 20 * time.Second
-	start := time.Now()
-	for {
-		pids := homeServers(home)
-		if len(pids) == 0 {
-			t.Logf("the server exited %v after its editor", time.Since(start).Round(time.Millisecond))
-			return
-		}
-		if time.Since(start) > exitWait {
-			for _, pid := range pids {
-				if p, err := os.FindProcess(pid); err == nil {
-					_ = p.Kill()
-				}
-			}
-			t.Errorf("server process %v still runs %v after its editor ended; killed it", pids, exitWait)
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 // output runs name with args inside the chroot (as root, in the host's
 // environment) and returns what it printed on stdout.

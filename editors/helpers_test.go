@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -160,14 +161,31 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 }
 
 // serverProcesses lists the processes whose command line names logFile:
-// the dsh-refls servers an editor under test started with --log-file. It
-// reads /proc, so it finds nothing where there is none (the editor tests
-// that use it drive tmux, which runs only where /proc does).
+// the dsh-refls servers an editor under test started with --log-file.
 func serverProcesses(logFile string) []int {
+	return processes(func(cmdline []string, _ func() []string) bool { return slices.Contains(cmdline, logFile) })
+}
+
+// homeServers lists the dsh-refls processes whose environment names home:
+// those the editor of a test's own account started, which no other
+// process shares. (A server's command line may name its log file as
+// "~/.cache/dsh-refls.log", the same for every account.)
+func homeServers(home string) []int {
+	return processes(func(cmdline []string, environ func() []string) bool {
+		return len(cmdline) > 0 && filepath.Base(cmdline[0]) == "dsh-refls" && slices.Contains(environ(), "HOME="+home)
+	})
+}
+
+// processes lists the processes for which match holds, given the
+// arguments of their command line and, when asked for, their environment.
+// It reads /proc, so it finds nothing where there is none (the editor
+// tests that use it drive tmux, which runs only where /proc does).
+func processes(match func(cmdline []string, environ func() []string) bool) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
+	split := func(b []byte) []string { return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00") }
 	var pids []int
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -178,11 +196,12 @@ func serverProcesses(logFile string) []int {
 		if err != nil {
 			continue
 		}
-		for _, arg := range bytes.Split(cmdline, []byte{0}) {
-			if string(arg) == logFile {
-				pids = append(pids, pid)
-				break
-			}
+		environ := func() []string {
+			b, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+			return split(b)
+		}
+		if match(split(cmdline), environ) {
+			pids = append(pids, pid)
 		}
 	}
 	return pids
@@ -190,15 +209,28 @@ func serverProcesses(logFile string) []int {
 
 // awaitServersExit waits until no server logging to logFile runs, so a
 // test's temporary directory is removed only after the server's last write
-// into it (a server saves its index caches when its editor goes away). A
-// server still running after exitWait is an error: it must exit once its
-// editor has closed its end of the pipe.
+// into it (a server saves its index caches when its editor goes away).
 func awaitServersExit(t *testing.T, logFile string) {
+	t.Helper()
+	awaitExit(t, func() []int { return serverProcesses(logFile) })
+}
+
+// awaitHomeServersExit waits until the servers of home have exited after
+// their editor, as awaitServersExit does for a log file.
+func awaitHomeServersExit(t *testing.T, home string) {
+	t.Helper()
+	awaitExit(t, func() []int { return homeServers(home) })
+}
+
+// awaitExit waits until find lists no server. A server still running after
+// exitWait is an error, and is killed: it must exit once its editor has
+// closed its end of the pipe.
+func awaitExit(t *testing.T, find func() []int) {
 	t.Helper()
 	const exitWait = 20 * time.Second
 	start := time.Now()
 	for {
-		pids := serverProcesses(logFile)
+		pids := find()
 		if len(pids) == 0 {
 			t.Logf("the server exited %v after its editor", time.Since(start).Round(time.Millisecond))
 			return
