@@ -37,7 +37,7 @@ func (s *Snapshot) Candidates(q CandidateQuery) ([]Candidate, bool, error) {
 	if limit < 0 {
 		return nil, false, Errorf(CodeInvalidReference, "candidate limit must be positive, got %d", q.Limit)
 	}
-	targetCwd, hasTargetCwd := q.TargetCwd, q.TargetCwd != ""
+	targetCwd, hasTargetCwd := s.spellingOf(q.TargetCwd), q.TargetCwd != ""
 	if t, ok := s.Locate(q.TargetID); ok {
 		targetCwd, hasTargetCwd = t.EffectiveCwd()
 	}

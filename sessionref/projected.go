@@ -76,9 +76,9 @@ func (s *Snapshot) CandidateOf(id, targetID, targetCwd string) (Candidate, bool)
 	if !ok || id == targetID {
 		return Candidate{}, false
 	}
-	hasTargetCwd := targetCwd != ""
+	targetCwd, hasTargetCwd := s.spellingOf(targetCwd), targetCwd != ""
 	if t, ok := s.Locate(targetID); ok {
-		targetCwd, hasTargetCwd = t.Cwd, t.HasCwd
+		targetCwd, hasTargetCwd = t.EffectiveCwd()
 	}
 	return candidateOf(&e, hasTargetCwd, targetCwd, new(string), true), true
 }

@@ -33,9 +33,11 @@ type Snapshot struct {
 	// cwdOf numbers each session's cwd (-1: none), parallel to Sessions,
 	// so grouping a query's matches compares integers; cwds maps a cwd to
 	// its number.
-	cwdOf   []int32
-	cwds    map[string]int32
-	queries queryCache
+	cwdOf []int32
+	cwds  map[string]int32
+	// spelling caches spellingOf's last answer (cwdspelling.go).
+	spelling lastSpelling
+	queries  queryCache
 	// scratch lends per-query buffers; shared by the snapshots of one index.
 	scratch *sync.Pool
 	// orders are the walk orders of lazy ranking (topk.go), shared by the
