@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 )
 
 // buildTimeout bounds one `go build` of the server; a cold build on two
@@ -245,5 +247,27 @@ func awaitExit(t *testing.T, find func() []int) {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// movedTitle is a session that dsh 0.2.1 moved into the workspace with
+// working-directory/change: its header names another project.
+const movedTitle = "Move the billing job into this project"
+
+// writeMovedSession writes movedTitle into the store at root: started in
+// another project age ago, then moved into workspace, so that it is the
+// newest session working there when age is below every other's.
+func writeMovedSession(t *testing.T, age time.Duration) func(root, workspace string) {
+	return func(root, workspace string) {
+		s := dshgen.NewV4Session("moved-into-workspace").Cwd("/home/dev/webshop").CreatedAt(time.Now().Add(-age).UnixMilli()).
+			Turn(func(tt *dshgen.Turn) {
+				tt.UserText("The billing job belongs with the API.")
+				tt.Title(movedTitle, "provider")
+				tt.AssistantText("Moving there.")
+			})
+		s.ChangeDirectory(workspace)
+		if _, err := s.Save(root, dshgen.Zstd); err != nil {
+			t.Fatalf("writing the moved session: %v", err)
+		}
 	}
 }

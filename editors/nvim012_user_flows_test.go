@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 )
 
 // TestNeovim012LspEnable is Neovim 0.12 (sid chroot) on a fresh account
@@ -392,28 +390,6 @@ func driveNeovimFlows(t *testing.T, f *freshNvim, rec *featureRun, how nvimCompl
 	}
 }
 
-// movedTitle is a session that dsh 0.2.1 moved into the workspace with
-// working-directory/change: its header names another project.
-const movedTitle = "Move the billing job into this project"
-
-// writeMovedSession writes movedTitle into the store at root: started in
-// another project ten minutes ago, then moved into workspace, so that it
-// is the newest session working there.
-func writeMovedSession(t *testing.T) func(root, workspace string) {
-	return func(root, workspace string) {
-		s := dshgen.NewV4Session("moved-into-workspace").Cwd("/home/dev/webshop").CreatedAt(time.Now().Add(-10 * time.Minute).UnixMilli()).
-			Turn(func(tt *dshgen.Turn) {
-				tt.UserText("The billing job belongs with the API.")
-				tt.Title(movedTitle, "provider")
-				tt.AssistantText("Moving there.")
-			})
-		s.ChangeDirectory(workspace)
-		if _, err := s.Save(root, dshgen.Zstd); err != nil {
-			t.Fatalf("writing the moved session: %v", err)
-		}
-	}
-}
-
 // TestNeovim012RanksAMovedSession: a session whose header names another
 // project but which dsh 0.2.1 moved into this workspace
 // (working-directory/change) is this workspace's: at "@" it is the first
@@ -422,7 +398,7 @@ func writeMovedSession(t *testing.T) func(root, workspace string) {
 // put it after every session of this workspace.
 func TestNeovim012RanksAMovedSession(t *testing.T) {
 	place := sidPlace(t)
-	f := startFreshNvim(t, place, snippetLspEnable, writeMovedSession(t))
+	f := startFreshNvim(t, place, snippetLspEnable, writeMovedSession(t, 10*time.Minute))
 	f.openMenu(t, nvimCompletion{autotrigger: true}, "See @")
 	screen := f.wait(t, "the menu at @ with the moved session", func(s string) bool {
 		rows, _ := menuRows(s, "See @")

@@ -114,36 +114,15 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// floodSessions is how many sessions writeFlood adds to the demo store.
+// floodSessions is how many sessions dshgen.DemoNoise adds to the demo
+// store: newer than every demo session, their text says "rate" only inside
+// a word ("generated code", "separate code", "Moderate") and their titles
+// do not hold it: with body search on, none of them may show up for
+// "@rate".
 const floodSessions = 40
 
 // demoStoreSessions is how many sessions dshgen.DemoStoreFor writes.
 const demoStoreSessions = 9
-
-// writeFlood adds floodSessions sessions of workspace to the store at
-// root, newer than every demo session, whose text says "rate" only inside
-// a word ("generated code", "separate code") and whose titles do not hold
-// it: with body search on, none of them may show up for "@rate".
-func writeFlood(t *testing.T, root, workspace string) {
-	t.Helper()
-	now := time.Now()
-	for i := range floodSessions {
-		word := "generated"
-		if i%2 == 1 {
-			word = "separate"
-		}
-		id := fmt.Sprintf("0f100d00-0000-4000-8000-%012d", i+1)
-		s := dshgen.NewSession(id).Cwd(workspace).CreatedAt(now.Add(-time.Duration(i+1) * time.Minute).UnixMilli()).
-			Turn(func(t *dshgen.Turn) {
-				t.UserText(fmt.Sprintf("Tidy the %s code in module %d.", word, i+1))
-				t.Title(fmt.Sprintf("Housekeeping %02d", i+1), "provider")
-				t.AssistantText(fmt.Sprintf("Done: the %s code in module %d is tidy.", word, i+1))
-			})
-		if _, err := s.Save(root, dshgen.Raw); err != nil {
-			t.Fatalf("writing flood session %d: %v", i+1, err)
-		}
-	}
-}
 
 // codeServerVersion is "code-server X / VS Code Y", from their package.json files.
 func codeServerVersion(t *testing.T, codeServer string) string {
@@ -266,7 +245,11 @@ func testInCodeServer(t *testing.T, vsixDir, _ string) {
 		t.Fatal(err)
 	}
 	d := newDemoSetup(t, dir)
-	writeFlood(t, d.root, d.workspace)
+	if err := dshgen.DemoNoise(d.root, d.workspace, time.Now(), floodSessions); err != nil {
+		t.Fatalf("writing the flood of sessions: %v", err)
+	}
+	// Newer than the flood: the first row at "@" (dsh 0.2.1 moved it here).
+	writeMovedSession(t, 20*time.Second)(d.root, d.workspace)
 	// Node 24 first on PATH (code-server's native modules are built for it);
 	// no dsh-refls on PATH, so the extension runs the binary it carries.
 	env := isolatedEnv(dir, "PATH="+filepath.Dir(node)+string(os.PathListSeparator)+os.Getenv("PATH"))
@@ -316,12 +299,14 @@ func testFlowsInCodeServer(t *testing.T, s e2eSetup) {
 	params := map[string]any{
 		"url": cs.url, "workspace": d.workspace, "prompt": prompt, "playwright": s.playwright, "chromium": s.chromium,
 		"shots": s.shots, "sessionTitle": rateSession, "fileName": fileName, "sessionsRoot": d.root,
-		"sessions": demoStoreSessions + floodSessions,
-		// The first "@" lists sessions newest first: the flood's.
-		"warmTitles": []string{demoSessionTitle, rateSession, "Housekeeping 01", "Housekeeping 02"},
+		"sessions": demoStoreSessions + floodSessions + 1,
+		// The first "@" lists sessions newest first: the moved one's and
+		// the flood's.
+		"warmTitles": []string{demoSessionTitle, rateSession, movedTitle, "Code review 1", "Code review 2"},
+		"movedTitle": movedTitle,
 		// What no "@rate" row may show: the flood (by title or text) and
 		// the session whose text holds "rate" only in "half-migrated".
-		"rateNoise":    `Housekeeping|generated code|separate code|Migration plan|half-migrated`,
+		"rateNoise":    `Code review|generated code|separate code|Moderate|accurate|Migration plan|half-migrated`,
 		"initialFiles": initial, "features": filepath.Join(d.workspace, "features.md"), "rangeFile": "src/lines.txt",
 		"brokenFile": "src/logn.ts", "fixedFile": "src/login.ts",
 		"fixedTitle": rateSession, "symbolQuery": "config loader", "symbolTitle": "Refactor config loader",
@@ -400,7 +385,7 @@ func testMachineSettingKept(t *testing.T, s e2eSetup) {
 		params := map[string]any{
 			"mode": "machineSetting", "url": cs.url, "workspace": workspace, "prompt": filepath.Join(workspace, "prompt.md"),
 			"playwright": s.playwright, "chromium": s.chromium, "shots": s.shots, "serverLog": serverLog,
-			"sessionsRoot": s.d.root, "sessions": demoStoreSessions + floodSessions,
+			"sessionsRoot": s.d.root, "sessions": demoStoreSessions + floodSessions + 1,
 		}
 		rep, stderr, runErr := runBrowserScript(t, s, params)
 		if rep.StartedWithUserRoot != nil && !*rep.StartedWithUserRoot && runErr == nil {

@@ -2,7 +2,7 @@
 // driven through headless Chromium with playwright-core. editors/vscode_e2e_test.go
 // starts code-server with the .vsix installed and passes DSH_E2E_PARAMS:
 //   { url, workspace, prompt, playwright, chromium, shots, serverLog, sessionsRoot, sessions,
-//     sessionTitle, fileName, warmTitles, rateNoise, initialFiles, features, rangeFile,
+//     sessionTitle, fileName, warmTitles, movedTitle, rateNoise, initialFiles, features, rangeFile,
 //     brokenFile, fixedFile, fixedTitle, symbolQuery, symbolTitle, searchPhrase, searchTitle }
 // or, with mode "machineSetting", only url, workspace, prompt, playwright,
 // chromium, shots, serverLog, sessionsRoot and sessions (machineSettingSteps).
@@ -433,6 +433,9 @@ async function steps(browser) {
   await shot("01-at-menu.png");
   const atRows = await suggestions();
   check(atRows.length > 3, `@ lists sessions and files: ${JSON.stringify(atRows)}`);
+  // A session dsh 0.2.1 moved into this workspace (working-directory/change;
+  // its header names another project) is this workspace's newest.
+  check(atRows[0] === p.movedTitle, `the first row at @ is the session moved into the workspace, ${p.movedTitle}: ${JSON.stringify(atRows)}`);
   menuPassed();
 
   // "@rate", with body search on and a flood of sessions whose text says
