@@ -1,7 +1,6 @@
 package sessionref
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -25,87 +24,6 @@ const (
 // errFrameIncomplete reports that the bytes end inside a frame: a torn tail,
 // or an append still being written.
 var errFrameIncomplete = errors.New("incomplete zstd frame")
-
-// nextFrame returns the length of the zstd frame at the start of b and
-// whether it is a skippable frame. It reads only the frame and block headers;
-// it does not decompress. errFrameIncomplete means b ends inside the frame.
-func nextFrame(b []byte) (n int, skippable bool, err error) {
-	if len(b) < 4 {
-		return 0, false, errFrameIncomplete
-	}
-	magic := binary.LittleEndian.Uint32(b)
-	if magic&zstdSkippableMask == zstdSkippableMagic {
-		if len(b) < 8 {
-			return 0, true, errFrameIncomplete
-		}
-		size := int(binary.LittleEndian.Uint32(b[4:]))
-		if len(b) < 8+size {
-			return 0, true, errFrameIncomplete
-		}
-		return 8 + size, true, nil
-	}
-	if magic != zstdMagic {
-		return 0, false, errors.New("bad zstd magic number")
-	}
-	if len(b) < 5 {
-		return 0, false, errFrameIncomplete
-	}
-	fhd := b[4]
-	if fhd&0x08 != 0 {
-		return 0, false, errors.New("zstd frame header has the reserved bit set")
-	}
-	fcsFlag := fhd >> 6
-	singleSegment := fhd&0x20 != 0
-	hasChecksum := fhd&0x04 != 0
-	dictFlag := fhd & 0x03
-	pos := 5
-	if !singleSegment {
-		pos++ // window descriptor
-	}
-	pos += [4]int{0, 1, 2, 4}[dictFlag]
-	switch fcsFlag {
-	case 0:
-		if singleSegment {
-			pos++
-		}
-	case 1:
-		pos += 2
-	case 2:
-		pos += 4
-	case 3:
-		pos += 8
-	}
-	for {
-		if len(b) < pos+zstdBlockHeaderLen {
-			return 0, false, errFrameIncomplete
-		}
-		h := uint32(b[pos]) | uint32(b[pos+1])<<8 | uint32(b[pos+2])<<16
-		pos += zstdBlockHeaderLen
-		last := h&1 != 0
-		size := int(h >> 3)
-		switch (h >> 1) & 3 {
-		case zstdBlockTypeRaw, zstdBlockTypeComp:
-			pos += size
-		case zstdBlockTypeRLE:
-			pos++
-		default:
-			return 0, false, errors.New("zstd block of reserved type")
-		}
-		if len(b) < pos {
-			return 0, false, errFrameIncomplete
-		}
-		if last {
-			break
-		}
-	}
-	if hasChecksum {
-		pos += zstdChecksumLen
-		if len(b) < pos {
-			return 0, false, errFrameIncomplete
-		}
-	}
-	return pos, false, nil
-}
 
 // frameDecoder decompresses single zstd frames, verifying their content
 // checksums. It is safe for concurrent use.
