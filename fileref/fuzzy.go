@@ -252,23 +252,6 @@ func maskBit(c rune) uint64 {
 	return 1 << maskNonASCII
 }
 
-// lowerASCII lower-cases an ASCII string, returning s itself when it has
-// no upper-case letter so that most paths share their bytes.
-func lowerASCII(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= 'A' && c <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				if c := b[j]; c >= 'A' && c <= 'Z' {
-					b[j] = c + ('a' - 'A')
-				}
-			}
-			return string(b)
-		}
-	}
-	return s
-}
-
 // forwardASCII continues a greedy subsequence match of query (lower-case
 // ASCII) in low from byte pos and returns the position after the last
 // matched byte. Greedy forward matching is incremental: the end for a
@@ -348,12 +331,6 @@ func scoreWindowASCII(path, low string, start, end int, query string) int {
 
 // noBaseMatch marks a path whose base name does not contain the query.
 const noBaseMatch = math.MaxUint16
-
-// scoreASCII scores an ASCII path given the forward match ends of the query
-// in the whole path (end) and in its base name (bend, or noBaseMatch).
-func scoreASCII(path, low string, base, end, bend int, query string) int {
-	return scoreASCIICeil(path, low, base, end, bend, query, math.MaxInt)
-}
 
 // scoreASCIICeil is scoreASCII for a path whose whole-path window (with
 // its word-end bonus) scores at most fullCeil: when the base name's score

@@ -207,7 +207,6 @@ type showMessageParams struct {
 const (
 	messageTypeError   = 1
 	messageTypeWarning = 2
-	messageTypeInfo    = 3
 )
 
 type markupContent struct {

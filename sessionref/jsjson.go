@@ -163,16 +163,6 @@ func MarshalJSIndent(v any) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// TagSafeSize returns len(MarshalTagSafe(v)) without building the tag-safe
-// bytes: only encoding/json's own output is held while counting.
-func TagSafeSize(v any) (int, error) {
-	raw, err := marshalGo(v)
-	if err != nil {
-		return 0, err
-	}
-	return tagSafeLen(raw), nil
-}
-
 // marshalGo runs encoding/json. Its HTML escapes (\u003c, \u003e,
 // \u0026) are undone or kept by the rewrite like any other escape;
 // json.Marshal is used rather than an Encoder with HTML escaping off because

@@ -200,28 +200,3 @@ func shorten(s string, n int) string {
 	}
 	return s
 }
-
-// BoundedSnapshot is one source as preparation bounds it: the data object
-// that goes into the prompt and its stats.
-type BoundedSnapshot struct {
-	Data  json.RawMessage `json:"data"`
-	Stats Stats           `json:"stats"`
-}
-
-// SnapshotOf reads one session and bounds it to budget bytes, exactly as
-// preparation does for that reference without Limits.RedactSecrets (it
-// never redacts). Its data is the JS serialisation.
-func SnapshotOf(ctx context.Context, loc Locator, ref Reference, budget int) (*BoundedSnapshot, error) {
-	if ref.Label == "" && !ref.EmptyLabel {
-		ref.Label = ref.SessionID
-	}
-	data, _, msgs, err := readSource(ctx, loc, ref, &frameDecoder{concurrency: 1})
-	if err != nil {
-		return nil, err
-	}
-	bounded, err := retain(data, msgs, budget)
-	if err != nil {
-		return nil, err
-	}
-	return &BoundedSnapshot{Data: appendSnapshot(nil, bounded.data, false), Stats: bounded.stats}, nil
-}
