@@ -3,7 +3,7 @@
 package sessionref
 
 // newCollationRuns places the characters golang.org/x/text's collation
-// does not know in ICU 78.3 root order (fold.go, idOrder).
+// does not know in ICU 78.3 root order (idorder.go).
 var newCollationRuns = []collationRun{
 	{0x37f, 1, 1011, 1, 0},
 	{0x528, 1, 7544, 2, 1},

@@ -460,7 +460,7 @@ func (ix *Index) listedLocked(snap *Snapshot, order []*tracked) []*tracked {
 			snap.Skipped = append(snap.Skipped, Skipped{Path: t.dir.path(), Reason: t.skipReason()})
 		}
 	}
-	var ids idOrder // ties on createdAt: dsh's localeCompare of ids (fold.go)
+	var ids idOrder // ties on createdAt: dsh's localeCompare of ids (idorder.go)
 	less := func(i, j int) bool { return listedBefore(listed[i], listed[j], &ids) }
 	if !sort.SliceIsSorted(listed, less) {
 		sort.Slice(listed, less)

@@ -22,7 +22,7 @@ import (
 // every hit lies inside one block) and each block is compressed with S2
 // and appended to the data file. A search reads back only the blocks of
 // the sessions the postings leave, in order, until every term is found
-// (cache.go keeps the most recently read ones decoded).
+// (blockcache.go keeps the most recently read ones decoded).
 //
 // Measured on dshgen text (40 sessions, 4.6 MB, 2 busy cores): S2 "better"
 // keeps 37.8% of the bytes at 16 KB blocks and decodes one in 42 µs; zstd

@@ -4,7 +4,7 @@
 // case-insensitive substring queries over it.
 //
 // The text lies on disk in compressed blocks (blocks.go), never in memory
-// as a whole. A dictionary of the tokens of the case-folded text (fold.go,
+// as a whole. A dictionary of the tokens of the case-folded text (folder.go,
 // tokens.go) with the sessions holding each (postings.go) decides which
 // sessions hold a word without reading text; trigrams of tokens too long
 // for the dictionary, and phrases with spaces, leave candidates whose
