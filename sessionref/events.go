@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
 )
 
 // Event types that matter to reading (§1.4, §1.5).
@@ -196,7 +198,7 @@ type messageData struct {
 // how says how the text is decoded (joinTextBlocks); with textInPlace the
 // caller gives the buffer of e.Data away, and the text is decoded over it;
 // with textInArena it is decoded into a.
-func projectEvent(e *envelope, seq int64, v4 bool, how textDecoding, a *textArena) (surfaceItem, error) {
+func projectEvent(e *envelope, seq int64, v4 bool, how textDecoding, a *jsjson.Arena) (surfaceItem, error) {
 	item := surfaceItem{seq: seq}
 	switch e.Type {
 	case typeToolResult, typeSystemMessage, typeDeveloperMessage:

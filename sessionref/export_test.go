@@ -3,6 +3,8 @@ package sessionref
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
 )
 
 // WalksLazily reports whether a candidate query is first walked lazily
@@ -38,12 +40,8 @@ func SnapshotOf(ctx context.Context, loc Locator, ref Reference, budget int) (*B
 	return &BoundedSnapshot{Data: appendSnapshot(nil, bounded.data, false), Stats: bounded.stats}, nil
 }
 
-// TagSafeSize, for the tests, returns len(MarshalTagSafe(v)) without building the tag-safe
-// bytes: only encoding/json's own output is held while counting.
+// TagSafeSize, for the tests, is the size of v's tag-safe serialisation.
 func TagSafeSize(v any) (int, error) {
-	raw, err := marshalGo(v)
-	if err != nil {
-		return 0, err
-	}
-	return tagSafeLen(raw), nil
+	b, err := jsjson.MarshalTagSafe(v)
+	return len(b), err
 }

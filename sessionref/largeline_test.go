@@ -12,6 +12,8 @@ import (
 	"testing"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
 )
 
 // envelopeCases are event lines whose decoding must equal the reference
@@ -106,7 +108,7 @@ func TestDecodeMessageDataMatchesEncodingJSON(t *testing.T) {
 }
 
 // TestDecodeJSTextInPlace decodes each token of TestDecodeJSText's kind
-// over its own bytes: the text equals decodeJSText's, and when the token is
+// over its own bytes: the text equals jsjson.DecodeText's, and when the token is
 // valid UTF-8 the text lies in the token's buffer (no copy was made).
 func TestDecodeJSTextInPlace(t *testing.T) {
 	for _, raw := range []string{
@@ -116,23 +118,23 @@ func TestDecodeJSTextInPlace(t *testing.T) {
 		"\"x\xff\xfey invalid bytes decode to U+FFFD, which is longer than them\"",
 		"\"\xed\xa0\x80 surrogate bytes\"", `""`,
 	} {
-		want, ok := decodeJSText([]byte(raw))
+		want, ok := jsjson.DecodeText([]byte(raw))
 		if !ok {
-			t.Fatalf("decodeJSText(%q) refused", raw)
+			t.Fatalf("jsjson.DecodeText(%q) refused", raw)
 		}
 		buf := []byte(raw)
-		got, ok := decodeJSTextInPlace(buf)
+		got, ok := jsjson.DecodeTextInPlace(buf)
 		if !ok || got != want {
-			t.Errorf("decodeJSTextInPlace(%q) = %q, %v; want %q", raw, got, ok, want)
+			t.Errorf("jsjson.DecodeTextInPlace(%q) = %q, %v; want %q", raw, got, ok, want)
 		}
 		inBuf := len(got) > 0 && uintptr(unsafe.Pointer(unsafe.StringData(got))) == uintptr(unsafe.Pointer(&buf[1]))
 		if utf8.ValidString(raw) && len(want) > 0 && !inBuf {
-			t.Errorf("decodeJSTextInPlace(%q) copied the text of a valid UTF-8 token", raw)
+			t.Errorf("jsjson.DecodeTextInPlace(%q) copied the text of a valid UTF-8 token", raw)
 		}
 	}
 	for _, raw := range []string{``, `"`, `5`, `"\x"`, `"\u12"`, `"a\"`} {
-		if _, ok := decodeJSTextInPlace([]byte(raw)); ok {
-			t.Errorf("decodeJSTextInPlace(%q) accepted", raw)
+		if _, ok := jsjson.DecodeTextInPlace([]byte(raw)); ok {
+			t.Errorf("jsjson.DecodeTextInPlace(%q) accepted", raw)
 		}
 	}
 }

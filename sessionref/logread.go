@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
 )
 
 // sessionLog is what preparation needs from one log.
@@ -75,7 +77,7 @@ type logScan struct {
 	reference bool
 	// arena, when set, receives the texts of lines that are not owned
 	// (textInArena): they are valid until its next reset.
-	arena *textArena
+	arena *jsjson.Arena
 }
 
 // readSessionLog reads a whole log for preparation: the readable prefix of

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
 )
 
 // TextResult is the dsh/prepare result {content, references, additionalContext?}.
@@ -44,7 +46,7 @@ func PrepareText(ctx context.Context, loc Locator, targetID, text string, mode M
 	if prep.Context == nil {
 		content = text // no references: the content comes back unchanged
 	}
-	raw, err := MarshalJS(content)
+	raw, err := jsjson.Marshal(content)
 	if err != nil {
 		return nil, fmt.Errorf("serialising content: %w", err)
 	}
@@ -81,10 +83,10 @@ func PrepareContent(ctx context.Context, loc Locator, targetID string, blocks []
 			}
 			refs = append(refs, parsed...)
 			if mode != ModePreserve && rewritten != text {
-				if fields["text"], err = MarshalJS(rewritten); err != nil {
+				if fields["text"], err = jsjson.Marshal(rewritten); err != nil {
 					return nil, fmt.Errorf("serialising block %d: %w", i, err)
 				}
-				if out[i], err = MarshalJS(fields); err != nil {
+				if out[i], err = jsjson.Marshal(fields); err != nil {
 					return nil, fmt.Errorf("serialising block %d: %w", i, err)
 				}
 			}
@@ -181,7 +183,7 @@ func PreviewSession(ctx context.Context, loc Locator, id string, lim Limits) (*P
 		p.RetainedTextBytes += int64(len(t.Text))
 	}
 	for _, t := range conv[max(0, len(conv)-previewTurns):] {
-		p.Excerpt = append(p.Excerpt, Turn{Role: t.Role, Text: shorten(wellFormed(t.Text), previewTurnRunes)})
+		p.Excerpt = append(p.Excerpt, Turn{Role: t.Role, Text: shorten(jsjson.WellFormed(t.Text), previewTurnRunes)})
 	}
 	return p, nil
 }

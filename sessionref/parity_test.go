@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
 )
 
 // The expected texts in this file are dsh's, not this package's output:
@@ -114,12 +116,12 @@ func TestPromptAndSpillBytesAreDsh(t *testing.T) {
 func TestTextFragmentsCountCodePoints(t *testing.T) {
 	// /[\s\S]{1,64}/gu: a lone surrogate is one code point, a pair another.
 	s := strings.Repeat("a", 63) + "\xed\xa0\x80" + "😀" + "b"
-	got := textFragments(s, 64)
+	got := jsjson.Fragments(s, 64)
 	want := []string{strings.Repeat("a", 63) + "\xed\xa0\x80", "😀b"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("fragments %q, want %q", got, want)
 	}
-	if textFragments("", 64) != nil {
+	if jsjson.Fragments("", 64) != nil {
 		t.Error("the empty text has fragments")
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
 )
 
 // ProjectedMessage is one message a reference to its session would recall
@@ -119,7 +121,7 @@ func ReadProjectionFrom(ctx context.Context, entry Entry, prev *ProjectionCursor
 // per message. One goroutine uses a reader at a time; the zero value is
 // ready.
 type ProjectionReader struct {
-	arena textArena
+	arena jsjson.Arena
 	p     Projection
 	items []surfaceItem
 }
@@ -131,7 +133,7 @@ type ProjectionReader struct {
 // would hold texts in r's buffers; prev, as for ReadProjectionFrom, is
 // spent by the read. The texts are exactly ReadProjectionFrom's.
 func (r *ProjectionReader) ReadFrom(ctx context.Context, entry Entry, prev *ProjectionCursor) (p *Projection, resumed bool, err error) {
-	r.arena.reset()
+	r.arena.Reset()
 	clear(r.p.Messages)
 	r.p = Projection{Messages: r.p.Messages[:0]}
 	p, _, resumed, err = readProjectionFrom(ctx, entry, prev, r, &r.p)
@@ -170,7 +172,7 @@ func readProjectionFrom(ctx context.Context, entry Entry, prev *ProjectionCursor
 		}
 		// The read may have stopped half way: start again from scratch.
 		if r != nil {
-			r.arena.reset()
+			r.arena.Reset()
 			into.Messages = into.Messages[:0]
 		}
 	}

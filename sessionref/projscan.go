@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"math/bits"
 	"unicode/utf8"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
 )
 
 // The projection read checks every event line for valid JSON before its
@@ -213,7 +215,7 @@ func validString(b []byte, i int) int {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				j += 2
 			case 'u':
-				if _, ok := parseHex4(b[j+2:]); !ok {
+				if _, ok := jsjson.ParseHex4(b[j+2:]); !ok {
 					return -1
 				}
 				j += 6

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
 )
 
 // The projection read has faster paths than encoding/json for the lines
@@ -28,9 +30,9 @@ func ReadLogFastAndReference(path string, zstd bool) (fast, arena, reference str
 	}
 	ctx := context.Background()
 	fast = describeLog(readSessionLog(ctx, path, enc, &frameDecoder{concurrency: 1}))
-	var a textArena
+	var a jsjson.Arena
 	for range 2 {
-		a.reset()
+		a.Reset()
 		sc := &logScan{ctx: ctx, path: path, enc: enc, log: &sessionLog{lastSeq: -1}, arena: &a}
 		arena = describeLog(sc.readAll(&frameDecoder{concurrency: 1}))
 	}

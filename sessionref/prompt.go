@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
 )
 
 // The prompt text of §2.3.8 and the spill text of §2.3.9, byte for byte as
@@ -89,7 +91,7 @@ func renderPrompt(targetID string, sources []source, spillDir string) (string, [
 			OmittedMessages: s.bounded.stats.OmittedMessages, OmittedBytes: s.bounded.stats.OmittedBytes, FullSnapshot: fs})
 	}
 	if len(notices) > 0 {
-		list, err := MarshalTagSafe(notices)
+		list, err := jsjson.MarshalTagSafe(notices)
 		if err != nil {
 			return "", spilled, fmt.Errorf("serialising omission notices: %w", err)
 		}
@@ -135,9 +137,9 @@ func renderSpill(w io.Writer, s source) (int64, error) {
 	var frag []byte
 	for n, turn := range s.full.Conversation {
 		fmt.Fprintf(b, "\n\n### Message %d: %s\n", n+1, turn.Role)
-		eachFragment(turn.Text, spillFragmentRunes, func(f string) {
+		jsjson.EachFragment(turn.Text, spillFragmentRunes, func(f string) {
 			b.WriteByte('\n')
-			frag = appendJSText(frag[:0], f, false)
+			frag = jsjson.AppendText(frag[:0], f, false)
 			b.Write(frag)
 		})
 	}

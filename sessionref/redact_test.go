@@ -12,6 +12,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/internal/cputime"
 	"github.com/dsh-refls/dsh-refls/internal/longtest"
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
 )
 
 // The credentials of these tests are assembled at run time (prefix +
@@ -150,7 +151,7 @@ func TestRedactReplacementIsTagSafe(t *testing.T) {
 		if strings.ContainsAny(r, "<>&\"\\\n") {
 			t.Errorf("replacement %q holds a byte that needs escaping", r)
 		}
-		raw, err := MarshalTagSafe(r)
+		raw, err := jsjson.MarshalTagSafe(r)
 		if err != nil || string(raw) != `"`+r+`"` {
 			t.Errorf("tag-safe JSON of %q is %s (%v): it should need no escape", r, raw, err)
 		}
@@ -322,7 +323,7 @@ func TestPrepareRedactsBeforeRetention(t *testing.T) {
 		}
 		prompt := res.AdditionalContext.Content[0].Text
 		facts := res.AdditionalContext.Source.References[0]
-		raw, err := MarshalJS(res.AdditionalContext.Source)
+		raw, err := jsjson.Marshal(res.AdditionalContext.Source)
 		if err != nil {
 			t.Fatal(err)
 		}

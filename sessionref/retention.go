@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
 )
 
 // Budget constants of §2.3.5.
@@ -197,7 +199,7 @@ func cutText(original string, target int) (string, int) {
 		head := trimPartialTail(original[:(r+1)/2])
 		tail := trimLeadingContinuation(original[len(original)-r/2:])
 		n := len(original) - len(head) - len(tail)
-		candidate := wellFormed(head) + wellFormed(tail) + omissionMarker(n)
+		candidate := jsjson.WellFormed(head) + jsjson.WellFormed(tail) + omissionMarker(n)
 		if len(candidate) <= target {
 			text, omitted = candidate, n
 			lo = r + 1

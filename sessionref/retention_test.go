@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
 )
 
 // latestText is the newest message of the retention scenario of §2.3.6.
@@ -210,7 +212,7 @@ func specRetain(t *testing.T, head snapshotData, msgs []projectedMessage, budget
 		for _, it := range items {
 			d.Conversation = append(d.Conversation, Turn{Role: it.role, Text: it.text})
 		}
-		b, err := MarshalTagSafe(d)
+		b, err := jsjson.MarshalTagSafe(d)
 		if err != nil {
 			t.Fatal(err)
 		}

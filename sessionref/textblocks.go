@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
 )
 
 // joinTextBlocks is the text of message content as dsh's projection reads
@@ -11,7 +13,7 @@ import (
 // the text of every block whose type is "text" and whose text is a string,
 // joined with "\n". A block whose text is not a string, or an entry that is
 // not an object, is skipped, not an error. Texts are decoded from the raw
-// JSON as dsh decodes them (decodeJSText): one U+FFFD per maximal invalid
+// JSON as dsh decodes them (jsjson.DecodeText): one U+FFFD per maximal invalid
 // UTF-8 subsequence, lone surrogates kept, in WTF-8.
 //
 // Content given as a plain string, which dsh's validator refuses, is read
@@ -20,22 +22,22 @@ import (
 //
 // raw must be valid JSON (a value of a parsed line). With textInPlace the
 // caller gives raw's buffer away: a single text is decoded over its own
-// bytes (decodeJSTextInPlace), so the text of a long message is its only
+// bytes (jsjson.DecodeTextInPlace), so the text of a long message is its only
 // copy; the one text block of a message is returned as decoded, never
 // copied again. With textInArena the texts are decoded into a (a single
 // copy, in bytes the arena reuses after its next reset).
-func joinTextBlocks(raw json.RawMessage, how textDecoding, a *textArena) (string, error) {
+func joinTextBlocks(raw json.RawMessage, how textDecoding, a *jsjson.Arena) (string, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
 	}
 	decode := how.decoder()
-	decodeCopy := decodeJSText
+	decodeCopy := jsjson.DecodeText
 	if how == textReference {
 		decodeCopy = decode
 	}
 	if raw[0] == '"' {
 		if how == textInArena {
-			decode = a.text
+			decode = a.Text
 		}
 		s, ok := decode(raw)
 		if !ok {
@@ -91,7 +93,7 @@ func joinTextBlocks(raw json.RawMessage, how textDecoding, a *textArena) (string
 		texts = append(texts, text)
 	})
 	if how == textInArena {
-		return a.join(texts), nil
+		return a.Join(texts), nil
 	}
 	switch len(texts) {
 	case 0:

@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/jstest"
 )
 
 // uriGoldens were computed with node 20:
@@ -206,7 +209,7 @@ func TestURIsAgainstLiveNode(t *testing.T) {
 	for len(ids) < cap(ids) {
 		// Node reads the ids from JSON, so they are sent without invalid
 		// UTF-8; invalid bytes are covered by the U+FFFD tests.
-		ids = append(ids, string([]rune(randomID(rng, 24))))
+		ids = append(ids, string([]rune(jstest.RandomString(rng, 24))))
 	}
 	var got struct {
 		Out []struct {
@@ -233,12 +236,12 @@ func TestURIsAgainstLiveNode(t *testing.T) {
 			t.Errorf("DecodeURI(node's %q) = %q, %v; want %q", got.Out[i].URI, back, err, id)
 		}
 	}
-	compact, err := MarshalJS(ids)
+	compact, err := jsjson.Marshal(ids)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(compact) != got.Compact {
-		t.Errorf("MarshalJS differs from JSON.stringify:\n go   %q\n node %q", compact, got.Compact)
+		t.Errorf("jsjson.Marshal differs from JSON.stringify:\n go   %q\n node %q", compact, got.Compact)
 	}
 	indent, err := MarshalJSIndent(struct {
 		IDs []string `json:"ids"`

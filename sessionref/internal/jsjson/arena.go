@@ -1,11 +1,11 @@
-package sessionref
+package jsjson
 
 import (
 	"unicode/utf8"
 	"unsafe"
 )
 
-// textArena holds the message texts of one projection read, decoded into
+// Arena holds the message texts of one projection read, decoded into
 // chunks that the next read writes over, instead of one new string per
 // message: the recall index's first build reads every log of the store
 // and drops each text once folded and stored, so per-message strings were
@@ -15,7 +15,7 @@ import (
 // is until reset, which scrubs the bytes of the read before they are
 // reused, so that a consumer that kept a text past its read sees zeros
 // instead of another session's words (and its tests fail).
-type textArena struct {
+type Arena struct {
 	// cur is the chunk being filled; full are the chunks this read filled
 	// before it; spare are chunks of earlier reads, scrubbed.
 	cur   []byte
@@ -32,9 +32,9 @@ const (
 	arenaKeep = 16
 )
 
-// reset makes the arena empty for the next read: every text it handed
+// Reset makes the arena empty for the next read: every text it handed
 // out is scrubbed, then its bytes are reused.
-func (a *textArena) reset() {
+func (a *Arena) Reset() {
 	if cap(a.cur) > 0 {
 		a.full = append(a.full, a.cur)
 	}
@@ -49,9 +49,9 @@ func (a *textArena) reset() {
 	a.full = a.full[:0]
 }
 
-// room returns an empty slice whose capacity holds at least n bytes, in
+// Room returns an empty slice whose capacity holds at least n bytes, in
 // the arena: append a text to it, then take it.
-func (a *textArena) room(n int) []byte {
+func (a *Arena) Room(n int) []byte {
 	if cap(a.cur)-len(a.cur) < n {
 		if cap(a.cur) > 0 {
 			a.full = append(a.full, a.cur)
@@ -69,11 +69,11 @@ func (a *textArena) room(n int) []byte {
 	return a.cur[len(a.cur):len(a.cur)]
 }
 
-// take returns text, appended to a slice from room, as a string and
+// Take returns text, appended to a slice from room, as a string and
 // marks its bytes used. A text that outgrew its room (it cannot: room is
 // asked for the most a token decodes to) lies in a buffer of its own and
 // is returned as it is.
-func (a *textArena) take(text []byte) string {
+func (a *Arena) Take(text []byte) string {
 	if len(text) == 0 {
 		return ""
 	}
@@ -96,38 +96,38 @@ func decodedBound(body []byte) int {
 }
 
 // appendDecoded appends the text of a string token's body (stringBody),
-// as decodeJSText decodes it, to dst.
+// as DecodeText decodes it, to dst.
 func appendDecoded(dst, body []byte) ([]byte, bool) {
 	if utf8.Valid(body) {
 		return appendUnescaped(dst, body, false)
 	}
-	return appendJSTextRunes(dst, body)
+	return appendTextRunes(dst, body)
 }
 
-// text is decodeJSText into the arena.
-func (a *textArena) text(tok []byte) (string, bool) {
+// Text is DecodeText into the arena.
+func (a *Arena) Text(tok []byte) (string, bool) {
 	body, ok := stringBody(tok)
 	if !ok {
 		return "", false
 	}
-	out, ok := appendDecoded(a.room(decodedBound(body)), body)
+	out, ok := appendDecoded(a.Room(decodedBound(body)), body)
 	if !ok {
 		return "", false
 	}
-	return a.take(out), true
+	return a.Take(out), true
 }
 
-// join is the text of the text tokens toks as joinTextBlocks joins them
+// Join is the text of the text tokens toks as joinTextBlocks joins them
 // (decoded, "\n" between them, a token that does not decode skipped),
 // into the arena.
-func (a *textArena) join(toks [][]byte) string {
+func (a *Arena) Join(toks [][]byte) string {
 	n := 0
 	for _, t := range toks {
 		if body, ok := stringBody(t); ok {
 			n += decodedBound(body) + 1
 		}
 	}
-	out := a.room(n)
+	out := a.Room(n)
 	first := true
 	for _, t := range toks {
 		body, ok := stringBody(t)
@@ -144,5 +144,5 @@ func (a *textArena) join(toks [][]byte) string {
 		}
 		first = false
 	}
-	return a.take(out)
+	return a.Take(out)
 }

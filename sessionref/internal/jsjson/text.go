@@ -1,8 +1,7 @@
-package sessionref
+package jsjson
 
 import (
 	"bytes"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 	"unsafe"
@@ -22,14 +21,14 @@ import (
 // WTF-8 keeps the byte counts dsh measures: Buffer.byteLength and
 // TextEncoder count a lone surrogate as U+FFFD, three bytes, and so does
 // len of its WTF-8 form. JSON.stringify writes a lone surrogate as the
-// six-byte escape \udxxx (appendJSText), and a head/tail cut decodes what it
+// six-byte escape \udxxx (AppendText), and a head/tail cut decodes what it
 // keeps with TextDecoder, so a kept lone surrogate becomes U+FFFD
-// (wellFormed).
+// (WellFormed).
 
-// decodeJSText decodes a JSON string token (quotes included) of a log line
+// DecodeText decodes a JSON string token (quotes included) of a log line
 // as Buffer.toString then JSON.parse would, into WTF-8. It reports false when
 // raw is not a string token.
-func decodeJSText(raw []byte) (string, bool) {
+func DecodeText(raw []byte) (string, bool) {
 	body, ok := stringBody(raw)
 	if !ok {
 		return "", false
@@ -37,7 +36,7 @@ func decodeJSText(raw []byte) (string, bool) {
 	if utf8.Valid(body) {
 		return unescapeString(body)
 	}
-	out, ok := appendJSTextRunes(make([]byte, 0, len(body)), body)
+	out, ok := appendTextRunes(make([]byte, 0, len(body)), body)
 	if !ok {
 		return "", false
 	}
@@ -62,7 +61,7 @@ func unescapeString(body []byte) (string, bool) {
 		if i == len(body) {
 			break
 		}
-		out, next, ok := appendJSEscape(esc[:0], body, i)
+		out, next, ok := appendEscape(esc[:0], body, i)
 		if !ok {
 			return "", false
 		}
@@ -89,13 +88,13 @@ func keepText(out []byte, size int) string {
 	return unsafe.String(unsafe.SliceData(out), len(out))
 }
 
-// decodeJSTextRunes is decodeJSText a rune at a time (appendJSTextRunes).
-func decodeJSTextRunes(raw []byte) (string, bool) {
+// DecodeTextRunes is DecodeText a rune at a time (appendTextRunes).
+func DecodeTextRunes(raw []byte) (string, bool) {
 	body, ok := stringBody(raw)
 	if !ok {
 		return "", false
 	}
-	out, ok := appendJSTextRunes(nil, body)
+	out, ok := appendTextRunes(nil, body)
 	return string(out), ok
 }
 
@@ -108,47 +107,19 @@ func stringBody(raw []byte) ([]byte, bool) {
 	return raw[1 : len(raw)-1], true
 }
 
-// textDecoding says how message text is decoded from its JSON token.
-type textDecoding uint8
-
-const (
-	// textCopy decodes into a buffer of the text's own (decodeJSText).
-	textCopy textDecoding = iota
-	// textInPlace decodes over the token's own bytes, whose buffer the
-	// caller gives away (decodeJSTextInPlace).
-	textInPlace
-	// textReference decodes a rune at a time, and message data with
-	// encoding/json: the reading the faster paths are tested against.
-	textReference
-	// textInArena decodes into a textArena the scan holds (textArena.text,
-	// textArena.join).
-	textInArena
-)
-
-// decoder is the function that decodes a text token the way d says.
-func (d textDecoding) decoder() func([]byte) (string, bool) {
-	switch d {
-	case textInPlace:
-		return decodeJSTextInPlace
-	case textReference:
-		return decodeJSTextRunes
-	}
-	return decodeJSText
-}
-
-// decodeJSTextInPlace is decodeJSText writing the text over raw itself, so a
+// DecodeTextInPlace is DecodeText writing the text over raw itself, so a
 // long message costs no second copy of its bytes. The caller gives raw away:
 // it must not read or write raw (or the buffer it lies in) afterwards,
 // except through the string returned. When raw's bytes are not valid UTF-8
 // (an invalid byte decodes to three bytes of U+FFFD, so the text could
 // outgrow its token) the text is decoded into a new buffer instead.
-func decodeJSTextInPlace(raw []byte) (string, bool) {
+func DecodeTextInPlace(raw []byte) (string, bool) {
 	body, ok := stringBody(raw)
 	if !ok {
 		return "", false
 	}
 	if !utf8.Valid(body) {
-		return decodeJSText(raw)
+		return DecodeText(raw)
 	}
 	// Every step reads its input before writing, and writes no more bytes
 	// than it read (an escape decodes to fewer bytes than it spells, valid
@@ -160,17 +131,17 @@ func decodeJSTextInPlace(raw []byte) (string, bool) {
 	return keepText(out, len(raw)), true
 }
 
-// appendJSTextRunes appends the decoded text of the string token body
+// appendTextRunes appends the decoded text of the string token body
 // (quotes removed) to out, a rune at a time: how text of invalid UTF-8 is
 // decoded (one U+FFFD per maximal subpart), and the reference the faster
 // paths for valid UTF-8 are tested against.
-func appendJSTextRunes(out, body []byte) ([]byte, bool) {
+func appendTextRunes(out, body []byte) ([]byte, bool) {
 	for i := 0; i < len(body); {
 		c := body[i]
 		switch {
 		case c == '\\':
 			var ok bool
-			if out, i, ok = appendJSEscape(out, body, i); !ok {
+			if out, i, ok = appendEscape(out, body, i); !ok {
 				return out, false
 			}
 		case c < utf8.RuneSelf:
@@ -190,9 +161,9 @@ func appendJSTextRunes(out, body []byte) ([]byte, bool) {
 	return out, true
 }
 
-// appendUnescaped is appendJSTextRunes for a body of valid UTF-8, which
+// appendUnescaped is appendTextRunes for a body of valid UTF-8, which
 // decodes to itself but for its escapes: the runs between them are copied
-// whole. With inPlace, out is body[:0] (decodeJSTextInPlace), and the run
+// whole. With inPlace, out is body[:0] (DecodeTextInPlace), and the run
 // before the first escape is already where it belongs.
 func appendUnescaped(out, body []byte, inPlace bool) ([]byte, bool) {
 	for i := 0; ; {
@@ -210,17 +181,17 @@ func appendUnescaped(out, body []byte, inPlace bool) ([]byte, bool) {
 			return out, true
 		}
 		var ok bool
-		if out, i, ok = appendJSEscape(out, body, i); !ok {
+		if out, i, ok = appendEscape(out, body, i); !ok {
 			return out, false
 		}
 	}
 }
 
-// appendJSEscape appends the text of the escape at body[i] (a backslash) and
+// appendEscape appends the text of the escape at body[i] (a backslash) and
 // returns the index after it; a high surrogate escape followed by a low
 // one is one code point, a lone surrogate is kept (WTF-8). ok is false for
 // an escape JSON does not have.
-func appendJSEscape(out, body []byte, i int) (_ []byte, next int, ok bool) {
+func appendEscape(out, body []byte, i int) (_ []byte, next int, ok bool) {
 	if i+1 >= len(body) {
 		return out, i, false
 	}
@@ -240,13 +211,13 @@ func appendJSEscape(out, body []byte, i int) (_ []byte, next int, ok bool) {
 	case 't':
 		out = append(out, '\t')
 	case 'u':
-		r, ok := parseHex4(body[i:])
+		r, ok := ParseHex4(body[i:])
 		if !ok {
 			return out, i, false
 		}
 		i += 4
 		if r >= 0xD800 && r < 0xDC00 && i+6 <= len(body) && body[i] == '\\' && body[i+1] == 'u' {
-			if lo, ok := parseHex4(body[i+2:]); ok && lo >= 0xDC00 && lo < 0xE000 {
+			if lo, ok := ParseHex4(body[i+2:]); ok && lo >= 0xDC00 && lo < 0xE000 {
 				r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
 				i += 6
 			}
@@ -311,10 +282,10 @@ func surrogateAt(s string, i int) (rune, bool) {
 	return 0, false
 }
 
-// appendJSText appends JSON.stringify(s) of the WTF-8 string s, quotes
+// AppendText appends JSON.stringify(s) of the WTF-8 string s, quotes
 // included; with tagSafe every '<' is \u003c. A lone surrogate is written
 // as \udxxx, as JSON.stringify does; other invalid bytes as U+FFFD.
-func appendJSText(dst []byte, s string, tagSafe bool) []byte {
+func AppendText(dst []byte, s string, tagSafe bool) []byte {
 	plain := plainTable(tagSafe)
 	dst = append(dst, '"')
 	start := 0
@@ -326,7 +297,7 @@ func appendJSText(dst []byte, s string, tagSafe bool) []byte {
 				continue
 			}
 			dst = append(dst, s[start:i]...)
-			dst = appendJSRune(dst, rune(c), tagSafe)
+			dst = appendRune(dst, rune(c), tagSafe)
 			i++
 			start = i
 			continue
@@ -352,8 +323,8 @@ func appendJSText(dst []byte, s string, tagSafe bool) []byte {
 	return append(dst, '"')
 }
 
-// jsTextLen is len(appendJSText(nil, s, tagSafe)) without building it.
-func jsTextLen(s string, tagSafe bool) int {
+// TextLen is len(AppendText(nil, s, tagSafe)) without building it.
+func TextLen(s string, tagSafe bool) int {
 	plain := plainTable(tagSafe)
 	n := 2
 	for i := 0; i < len(s); {
@@ -362,7 +333,7 @@ func jsTextLen(s string, tagSafe bool) int {
 			if plain[c] {
 				n++
 			} else {
-				n += jsRuneLen(rune(c), tagSafe)
+				n += runeLen(rune(c), tagSafe)
 			}
 			i++
 			continue
@@ -383,9 +354,9 @@ func jsTextLen(s string, tagSafe bool) int {
 	return n
 }
 
-// wellFormed is s after TextEncoder and TextDecoder: each lone surrogate
+// WellFormed is s after TextEncoder and TextDecoder: each lone surrogate
 // becomes U+FFFD, which has the same three-byte length.
-func wellFormed(s string) string {
+func WellFormed(s string) string {
 	if !strings.Contains(s, "\xed") {
 		return s
 	}
@@ -399,18 +370,18 @@ func wellFormed(s string) string {
 	return string(b)
 }
 
-// textFragments splits the WTF-8 string s into pieces of at most n code
+// Fragments splits the WTF-8 string s into pieces of at most n code
 // points, a lone surrogate counting as one (the /[\s\S]{1,64}/gu of dsh's
 // spill transcript). The empty string has no pieces.
-func textFragments(s string, n int) []string {
+func Fragments(s string, n int) []string {
 	var out []string
-	eachFragment(s, n, func(f string) { out = append(out, f) })
+	EachFragment(s, n, func(f string) { out = append(out, f) })
 	return out
 }
 
-// eachFragment calls fn with each piece of textFragments(s, n), in order,
+// EachFragment calls fn with each piece of Fragments(s, n), in order,
 // without collecting them.
-func eachFragment(s string, n int, fn func(string)) {
+func EachFragment(s string, n int, fn func(string)) {
 	count, start := 0, 0
 	for i := 0; i < len(s); {
 		if count == n {
@@ -427,70 +398,4 @@ func eachFragment(s string, n int, fn func(string)) {
 	if start < len(s) {
 		fn(s[start:])
 	}
-}
-
-// Prefixes of the data object of §2.3.4, whose key order is the contract's.
-const (
-	keySessionID    = `{"sessionId":`
-	keyLabel        = `,"label":`
-	keyCwd          = `,"cwd":`
-	keySeq          = `,"capturedThroughSeq":`
-	keyConversation = `,"conversation":[`
-	keyRole         = `{"role":`
-	keyText         = `,"text":`
-)
-
-// appendSnapshot appends the JSON.stringify form of d (tag-safe when asked).
-func appendSnapshot(dst []byte, d snapshotData, tagSafe bool) []byte {
-	dst = append(dst, keySessionID...)
-	dst = appendJSText(dst, d.SessionID, tagSafe)
-	dst = append(dst, keyLabel...)
-	dst = appendJSText(dst, d.Label, tagSafe)
-	dst = append(dst, keyCwd...)
-	if d.Cwd == nil {
-		dst = append(dst, "null"...)
-	} else {
-		dst = appendJSText(dst, *d.Cwd, tagSafe)
-	}
-	dst = append(dst, keySeq...)
-	if d.CapturedThroughSeq == nil {
-		dst = append(dst, "null"...)
-	} else {
-		dst = strconv.AppendInt(dst, *d.CapturedThroughSeq, 10)
-	}
-	dst = append(dst, keyConversation...)
-	for i, t := range d.Conversation {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, keyRole...)
-		dst = appendJSText(dst, t.Role, tagSafe)
-		dst = append(dst, keyText...)
-		dst = appendJSText(dst, t.Text, tagSafe)
-		dst = append(dst, '}')
-	}
-	return append(dst, ']', '}')
-}
-
-// appendSnapshotList appends the tag-safe JSON array of data objects.
-func appendSnapshotList(dst []byte, list []snapshotData) []byte {
-	dst = append(dst, '[')
-	for i, d := range list {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendSnapshot(dst, d, true)
-	}
-	return append(dst, ']')
-}
-
-// snapshotHeadSize is the tag-safe size of d with an empty conversation.
-func snapshotHeadSize(d snapshotData) int {
-	d.Conversation = nil
-	return len(appendSnapshot(nil, d, true))
-}
-
-// turnSize is the tag-safe size of one {"role","text"} object.
-func turnSize(role, text string) int {
-	return len(keyRole) + jsTextLen(role, true) + len(keyText) + jsTextLen(text, true) + 1
 }

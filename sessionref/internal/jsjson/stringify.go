@@ -1,4 +1,9 @@
-package sessionref
+// Package jsjson writes and reads JSON as JavaScript does: the bytes of
+// JSON.stringify (which escapes less than encoding/json), its tag-safe
+// form, conversation text decoded as Buffer.toString and JSON.parse leave
+// it (WTF-8, lone surrogates kept), and the arena such text is decoded
+// into. It uses the standard library only.
+package jsjson
 
 import (
 	"bytes"
@@ -21,7 +26,7 @@ import (
 // cannot. Each such byte is read as U+FFFD (what encoding/json's decoder,
 // a range loop and EncodeSegment do) and written as the character U+FFFD
 // itself, which JSON.stringify does not escape. Escaped lone surrogates in
-// JSON that reaches MarshalJS through a json.Marshaler are read as U+FFFD
+// JSON that reaches Marshal through a json.Marshaler are read as U+FFFD
 // too, as encoding/json reads them.
 
 const (
@@ -33,20 +38,20 @@ const (
 	tagSafeLess = `\u003c`
 	// unicodeEscapeLen is the length of a \uXXXX escape.
 	unicodeEscapeLen = 6
-	// indentUnit is the indentation of MarshalJSIndent, as in
+	// indentUnit is the indentation of MarshalIndent, as in
 	// JSON.stringify(v, null, 2).
 	indentUnit = "  "
 )
 
-// AppendJSString appends s as JavaScript's JSON.stringify(s) writes it,
+// AppendString appends s as JavaScript's JSON.stringify(s) writes it,
 // quotes included, and returns the extended buffer. Invalid UTF-8 bytes are
 // written as U+FFFD, one each. s is read as UTF-8: the WTF-8 form of a lone
-// surrogate (ED A0..BF xx) is three invalid bytes here, where appendJSText,
+// surrogate (ED A0..BF xx) is three invalid bytes here, where AppendText,
 // which writes conversation text decoded into WTF-8, writes the escape
-// \udxxx; TestAppendJSString and TestJSTextSerialisesLoneSurrogates show
+// \udxxx; TestAppendString and TestJSTextSerialisesLoneSurrogates show
 // both. The server's appendJSONString writes encoding/json's bytes instead,
 // for the reason its doc comment gives.
-func AppendJSString(dst []byte, s string) []byte {
+func AppendString(dst []byte, s string) []byte {
 	plain := plainTable(false)
 	dst = append(dst, '"')
 	start := 0
@@ -58,7 +63,7 @@ func AppendJSString(dst []byte, s string) []byte {
 				continue
 			}
 			dst = append(dst, s[start:i]...)
-			dst = appendJSRune(dst, rune(c), false)
+			dst = appendRune(dst, rune(c), false)
 			i++
 			start = i
 			continue
@@ -77,8 +82,8 @@ func AppendJSString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// appendJSRune appends one code point as JSON.stringify writes it.
-func appendJSRune(dst []byte, r rune, tagSafe bool) []byte {
+// appendRune appends one code point as JSON.stringify writes it.
+func appendRune(dst []byte, r rune, tagSafe bool) []byte {
 	switch r {
 	case '"':
 		return append(dst, '\\', '"')
@@ -106,8 +111,8 @@ func appendJSRune(dst []byte, r rune, tagSafe bool) []byte {
 	return utf8.AppendRune(dst, r)
 }
 
-// jsRuneLen is len(appendJSRune(nil, r, tagSafe)).
-func jsRuneLen(r rune, tagSafe bool) int {
+// runeLen is len(appendRune(nil, r, tagSafe)).
+func runeLen(r rune, tagSafe bool) int {
 	switch r {
 	case '"', '\\', '\b', '\f', '\n', '\r', '\t':
 		return 2
@@ -123,12 +128,12 @@ func jsRuneLen(r rune, tagSafe bool) int {
 	return utf8.RuneLen(r)
 }
 
-// MarshalJS returns the JSON encoding of v as encoding/json produces it
+// Marshal returns the JSON encoding of v as encoding/json produces it
 // (object keys in struct field order, map keys sorted), with every string,
 // keys included, rewritten the way JSON.stringify writes it. Numbers stay
 // encoding/json's: a float64 gets the shortest form JavaScript also prints,
 // a json.Number or json.RawMessage number is copied as written.
-func MarshalJS(v any) ([]byte, error) {
+func Marshal(v any) ([]byte, error) {
 	raw, err := marshalGo(v)
 	if err != nil {
 		return nil, err
@@ -136,7 +141,7 @@ func MarshalJS(v any) ([]byte, error) {
 	return rewriteJSON(make([]byte, 0, len(raw)), raw, false), nil
 }
 
-// MarshalTagSafe is MarshalJS with every '<' written as \u003c (six bytes),
+// MarshalTagSafe is Marshal with every '<' written as \u003c (six bytes),
 // the tag-safe serialisation of SPEC §2.3.4: the result can sit between
 // "<referenced-sessions>" tags without any string closing them.
 func MarshalTagSafe(v any) ([]byte, error) {
@@ -147,11 +152,11 @@ func MarshalTagSafe(v any) ([]byte, error) {
 	return rewriteJSON(make([]byte, 0, len(raw)), raw, true), nil
 }
 
-// MarshalJSIndent is MarshalJS laid out like JSON.stringify(v, null, 2):
+// MarshalIndent is Marshal laid out like JSON.stringify(v, null, 2):
 // two spaces per level, "key": value, empty arrays and objects kept as []
 // and {}.
-func MarshalJSIndent(v any) ([]byte, error) {
-	compact, err := MarshalJS(v)
+func MarshalIndent(v any) ([]byte, error) {
+	compact, err := Marshal(v)
 	if err != nil {
 		return nil, err
 	}
@@ -193,22 +198,6 @@ func rewriteJSON(dst, src []byte, tagSafe bool) []byte {
 		i += q + 1 + n
 	}
 	return dst
-}
-
-// tagSafeLen is len(rewriteJSON(nil, src, true)) without building it.
-func tagSafeLen(src []byte) int {
-	total := 0
-	for i := 0; i < len(src); {
-		q := bytes.IndexByte(src[i:], '"')
-		if q < 0 {
-			return total + len(src) - i
-		}
-		total += q + 1
-		n, size := stringBodyLen(src[i+q+1:])
-		total += size
-		i += q + 1 + n
-	}
-	return total
 }
 
 // plainTables[tagSafe][c] is true for the bytes a string body keeps as
@@ -260,7 +249,7 @@ func rewriteStringBody(dst, src []byte, tagSafe bool) ([]byte, int) {
 		case c == '\\':
 			dst = append(dst, src[start:i]...)
 			r, n := decodeEscape(src[i:])
-			dst = appendJSRune(dst, r, tagSafe)
+			dst = appendRune(dst, r, tagSafe)
 			i += n
 			start = i
 		case c < utf8.RuneSelf:
@@ -268,7 +257,7 @@ func rewriteStringBody(dst, src []byte, tagSafe bool) ([]byte, int) {
 			// inside a JSON string: encoding/json never emits one, but
 			// escaping it keeps the output valid whatever happens.
 			dst = append(dst, src[start:i]...)
-			dst = appendJSRune(dst, rune(c), tagSafe)
+			dst = appendRune(dst, rune(c), tagSafe)
 			i++
 			start = i
 		default:
@@ -285,37 +274,6 @@ func rewriteStringBody(dst, src []byte, tagSafe bool) ([]byte, int) {
 	}
 	// An unterminated string cannot come from encoding/json; copy it as is.
 	return append(dst, src[start:]...), len(src)
-}
-
-// stringBodyLen is the counting twin of rewriteStringBody with tagSafe set:
-// it returns the bytes consumed and the length of what would be written.
-func stringBodyLen(src []byte) (consumed, size int) {
-	// grow is what the rewrite adds to (or, for escapes, takes from) the
-	// bytes it consumes.
-	grow := 0
-	for i := 0; ; {
-		if i = nextNotPlain(src, i, true); i >= len(src) {
-			break
-		}
-		switch c := src[i]; {
-		case c == '"':
-			return i + 1, i + 1 + grow
-		case c == '\\':
-			r, n := decodeEscape(src[i:])
-			grow += jsRuneLen(r, true) - n
-			i += n
-		case c < utf8.RuneSelf:
-			grow += jsRuneLen(rune(c), true) - 1
-			i++
-		default:
-			r, n := utf8.DecodeRune(src[i:])
-			if r == utf8.RuneError && n == 1 {
-				grow += utf8.RuneLen(utf8.RuneError) - 1
-			}
-			i += n
-		}
-	}
-	return len(src), len(src) + grow
 }
 
 // decodeEscape reads the escape at src[0] ('\') of a valid JSON string and
@@ -340,7 +298,7 @@ func decodeEscape(src []byte) (rune, int) {
 	case 't':
 		return '\t', 2
 	case 'u':
-		r, ok := parseHex4(src[2:])
+		r, ok := ParseHex4(src[2:])
 		if !ok {
 			return utf8.RuneError, 2
 		}
@@ -348,7 +306,7 @@ func decodeEscape(src []byte) (rune, int) {
 			return r, unicodeEscapeLen
 		}
 		if r < 0xDC00 && len(src) >= 2*unicodeEscapeLen && src[6] == '\\' && src[7] == 'u' {
-			if lo, ok := parseHex4(src[8:]); ok {
+			if lo, ok := ParseHex4(src[8:]); ok {
 				if pair := utf16.DecodeRune(r, lo); pair != utf8.RuneError {
 					return pair, 2 * unicodeEscapeLen
 				}
@@ -359,8 +317,8 @@ func decodeEscape(src []byte) (rune, int) {
 	return utf8.RuneError, 2
 }
 
-// parseHex4 reads four hex digits of either case.
-func parseHex4(b []byte) (rune, bool) {
+// ParseHex4 reads four hex digits of either case.
+func ParseHex4(b []byte) (rune, bool) {
 	if len(b) < 4 {
 		return 0, false
 	}

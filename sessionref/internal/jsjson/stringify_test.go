@@ -1,4 +1,4 @@
-package sessionref
+package jsjson
 
 import (
 	"bytes"
@@ -7,9 +7,11 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/jstest"
 )
 
-func TestAppendJSString(t *testing.T) {
+func TestAppendString(t *testing.T) {
 	// Expected values are what node's JSON.stringify printed for the same
 	// strings.
 	tests := []struct {
@@ -33,9 +35,9 @@ func TestAppendJSString(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			prefix := []byte("prefix:")
-			got := AppendJSString(prefix, tt.in)
+			got := AppendString(prefix, tt.in)
 			if string(got) != "prefix:"+tt.want {
-				t.Errorf("AppendJSString(%q) = %q, want %q", tt.in, got[len("prefix:"):], tt.want)
+				t.Errorf("AppendString(%q) = %q, want %q", tt.in, got[len("prefix:"):], tt.want)
 			}
 			// Every output is JSON that decodes back to the string as
 			// encoding/json reads it.
@@ -63,11 +65,11 @@ type jsSample struct {
 	EmptyOb struct{}          `json:"emptyOb"`
 }
 
-func TestMarshalJS(t *testing.T) {
+func TestMarshal(t *testing.T) {
 	tests := []struct {
 		name    string
 		in      any
-		js      string // MarshalJS
+		js      string // Marshal
 		tagSafe string // MarshalTagSafe
 	}{
 		{
@@ -121,12 +123,12 @@ func TestMarshalJS(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := MarshalJS(tt.in)
+			got, err := Marshal(tt.in)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if string(got) != tt.js {
-				t.Errorf("MarshalJS = %q, want %q", got, tt.js)
+				t.Errorf("Marshal = %q, want %q", got, tt.js)
 			}
 			safe, err := MarshalTagSafe(tt.in)
 			if err != nil {
@@ -138,18 +140,11 @@ func TestMarshalJS(t *testing.T) {
 			if bytes.IndexByte(safe, '<') >= 0 {
 				t.Errorf("tag-safe output %q holds '<'", safe)
 			}
-			size, err := TagSafeSize(tt.in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if size != len(safe) {
-				t.Errorf("TagSafeSize = %d, len(MarshalTagSafe) = %d", size, len(safe))
-			}
 		})
 	}
 }
 
-func TestMarshalJSIndent(t *testing.T) {
+func TestMarshalIndent(t *testing.T) {
 	in := struct {
 		ID    string              `json:"sessionId"`
 		Cwd   *string             `json:"cwd"`
@@ -171,90 +166,57 @@ func TestMarshalJSIndent(t *testing.T) {
 		"  \"empty\": [],\n" +
 		"  \"obj\": {}\n" +
 		"}"
-	got, err := MarshalJSIndent(in)
+	got, err := MarshalIndent(in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(got) != want {
-		t.Errorf("MarshalJSIndent =\n%s\nwant\n%s", got, want)
+		t.Errorf("MarshalIndent =\n%s\nwant\n%s", got, want)
 	}
 }
 
 func TestMarshalErrors(t *testing.T) {
 	bad := map[string]any{"c": make(chan int)}
-	if _, err := MarshalJS(bad); err == nil || !strings.Contains(err.Error(), "encoding JSON") {
-		t.Errorf("MarshalJS(chan) error = %v", err)
+	if _, err := Marshal(bad); err == nil || !strings.Contains(err.Error(), "encoding JSON") {
+		t.Errorf("Marshal(chan) error = %v", err)
 	}
 	if _, err := MarshalTagSafe(bad); err == nil {
 		t.Error("MarshalTagSafe(chan) succeeded")
 	}
-	if _, err := MarshalJSIndent(bad); err == nil {
-		t.Error("MarshalJSIndent(chan) succeeded")
-	}
-	if _, err := TagSafeSize(bad); err == nil {
-		t.Error("TagSafeSize(chan) succeeded")
+	if _, err := MarshalIndent(bad); err == nil {
+		t.Error("MarshalIndent(chan) succeeded")
 	}
 }
 
-// trickyRunes are the code points where JavaScript and Go serialisers
-// differ or that stress UTF-8 and UTF-16 handling.
-var trickyRunes = []rune{
-	'a', 'Z', '0', '-', '_', '.', '~', ' ', '/', '\\', ':', '"', '<', '>', '&', '\'',
-	'\b', '\f', '\n', '\r', '\t', 0, 1, 0x1f, 0x7f, 0x80, 0xa0, 0xe9, 0x2028, 0x2029,
-	0xfeff, 0xfffd, 0x4f1a, 0x8bdd, 0x1f600, 0x1d11e, 0x10ffff, '@', '[', ']', '(', ')',
-}
-
-// randomID builds a deterministic pseudo-random string from trickyRunes,
-// sometimes with an invalid UTF-8 byte.
-func randomID(rng *rand.Rand, maxLen int) string {
-	n := 1 + rng.IntN(maxLen)
-	var b strings.Builder
-	for range n {
-		if rng.IntN(40) == 0 {
-			b.WriteByte(0x80 + byte(rng.IntN(0x80)))
-			continue
-		}
-		b.WriteRune(trickyRunes[rng.IntN(len(trickyRunes))])
-	}
-	return b.String()
-}
-
-func TestTagSafeSizeMatchesMarshal(t *testing.T) {
+func TestMarshalTagSafeOfRandomValues(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range 500 {
 		v := map[string]any{
-			randomID(rng, 5): []any{randomID(rng, 30), i, map[string]string{"t": randomID(rng, 20)}},
-			"raw":            rawString(randomID(rng, 10)),
+			jstest.RandomString(rng, 5): []any{jstest.RandomString(rng, 30), i, map[string]string{"t": jstest.RandomString(rng, 20)}},
+			"raw":                       rawString(jstest.RandomString(rng, 10)),
 		}
 		safe, err := MarshalTagSafe(v)
 		if err != nil {
 			t.Fatal(err)
 		}
-		size, err := TagSafeSize(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if size != len(safe) {
-			t.Fatalf("value %d: TagSafeSize = %d, len(MarshalTagSafe) = %d (%q)", i, size, len(safe), safe)
-		}
-		js, err := MarshalJS(v)
+		js, err := Marshal(v)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if want := bytes.ReplaceAll(js, []byte("<"), []byte(`\u003c`)); !bytes.Equal(safe, want) {
-			t.Fatalf("value %d: MarshalTagSafe = %q, want MarshalJS with '<' escaped %q", i, safe, want)
+			t.Fatalf("value %d: MarshalTagSafe = %q, want Marshal with '<' escaped %q", i, safe, want)
 		}
-		// MarshalJS output still means the same value to encoding/json.
+		// Marshal output still means the same value to encoding/json.
 		var a, b any
 		goJSON, _ := json.Marshal(v)
 		if err := json.Unmarshal(goJSON, &a); err != nil {
 			t.Fatal(err)
 		}
 		if err := json.Unmarshal(js, &b); err != nil {
-			t.Fatalf("value %d: MarshalJS output %q is not JSON: %v", i, js, err)
+			t.Fatalf("value %d: Marshal output %q is not JSON: %v", i, js, err)
 		}
 		if fmt.Sprint(a) != fmt.Sprint(b) {
-			t.Fatalf("value %d: MarshalJS changed the value: %v vs %v", i, b, a)
+			t.Fatalf("value %d: Marshal changed the value: %v vs %v", i, b, a)
 		}
 	}
 }
@@ -327,10 +289,6 @@ func TestConversationValueTagSafe(t *testing.T) {
 	if bytes.Contains(safe, []byte(`\u2028`)) || !bytes.Contains(safe, []byte("\u2028")) {
 		t.Fatalf("U+2028 must be written raw")
 	}
-	size, err := TagSafeSize(v)
-	if err != nil || size != len(safe) {
-		t.Fatalf("TagSafeSize = %d, %v; want %d", size, err, len(safe))
-	}
 }
 
 func BenchmarkMarshalTagSafe(b *testing.B) {
@@ -343,21 +301,6 @@ func BenchmarkMarshalTagSafe(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := MarshalTagSafe(v); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkTagSafeSize(b *testing.B) {
-	v := conversationValue(1 << 20)
-	out, err := MarshalTagSafe(v)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(out)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := TagSafeSize(v); err != nil {
 			b.Fatal(err)
 		}
 	}
