@@ -48,11 +48,17 @@ const (
 // written as U+FFFD, one each. s is read as UTF-8: the WTF-8 form of a lone
 // surrogate (ED A0..BF xx) is three invalid bytes here, where AppendText,
 // which writes conversation text decoded into WTF-8, writes the escape
-// \udxxx; TestAppendString and TestJSTextSerialisesLoneSurrogates show
+// \udxxx; TestAppendString and TestAppendTextWritesLoneSurrogates show
 // both. The server's appendJSONString writes encoding/json's bytes instead,
 // for the reason its doc comment gives.
-func AppendString(dst []byte, s string) []byte {
-	plain := plainTable(false)
+func AppendString(dst []byte, s string) []byte { return appendString(dst, s, false, false) }
+
+// appendString is JSON.stringify(s), quotes included: s read as WTF-8 (a
+// lone surrogate's three bytes written as its \udxxx escape) or as UTF-8
+// (those bytes, like any invalid byte, written as U+FFFD each), with
+// every '<' as \u003c when tagSafe.
+func appendString(dst []byte, s string, wtf8, tagSafe bool) []byte {
+	plain := plainTable(tagSafe)
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -63,8 +69,15 @@ func AppendString(dst []byte, s string) []byte {
 				continue
 			}
 			dst = append(dst, s[start:i]...)
-			dst = appendRune(dst, rune(c), false)
+			dst = appendRune(dst, rune(c), tagSafe)
 			i++
+			start = i
+			continue
+		}
+		if r, ok := surrogateAt(s, i); wtf8 && ok {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', hexLower[r>>12], hexLower[r>>8&0xF], hexLower[r>>4&0xF], hexLower[r&0xF])
+			i += 3
 			start = i
 			continue
 		}

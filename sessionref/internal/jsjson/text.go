@@ -286,41 +286,7 @@ func surrogateAt(s string, i int) (rune, bool) {
 // included; with tagSafe every '<' is \u003c. A lone surrogate is written
 // as \udxxx, as JSON.stringify does; other invalid bytes as U+FFFD.
 func AppendText(dst []byte, s string, tagSafe bool) []byte {
-	plain := plainTable(tagSafe)
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if plain[c] {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			dst = appendRune(dst, rune(c), tagSafe)
-			i++
-			start = i
-			continue
-		}
-		if r, ok := surrogateAt(s, i); ok {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', hexLower[r>>12], hexLower[r>>8&0xF], hexLower[r>>4&0xF], hexLower[r&0xF])
-			i += 3
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = utf8.AppendRune(dst, utf8.RuneError)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return appendString(dst, s, true, tagSafe)
 }
 
 // TextLen is len(AppendText(nil, s, tagSafe)) without building it.
