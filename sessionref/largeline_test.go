@@ -107,7 +107,7 @@ func TestDecodeMessageDataMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-// TestDecodeJSTextInPlace decodes each token of TestDecodeJSText's kind
+// TestDecodeJSTextInPlace decodes each token of jsjson.TestDecodeText's kind
 // over its own bytes: the text equals jsjson.DecodeText's, and when the token is
 // valid UTF-8 the text lies in the token's buffer (no copy was made).
 func TestDecodeJSTextInPlace(t *testing.T) {

@@ -170,7 +170,7 @@ func TestRedactReplacementIsTagSafe(t *testing.T) {
 }
 
 func TestRedactKeepsMultiByteText(t *testing.T) {
-	loneSurrogate := "\xed\xa0\x80" // WTF-8 of U+D800, as jstext.go keeps it
+	loneSurrogate := "\xed\xa0\x80" // WTF-8 of U+D800, as jsjson keeps it
 	// The token is glued to "é": only ASCII letters, digits, "_" and "-"
 	// continue a token, so it ends there and "é" stays.
 	in := "日本語のパスワード password=hunter22 🙂 と " + fakeGitHub + "\u00e9" + loneSurrogate + " 終わり"

@@ -85,7 +85,7 @@ type retentionResult struct {
 
 // retain bounds one source to budget bytes of tag-safe JSON (§2.3.6–7), as
 // dsh's retainReferencedSession does (packages/context/session-reference/
-// src/projection.ts): texts are JavaScript strings in WTF-8 (see jstext.go),
+// src/projection.ts): texts are JavaScript strings in WTF-8 (see sessionref/internal/jsjson/text.go),
 // sized as JSON.stringify writes them and cut on their UTF-8 bytes.
 func retain(head snapshotData, msgs []projectedMessage, budget int) (retentionResult, error) {
 	base := snapshotHeadSize(head)

@@ -279,7 +279,7 @@ func TestSameCallsSameBytes(t *testing.T) {
 // TestSanitizeTextIsWhatTheReaderGets checks the text the generator
 // expects a reader to get back against what a JSON decoder reads from the
 // bytes it writes. (The escaping itself is tested against node in
-// sessionref's TestAppendJSString.)
+// jsjson's TestAppendString.)
 func TestSanitizeTextIsWhatTheReaderGets(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{`a"b\c`, `a"b\c`},
