@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -294,9 +296,14 @@ var noiseCJK = []struct{ title, user, assistant string }{
 	{"周报", "这周的总预算有没有超支？", "没有，总预算还剩百分之十五。"},
 }
 
-// noiseID is the id of noise session i: a fixed v4-shaped UUID.
+// noiseID is the id of noise session i: a random-looking v4 UUID, as
+// dsh's are, derived from i so that every run writes the same.
 func noiseID(i int) string {
-	return fmt.Sprintf("5e1f%04x-0000-4000-8000-%012x", i, 0x7a110000+i)
+	sum := sha256.Sum256([]byte(fmt.Sprintf("rankset noise %d", i)))
+	sum[6] = sum[6]&0x0f | 0x40 // version 4
+	sum[8] = sum[8]&0x3f | 0x80 // RFC 4122 variant
+	h := hex.EncodeToString(sum[:16])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }
 
 // writeStore writes the store under root and returns the facts of every
