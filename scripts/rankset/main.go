@@ -452,6 +452,14 @@ func report(w io.Writer, cfg config, e env, outs map[string][]outcome) {
 		}
 		changed++
 		fmt.Fprintf(w, "  @%-16s %-6s A %s, B %s\n", s.Queries[i].Query, s.Queries[i].Category, where(a[i]), where(b[i]))
+		for _, side := range []struct {
+			name string
+			o    outcome
+		}{{"A", a[i]}, {"B", b[i]}} {
+			if len(side.o.top) > 0 && side.o.rank != 1 {
+				fmt.Fprintf(w, "      %s lists first %s\n", side.name, describe(side.o.top[0], e))
+			}
+		}
 	}
 	if changed == 0 {
 		fmt.Fprintln(w, "  none")
