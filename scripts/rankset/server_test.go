@@ -1,0 +1,41 @@
+package main
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSetRunsOnTheServer types the whole set into a server built from
+// this tree. It fails when the set cannot be run (malformed, or the server
+// does not list the store), never on the figures, which it logs.
+func TestSetRunsOnTheServer(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build the server with:", err)
+	}
+	bin := filepath.Join(t.TempDir(), "dsh-refls")
+	build := exec.Command(goBin, "build", "-o", bin, "./cmd/dsh-refls")
+	build.Dir = filepath.Join("..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the server: %v\n%s", err, out)
+	}
+	s, err := parseSet(defaultSet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var out strings.Builder
+	res, err := run(ctx, config{bin: bin, set: s, worst: 10, readyWithin: time.Minute}, &out)
+	t.Log("\n" + out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(res.outs["A"]); got != len(s.Queries) {
+		t.Fatalf("%d outcomes for %d queries", got, len(s.Queries))
+	}
+}
