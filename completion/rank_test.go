@@ -7,8 +7,8 @@ import (
 
 // TestRankOrdersWhatAPersonMeans: for a typed word, word-start matches of
 // titles and file names come first (this workspace's sessions, files,
-// other sessions), then matches inside a word, then sessions found only by
-// their text; this workspace before others at every level.
+// other sessions), then sessions whose text holds the word at a word start,
+// then matches inside a word; this workspace before others at every level.
 func TestRankOrdersWhatAPersonMeans(t *testing.T) {
 	type row struct {
 		name string
@@ -33,11 +33,11 @@ func TestRankOrdersWhatAPersonMeans(t *testing.T) {
 		"session here titled Add rate limiting",
 		"design notes/rate plan.md",
 		"session elsewhere titled Rate cards",
+		"body-only session here",
+		"body-only session elsewhere",
 		"session here whose title holds 'rate' inside a word",
 		"src/generated/api.ts",
 		"session elsewhere matched inside a word",
-		"body-only session here",
-		"body-only session elsewhere",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("order:\n%q\nwant:\n%q", got, want)

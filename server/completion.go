@@ -214,7 +214,7 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 // rank of items[i]), keeping the order of equal ranks, and numbers their
 // sortText in that order.
 func orderByRank(items []completionItem, ranks []completion.Rank) {
-	var next [completion.RankOtherSessionText + 2]int // where each rank's items start
+	var next [completion.RankCount + 1]int // where each rank's items start
 	for _, r := range ranks {
 		next[r+1]++
 	}
