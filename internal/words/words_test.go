@@ -18,7 +18,7 @@ func TestIndex(t *testing.T) {
 		{"(rate)", "rate", true},
 		{"ratelimit", "rate", true},
 		{"x2rate", "rate", false},
-		{"修复登录测试", "登录", false},
+		{"修复登录测试", "登录", true}, // every CJK character may begin a word
 		{"登录失败", "登录", true},
 		{"api登录", "登录", true},      // a CJK run begins after Latin letters
 		{"登录api", "api", true},     // and Latin after CJK
