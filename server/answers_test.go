@@ -113,3 +113,22 @@ func TestStreamGivesAnswersBack(t *testing.T) {
 		t.Fatalf("a dropped answer's slot %d was not given back (got slot %d)", slot, s2)
 	}
 }
+
+// TestAnswerBuffersIgnoreArraysOfTheirOwn: an array get handed out as the
+// caller's own (slot -1) and an empty answer leave every slot as it was.
+func TestAnswerBuffersIgnoreArraysOfTheirOwn(t *testing.T) {
+	var a answerBuffers
+	dst, slot := a.get(10)
+	a.settle(slot, append(dst, '1'))
+	own, none := a.get(keepAnswerBytes + 1)
+	a.settle(none, append(own, '2'))
+	a.giveBack(nil)
+	a.giveBack(own)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i, sl := range a.slots {
+		if sl.lent != (i == slot) {
+			t.Errorf("slot %d lent %v; only slot %d was lent", i, sl.lent, slot)
+		}
+	}
+}
