@@ -2,6 +2,7 @@ package server
 
 import (
 	"math"
+	"runtime"
 	"runtime/debug"
 	"sync/atomic"
 	"testing"
@@ -259,5 +260,15 @@ func TestGCHoldLimitFollowsALiveHeapNearIt(t *testing.T) {
 			t.Fatalf("limit with a live heap of 100 MiB = %d, want %d", memoryLimit(), 125<<20)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestLiveHeapReadsTheRuntime: without a reader of its own, the live heap
+// is the runtime's, which a running process never has at zero.
+func TestLiveHeapReadsTheRuntime(t *testing.T) {
+	runtime.GC()
+	var g gcLowering
+	if got := g.liveHeap(); got == 0 {
+		t.Fatal("liveHeap() = 0 after a collection")
 	}
 }

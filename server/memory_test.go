@@ -118,3 +118,53 @@ func TestReleaserMarginFollowsASmallFloor(t *testing.T) {
 		t.Errorf("%d releases with 6 MiB of garbage over a 12 MiB floor, want 2", h.frees.Load())
 	}
 }
+
+// awaitFrees waits until h counted want releases.
+func awaitFrees(t *testing.T, h *fakeHeap, want int32) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for h.frees.Load() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d releases after 5 s, want %d", h.frees.Load(), want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestReleaserChecksOnceQuiet: the end of a message, and any activity,
+// schedules a check quiet after it, which releases what is held over the
+// threshold.
+func TestReleaserChecksOnceQuiet(t *testing.T) {
+	h := &fakeHeap{}
+	m := h.releaser()
+	m.quiet = time.Millisecond
+	defer m.stop()
+	h.garbage.Store(32 << 20)
+	m.begin()
+	m.end()
+	awaitFrees(t, h, 1)
+	h.garbage.Store(32 << 20)
+	m.touch() // the timer of the first check is reset
+	awaitFrees(t, h, 2)
+}
+
+// TestReleaserStopped: activity after stop schedules nothing.
+func TestReleaserStopped(t *testing.T) {
+	h := &fakeHeap{}
+	m := h.releaser()
+	m.stop()
+	m.touch()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.timer != nil {
+		t.Fatal("a check was scheduled after stop")
+	}
+}
+
+// TestRetainedReadsTheRuntime: the runtime's metrics the releaser reads
+// exist, and a running process holds memory.
+func TestRetainedReadsTheRuntime(t *testing.T) {
+	if got := retained(); got == 0 {
+		t.Fatal("retained() = 0")
+	}
+}
