@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"github.com/dsh-refls/dsh-refls/internal/longtest"
+	"github.com/dsh-refls/dsh-refls/server/internal/lspwire"
 )
 
-// oversizedRequest is a request whose body is just over maxMessageBytes,
+// oversizedRequest is a request whose body is just over lspwire.MaxMessageBytes,
 // with its id after the huge member so the id has to be found by scanning.
 func oversizedRequest(id string, isNotification bool) []byte {
-	pad := strings.Repeat("a", maxMessageBytes)
+	pad := strings.Repeat("a", lspwire.MaxMessageBytes)
 	idPart := `,"id":` + strconv.Quote(id)
 	if isNotification {
 		idPart = ""
@@ -194,7 +195,7 @@ func TestAbuseLostFramingEndsCleanly(t *testing.T) {
 		{"non-numeric Content-Length", []byte("Content-Length: 12abc\r\n\r\n{}"), "invalid Content-Length"},
 		{"huge Content-Length", []byte("Content-Length: 99999999999999999999999\r\n\r\n{}"), "invalid Content-Length"},
 		{"disagreeing Content-Length fields", []byte("Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}"), "disagree"},
-		{"too many header lines", bytes.Repeat([]byte("X-Pad: 1\r\n"), maxHeaderLines+1), "more than 32 header lines"},
+		{"too many header lines", bytes.Repeat([]byte("X-Pad: 1\r\n"), lspwire.MaxHeaderLines+1), "more than 32 header lines"},
 		{"body shorter than declared", []byte("Content-Length: 100\r\n\r\n{}"), "unexpected EOF"},
 		{"header cut off", []byte("Content-Length: 10\r\n"), "unexpected EOF"},
 	}

@@ -65,9 +65,9 @@ func (s *Server) completionCall(params json.RawMessage) (call, error) {
 		if err != nil {
 			return nil, err
 		}
-		dst, slot := s.answers.get(completionSize(len(list.Items)))
+		dst, slot := s.answers.Get(completionSize(len(list.Items)))
 		raw, err := encodeCompletionList(dst, list)
-		s.answers.settle(slot, raw)
+		s.answers.Settle(slot, raw)
 		return raw, err
 	}, nil
 }

@@ -216,9 +216,9 @@ func (s *Server) candidatesCall(params json.RawMessage) (call, error) {
 		// Sessions found by what was said in them come after every title,
 		// id and cwd match, in what the limit leaves.
 		body := s.bodyMatches(ctx, snap, s.syncedRecall(), p.Query, cands, cfg, limit-len(cands))
-		dst, slot := s.answers.get(candidatesSize(len(cands) + len(body)))
+		dst, slot := s.answers.Get(candidatesSize(len(cands) + len(body)))
 		raw, err := encodeCandidates(dst, cands, body)
-		s.answers.settle(slot, raw)
+		s.answers.Settle(slot, raw)
 		return raw, err
 	}, nil
 }

@@ -60,7 +60,7 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	if err != nil {
 		return nil, toRPCError(ctx, err)
 	}
-	if s.inlineable(method) && s.stream.inputIdle() {
+	if s.inlineable(method) && s.stream.InputIdle() {
 		// Nothing more has arrived: no $/cancelRequest or later request
 		// could be read while this one runs, so it runs here, on the
 		// read loop, without handing the reading to a new goroutine and
@@ -128,7 +128,7 @@ func (s *Server) finish(ctx context.Context, method string, start time.Time, run
 	}
 	if ctx.Err() != nil {
 		if raw, ok := result.(json.RawMessage); ok {
-			s.answers.giveBack(raw) // never written
+			s.answers.GiveBack(raw) // never written
 		}
 		return nil, cancelledError()
 	}

@@ -3,6 +3,8 @@ package server
 import (
 	"fmt"
 	"sync"
+
+	"github.com/dsh-refls/dsh-refls/server/internal/lspwire"
 )
 
 // document is an immutable snapshot of one open document.
@@ -23,7 +25,7 @@ type document struct {
 // pass either is not kept (its open or change fails, which is logged):
 // requests about it answer as for a document that is not open.
 const (
-	maxDocumentBytes     = maxMessageBytes
+	maxDocumentBytes     = lspwire.MaxMessageBytes
 	maxOpenDocumentBytes = 128 << 20
 )
 

@@ -195,7 +195,7 @@ func candidatesSize(n int) int { return 64 + candidateBytes*n }
 
 // encodeCandidates encodes the answer of dsh/candidates: the title, id and
 // cwd matches, then the body matches,
-// into dst's array (answerBuffers lends it; see candidatesSize).
+// into dst's array (lspwire.AnswerBuffers lends it; see candidatesSize).
 func encodeCandidates(dst []byte, titles []sessionref.Candidate, body []bodyCandidate) (json.RawMessage, error) {
 	dst = append(dst[:0], '[')
 	for i := range titles {
@@ -330,7 +330,7 @@ func appendCompletionItem(dst []byte, it *completionItem) ([]byte, error) {
 func completionSize(n int) int { return 64 + 512*n }
 
 // encodeCompletionList encodes a completion list into dst's array
-// (answerBuffers lends it; see completionSize).
+// (lspwire.AnswerBuffers lends it; see completionSize).
 func encodeCompletionList(dst []byte, l *completionList) (json.RawMessage, error) {
 	dst = append(dst[:0], `{"isIncomplete":`...)
 	dst = appendBool(dst, l.IsIncomplete)

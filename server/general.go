@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/dsh-refls/dsh-refls/completion"
+	"github.com/dsh-refls/dsh-refls/server/internal/lspwire"
 )
 
 // Serve runs the server over rwc until the client sends exit or closes its
@@ -50,10 +51,12 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) (int, erro
 	s.bgCtx, s.bgCancel = context.WithCancel(ctx)
 	s.diags = newDiagnostics(s, opts.DiagnosticsDelay)
 
-	stream := newServerStream(rwc, newTracer(opts.Trace))
-	stream.inner.written = s.memory.touch
-	stream.writeFailed = s.cancels.cancelAll
-	stream.written = s.answers.giveBack
+	stream := lspwire.New(rwc, lspwire.Hooks{
+		Trace:        opts.Trace,
+		WriteFailed:  s.cancels.cancelAll,
+		Written:      s.answers.GiveBack,
+		FrameWritten: s.memory.touch,
+	})
 	s.stream = stream
 	s.conn = jsonrpc2.NewConn(stream, jsonrpc2.WithCodec(jsonCodec{}))
 	connCtx := protocol.WithLogger(s.bgCtx, NewSlogLogger(s.logger))
@@ -63,7 +66,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) (int, erro
 	case <-s.conn.Done():
 	case <-s.exited:
 		// Requests sent before exit are still answered.
-		s.stream.waitDrained()
+		s.stream.WaitDrained()
 		s.closeConn()
 	case <-ctx.Done():
 		s.closeConn()
@@ -97,7 +100,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) (int, erro
 // blocked on a stdin that cannot be interrupted must not keep the process
 // alive after exit.
 func (s *Server) closeConn() {
-	s.stream.abort()
+	s.stream.Abort()
 	go func() { _ = s.conn.Close() }()
 	select {
 	case <-s.conn.Done():

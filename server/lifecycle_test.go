@@ -275,7 +275,12 @@ func TestRPCTrace(t *testing.T) {
 	types := map[string]int{}
 	sc := bufio.NewScanner(data)
 	for sc.Scan() {
-		var line traceLine
+		var line struct { // a line of the trace LSP inspectors load (§4.3)
+			IsLSPMessage bool            `json:"isLSPMessage"`
+			Type         string          `json:"type"`
+			Message      json.RawMessage `json:"message"`
+			Timestamp    int64           `json:"timestamp"`
+		}
 		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
 			t.Fatalf("trace line %q: %v", sc.Text(), err)
 		}

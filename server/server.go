@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/dsh-refls/dsh-refls/completion"
+	"github.com/dsh-refls/dsh-refls/server/internal/lspwire"
 	"github.com/dsh-refls/dsh-refls/watch"
 )
 
@@ -108,19 +109,32 @@ type serverFeatures struct {
 	hints inlayHintCache
 }
 
+// wire is what the server asks of its connection's stream besides the
+// reading and writing jsonrpc2 does through it (lspwire.Stream).
+type wire interface {
+	// InputIdle reports whether no input waits after the frame just read;
+	// only the read loop may ask.
+	InputIdle() bool
+	// WaitDrained waits, within a bound, until every call read has been
+	// answered.
+	WaitDrained()
+	// Abort stops every wait for answers: the server is going away.
+	Abort()
+}
+
 // Server holds the server-side state of one client connection.
 type Server struct {
 	// features holds the inlay hint cache and refresh state.
 	features serverFeatures
 	// answers lends the arrays typing's answers are encoded into.
-	answers answerBuffers
+	answers lspwire.AnswerBuffers
 	// kept holds the views of the latest prepared messages, served as
 	// documents (document_content.go).
 	kept   keptViews
 	opts   Options
 	logger *zap.Logger
 	conn   jsonrpc2.Conn
-	stream *serverStream
+	stream wire
 	sem    chan struct{}
 	docs   *documents
 	diags  *diagnostics

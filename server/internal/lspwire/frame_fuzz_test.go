@@ -1,4 +1,4 @@
-package server
+package lspwire
 
 import (
 	"bufio"
@@ -35,7 +35,7 @@ func (m *memRWC) Close() error                { return nil }
 // readAllFrames reads frames from s until an error, answering every call it
 // reads (as the connection would), and returns the frames (copied) and the
 // final error. It fails the test if reading does not end in time.
-func readAllFrames(t *testing.T, s *serverStream) ([][]byte, error) {
+func readAllFrames(t *testing.T, s *Stream) ([][]byte, error) {
 	t.Helper()
 	type result struct {
 		frames [][]byte
@@ -70,17 +70,28 @@ func readAllFrames(t *testing.T, s *serverStream) ([][]byte, error) {
 	case r := <-done:
 		return r.frames, r.err
 	case <-time.After(frameFuzzTimeout):
-		s.abort()
+		s.Abort()
 		t.Fatalf("reading frames did not end within %s", frameFuzzTimeout)
 		return nil, nil
 	}
 }
 
+// writtenMessage is what the fuzz targets read of a message the stream
+// wrote.
+type writtenMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
 // decodeOutput parses everything the stream wrote as strict frames of JSON.
-func decodeOutput(t *testing.T, out []byte) []rawMessage {
+func decodeOutput(t *testing.T, out []byte) []writtenMessage {
 	t.Helper()
 	r := bufio.NewReader(bytes.NewReader(out))
-	var msgs []rawMessage
+	var msgs []writtenMessage
 	for {
 		body, err := lsptest.ReadFrame(r)
 		if errors.Is(err, lsptest.ErrNoFrame) {
@@ -89,7 +100,7 @@ func decodeOutput(t *testing.T, out []byte) []rawMessage {
 		if err != nil {
 			t.Fatalf("the stream wrote something other than frames: %v\n%q", err, out)
 		}
-		var m rawMessage
+		var m writtenMessage
 		if err := json.Unmarshal(body, &m); err != nil {
 			t.Fatalf("written frame %q: %v", body, err)
 		}
@@ -150,7 +161,7 @@ func FuzzFrameReader(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rwc := &memRWC{r: bytes.NewReader(data)}
-		s := newServerStream(rwc, nil)
+		s := New(rwc, Hooks{})
 		frames, err := readAllFrames(t, s)
 		if err == nil {
 			t.Fatal("reading ended without an error")
@@ -200,7 +211,7 @@ func FuzzFrameRoundTrip(f *testing.F) {
 			}
 		}
 		rwc := &memRWC{r: bytes.NewReader(in.Bytes())}
-		s := newServerStream(rwc, nil)
+		s := New(rwc, Hooks{})
 		frames, err := readAllFrames(t, s)
 		if !errors.Is(err, io.EOF) {
 			t.Fatalf("reading ended with %v, want EOF", err)

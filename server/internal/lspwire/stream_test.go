@@ -1,4 +1,4 @@
-package server
+package lspwire
 
 import (
 	"bytes"
@@ -63,7 +63,7 @@ type readResult struct {
 }
 
 // readAsync runs ReadFrame in a goroutine and hands back its result.
-func readAsync(s *serverStream) <-chan readResult {
+func readAsync(s *Stream) <-chan readResult {
 	done := make(chan readResult, 1)
 	go func() {
 		frame, _, err := s.ReadFrame(context.Background())
@@ -86,14 +86,14 @@ func awaitRead(t *testing.T, done <-chan readResult, what string) readResult {
 
 // fullStream is a stream holding maxPendingCalls unanswered calls, with
 // one more call waiting in its input.
-func fullStream(t *testing.T) (*serverStream, *memRWC) {
+func fullStream(t *testing.T) (*Stream, *memRWC) {
 	t.Helper()
 	var in bytes.Buffer
 	for i := range maxPendingCalls + 1 {
 		in.Write(callFrame(i))
 	}
 	rwc := &memRWC{r: &in}
-	s := newServerStream(rwc, nil)
+	s := New(rwc, Hooks{})
 	for i := range maxPendingCalls {
 		if _, _, err := s.ReadFrame(context.Background()); err != nil {
 			t.Fatalf("call %d: %v", i, err)
@@ -127,8 +127,8 @@ func TestStreamStopsReadingAtThePendingBound(t *testing.T) {
 func TestStreamAbortEndsTheWaitForRoom(t *testing.T) {
 	s, _ := fullStream(t)
 	done := readAsync(s)
-	s.abort()
-	s.abort() // a second abort changes nothing
+	s.Abort()
+	s.Abort() // a second abort changes nothing
 	if r := awaitRead(t, done, "after abort"); !errors.Is(r.err, net.ErrClosed) {
 		t.Fatalf("after abort ReadFrame returned %q, %v; want net.ErrClosed", r.frame, r.err)
 	}
@@ -142,7 +142,7 @@ func TestStreamReportsTheEndAfterTheAnswers(t *testing.T) {
 	for _, end := range []string{"answer", "abort"} {
 		t.Run(end, func(t *testing.T) {
 			rwc := &memRWC{r: bytes.NewReader(callFrame(1))}
-			s := newServerStream(rwc, nil)
+			s := New(rwc, Hooks{})
 			if _, _, err := s.ReadFrame(context.Background()); err != nil {
 				t.Fatal(err)
 			}
@@ -157,7 +157,7 @@ func TestStreamReportsTheEndAfterTheAnswers(t *testing.T) {
 					t.Fatal(err)
 				}
 			} else {
-				s.abort()
+				s.Abort()
 			}
 			if r := awaitRead(t, done, "after the "+end); !errors.Is(r.err, io.EOF) {
 				t.Fatalf("after the %s ReadFrame returned %q, %v; want io.EOF", end, r.frame, r.err)
@@ -171,7 +171,7 @@ func TestStreamReportsTheEndAfterTheAnswers(t *testing.T) {
 // uncounted.
 func TestStreamAnswerCountStaysAtZero(t *testing.T) {
 	rwc := &memRWC{r: bytes.NewReader(callFrame(1))}
-	s := newServerStream(rwc, nil)
+	s := New(rwc, Hooks{})
 	if _, err := s.WriteFrame(context.Background(), answerFrame(9)); err != nil {
 		t.Fatal(err)
 	}
@@ -203,9 +203,9 @@ func TestStreamLogsWhyReadingEnded(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var log syncBuffer
 			ctx := protocol.WithLogger(context.Background(), slog.New(slog.NewTextHandler(&log, nil)))
-			s := newServerStream(&memRWC{r: strings.NewReader(tt.input)}, nil)
+			s := New(&memRWC{r: strings.NewReader(tt.input)}, Hooks{})
 			if tt.abort {
-				s.abort()
+				s.Abort()
 			}
 			if _, _, err := s.ReadFrame(ctx); err == nil {
 				t.Fatal("ReadFrame succeeded")
@@ -227,7 +227,7 @@ func TestFrameReaderEndsOnLostFraming(t *testing.T) {
 		unexpectedEOF     bool
 	}{
 		{"long header line", strings.Repeat("x", maxHeaderLineBytes+1), `a line longer than 4096 bytes ("` + strings.Repeat("x", maxQuotedBytes) + `"…`, false},
-		{"too many header lines", strings.Repeat("X-Pad: 1\r\n", maxHeaderLines+1) + "\r\n", "more than 32 header lines", false},
+		{"too many header lines", strings.Repeat("X-Pad: 1\r\n", MaxHeaderLines+1) + "\r\n", "more than 32 header lines", false},
 		{"not a field", "hello\r\n\r\n", `"hello" is not a header field`, false},
 		{"no length", "Content-Type: x\r\n\r\n", "no Content-Length field", false},
 		{"negative length", "Content-Length: -1\r\n\r\n", `invalid Content-Length "-1"`, false},
@@ -236,7 +236,7 @@ func TestFrameReaderEndsOnLostFraming(t *testing.T) {
 		{"lengths disagree", "Content-Length: 2\r\nContent-Length: 3\r\n\r\n", "two Content-Length fields disagree (2 and 3)", false},
 		{"end inside the header", "Content-Length: 2\r\n", "input ends inside the header", true},
 		{"end inside the body", "Content-Length: 5\r\n\r\n{}", "body ends after 2 of 5 bytes", true},
-		{"end inside an oversized body", fmt.Sprintf("Content-Length: %d\r\n\r\n{}", maxMessageBytes+1), "oversized body ends after 2 of 67108865 bytes", true},
+		{"end inside an oversized body", fmt.Sprintf("Content-Length: %d\r\n\r\n{}", MaxMessageBytes+1), "oversized body ends after 2 of 67108865 bytes", true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newFrameReader(strings.NewReader(tt.input))
@@ -330,12 +330,12 @@ func TestIDScannerFindsTheTopLevelID(t *testing.T) {
 // TestStreamInputIdle: inputIdle tells whether more input is buffered
 // after the frame just read.
 func TestStreamInputIdle(t *testing.T) {
-	s := newServerStream(&memRWC{r: bytes.NewReader(append(callFrame(1), callFrame(2)...))}, nil)
+	s := New(&memRWC{r: bytes.NewReader(append(callFrame(1), callFrame(2)...))}, Hooks{})
 	for i, want := range []bool{false, true} {
 		if _, _, err := s.ReadFrame(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		if got := s.inputIdle(); got != want {
+		if got := s.InputIdle(); got != want {
 			t.Errorf("after frame %d inputIdle() = %v, want %v", i+1, got, want)
 		}
 	}
@@ -349,12 +349,11 @@ func (*failingRWC) Write([]byte) (int, error) { return 0, io.ErrClosedPipe }
 func (f *failingRWC) Close() error            { f.closed = true; return nil }
 
 // TestStreamReportsBrokenOutput: a frame that cannot be written calls
-// writeFailed; one not written because its context ended does not.
+// Hooks.WriteFailed; one not written because its context ended does not.
 func TestStreamReportsBrokenOutput(t *testing.T) {
 	rwc := &failingRWC{}
-	s := newServerStream(rwc, nil)
 	failed := 0
-	s.writeFailed = func() { failed++ }
+	s := New(rwc, Hooks{WriteFailed: func() { failed++ }})
 	msg := jsonrpc2.NewNotification("x", nil)
 	if _, err := s.Write(context.Background(), msg); err == nil {
 		t.Fatal("Write to a broken output succeeded")
@@ -412,7 +411,7 @@ func TestStreamTrace(t *testing.T) {
 	in.Write(lsptest.Frame([]byte(`[{"jsonrpc":"2.0","id":2,"method":"x"},{"jsonrpc":"2.0","method":"n"}]`)))
 	in.Write(lsptest.Frame([]byte(`{"jsonrpc":"2.0","id":3,`)))
 	var trace syncBuffer
-	s := newServerStream(&memRWC{r: &in}, newTracer(&trace))
+	s := New(&memRWC{r: &in}, Hooks{Trace: &trace})
 	for range 3 {
 		if _, _, err := s.ReadFrame(context.Background()); err != nil {
 			t.Fatal(err)
@@ -427,7 +426,7 @@ func TestStreamTrace(t *testing.T) {
 	if _, err := s.WriteFrame(context.Background(), []byte(`[{"jsonrpc":"2.0","id":2,"result":2}]`)); err != nil {
 		t.Fatal(err)
 	}
-	s.abort() // the input's end is then not waited for
+	s.Abort() // the input's end is then not waited for
 	if _, _, err := s.ReadFrame(context.Background()); !errors.Is(err, io.EOF) {
 		t.Fatalf("ReadFrame after the bad frame = %v, want io.EOF", err)
 	}
@@ -455,7 +454,7 @@ func TestStreamTrace(t *testing.T) {
 			}
 		}
 	}
-	if newTracer(nil) != nil {
-		t.Error("newTracer(nil) is not the tracer that records nothing")
+	if s := New(&memRWC{r: &in}, Hooks{}); s.trace != nil {
+		t.Error("a stream without Hooks.Trace traces")
 	}
 }

@@ -1,29 +1,29 @@
-package server
+package lspwire
 
 import (
 	"sync"
 	"unsafe"
 )
 
-// answerSlots is how many arrays answerBuffers lends at once: more calls
+// answerSlots is how many arrays AnswerBuffers lends at once: more calls
 // encoded at the same moment get arrays of their own.
 const answerSlots = 4
 
-// keepAnswerBytes is the largest array answerBuffers keeps for the next
+// keepAnswerBytes is the largest array AnswerBuffers keeps for the next
 // answer: one larger (a long completion list) goes with its answer.
 const keepAnswerBytes = 256 << 10
 
-// answerBuffers lends the arrays the answers of typing (dsh/candidates,
+// AnswerBuffers lends the arrays the answers of typing (dsh/candidates,
 // completion) are encoded into and takes each back once its answer is
-// written (serverStream.Write) or dropped (a cancelled call): those
-// answers, 17-31 KB each, were most of what a keystroke allocated, and the
-// collections they caused were the slowest keystrokes of a 10,000-session
-// store. It lends only arrays of its own slots and takes back only those:
-// an answer's array is told by its address, so any other result passed to
-// giveBack is left alone. An array lent and never given back (an answer
-// written in a batch) keeps its slot busy, and answers then get arrays of
-// their own.
-type answerBuffers struct {
+// written (Stream.Write hands it to Hooks.Written) or dropped (a cancelled
+// call): those answers, 17-31 KB each, were most of what a keystroke
+// allocated, and the collections they caused were the slowest keystrokes
+// of a 10,000-session store. It lends only arrays of its own slots and
+// takes back only those: an answer's array is told by its address, so any
+// other result passed to GiveBack is left alone. An array lent and never
+// given back (an answer written in a batch) keeps its slot busy, and
+// answers then get arrays of their own. The zero value is ready to use.
+type AnswerBuffers struct {
 	// mu guards slots.
 	mu    sync.Mutex
 	slots [answerSlots]answerSlot
@@ -34,10 +34,10 @@ type answerSlot struct {
 	lent bool
 }
 
-// get returns an empty array of at least size bytes and the slot that
+// Get returns an empty array of at least size bytes and the slot that
 // lent it, -1 when every slot is lent (the array is then the caller's).
-// The caller encodes into it and hands the answer to settle.
-func (a *answerBuffers) get(size int) (dst []byte, slot int) {
+// The caller encodes into it and hands the answer to Settle.
+func (a *AnswerBuffers) Get(size int) (dst []byte, slot int) {
 	if size > keepAnswerBytes {
 		return make([]byte, 0, size), -1
 	}
@@ -57,12 +57,12 @@ func (a *answerBuffers) get(size int) (dst []byte, slot int) {
 	return make([]byte, 0, size), -1
 }
 
-// settle records the answer encoded into slot's array: giveBack(answer)
+// Settle records the answer encoded into slot's array: GiveBack(answer)
 // then frees the slot. An answer that outgrew the array is in an array of
 // its own, which the slot takes instead unless it is larger than
 // keepAnswerBytes (the slot is then free at once); a nil answer (the
 // encoding failed) frees the slot.
-func (a *answerBuffers) settle(slot int, answer []byte) {
+func (a *AnswerBuffers) Settle(slot int, answer []byte) {
 	if slot < 0 {
 		return
 	}
@@ -80,9 +80,9 @@ func (a *answerBuffers) settle(slot int, answer []byte) {
 	}
 }
 
-// giveBack takes back the array of an answer that was written or dropped,
+// GiveBack takes back the array of an answer that was written or dropped,
 // when a slot lent it; any other array is left alone.
-func (a *answerBuffers) giveBack(answer []byte) {
+func (a *AnswerBuffers) GiveBack(answer []byte) {
 	if cap(answer) == 0 {
 		return
 	}

@@ -1,4 +1,4 @@
-package server
+package lspwire
 
 import (
 	"bytes"
@@ -9,98 +9,97 @@ import (
 )
 
 func TestAnswerBuffersLendAndTakeBack(t *testing.T) {
-	var a answerBuffers
-	first, s1 := a.get(100)
+	var a AnswerBuffers
+	first, s1 := a.Get(100)
 	if s1 < 0 || cap(first) < 100 || len(first) != 0 {
 		t.Fatalf("get(100) = len %d cap %d slot %d", len(first), cap(first), s1)
 	}
 	answer := append(first, `{"a":1}`...)
-	a.settle(s1, answer)
-	second, s2 := a.get(100)
+	a.Settle(s1, answer)
+	second, s2 := a.Get(100)
 	if s2 == s1 || sameArray(second, first) {
 		t.Fatalf("a lent array was lent again before it came back (slots %d, %d)", s1, s2)
 	}
-	a.settle(s2, nil) // its encoding failed: the slot is free again
+	a.Settle(s2, nil) // its encoding failed: the slot is free again
 
-	a.giveBack([]byte(`{"a":1}`)) // not an array of a slot: ignored
-	if again, s := a.get(100); s == s1 || sameArray(again, first) {
+	a.GiveBack([]byte(`{"a":1}`)) // not an array of a slot: ignored
+	if again, s := a.Get(100); s == s1 || sameArray(again, first) {
 		t.Fatal("giveBack of another array freed a slot")
 	} else {
-		a.settle(s, nil)
+		a.Settle(s, nil)
 	}
-	a.giveBack(answer)
-	if again, s := a.get(100); s != s1 || !sameArray(again, first) {
+	a.GiveBack(answer)
+	if again, s := a.Get(100); s != s1 || !sameArray(again, first) {
 		t.Fatalf("after giveBack, get returned slot %d, not the array given back (slot %d)", s, s1)
 	} else {
-		a.settle(s, nil)
+		a.Settle(s, nil)
 	}
 }
 
 func TestAnswerBuffersGrownAnswers(t *testing.T) {
-	var a answerBuffers
-	dst, slot := a.get(16)
+	var a AnswerBuffers
+	dst, slot := a.Get(16)
 	grown := append(dst, make([]byte, 8<<10)...) // past the lent capacity: a new array
-	a.settle(slot, grown)
-	a.giveBack(grown)
-	if again, s := a.get(8 << 10); s != slot || !sameArray(again, grown) {
+	a.Settle(slot, grown)
+	a.GiveBack(grown)
+	if again, s := a.Get(8 << 10); s != slot || !sameArray(again, grown) {
 		t.Fatalf("the slot did not take the grown answer's array (slot %d, want %d)", s, slot)
 	} else {
-		a.settle(s, nil)
+		a.Settle(s, nil)
 	}
-	dst, slot = a.get(16)
+	dst, slot = a.Get(16)
 	huge := append(dst, make([]byte, keepAnswerBytes+1)...)
-	a.settle(slot, huge) // too large to keep: the slot is free at once
-	if again, s := a.get(16); s != slot || sameArray(again, huge) {
+	a.Settle(slot, huge) // too large to keep: the slot is free at once
+	if again, s := a.Get(16); s != slot || sameArray(again, huge) {
 		t.Fatalf("after a huge answer: slot %d (want %d), the huge array kept: %v", s, slot, sameArray(again, huge))
 	}
-	if b, s := a.get(keepAnswerBytes + 1); s != -1 || cap(b) < keepAnswerBytes+1 {
+	if b, s := a.Get(keepAnswerBytes + 1); s != -1 || cap(b) < keepAnswerBytes+1 {
 		t.Fatalf("get of more than keepAnswerBytes lent slot %d", s)
 	}
 }
 
 func TestAnswerBuffersAllLent(t *testing.T) {
-	var a answerBuffers
+	var a AnswerBuffers
 	seen := map[int]bool{}
 	for range answerSlots {
-		_, s := a.get(10)
+		_, s := a.Get(10)
 		if s < 0 || seen[s] {
 			t.Fatalf("slot %d lent twice or none free", s)
 		}
 		seen[s] = true
 	}
-	if b, s := a.get(10); s != -1 || cap(b) < 10 {
+	if b, s := a.Get(10); s != -1 || cap(b) < 10 {
 		t.Fatalf("with every slot lent, get returned slot %d", s)
 	}
 }
 
 // TestStreamGivesAnswersBack: the stream hands every answer's result to
-// written once Write is done with it, written or not, and the answer on the
+// Hooks.Written once Write is done with it, written or not, and the answer on the
 // wire is the one encoded into the lent array.
 func TestStreamGivesAnswersBack(t *testing.T) {
-	var a answerBuffers
+	var a AnswerBuffers
 	rwc := &memRWC{r: bytes.NewReader(nil)}
-	s := newServerStream(rwc, nil)
-	s.written = a.giveBack
-	dst, slot := a.get(64)
+	s := New(rwc, Hooks{Written: a.GiveBack})
+	dst, slot := a.Get(64)
 	raw := append(dst, `{"ok":true}`...)
-	a.settle(slot, raw)
+	a.Settle(slot, raw)
 	if _, err := s.Write(context.Background(), jsonrpc2.NewResponse(jsonrpc2.NewNumberID(7), raw, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Contains(rwc.w.Bytes(), []byte(`"result":{"ok":true}`)) {
 		t.Fatalf("written %q, want the encoded answer", rwc.w.Bytes())
 	}
-	if again, s2 := a.get(64); s2 != slot || !sameArray(again, raw) {
+	if again, s2 := a.Get(64); s2 != slot || !sameArray(again, raw) {
 		t.Fatalf("after Write the answer's slot %d was not free (got slot %d)", slot, s2)
 	} else {
-		a.settle(s2, nil)
+		a.Settle(s2, nil)
 	}
 
 	// A Write whose context has ended writes nothing, and gives the
 	// answer back all the same.
-	dst, slot = a.get(64)
+	dst, slot = a.Get(64)
 	raw = append(dst, `{"late":true}`...)
-	a.settle(slot, raw)
+	a.Settle(slot, raw)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := s.Write(ctx, jsonrpc2.NewResponse(jsonrpc2.NewNumberID(8), raw, nil)); err == nil {
@@ -109,7 +108,7 @@ func TestStreamGivesAnswersBack(t *testing.T) {
 	if bytes.Contains(rwc.w.Bytes(), []byte("late")) {
 		t.Fatal("an answer was written after its context ended")
 	}
-	if _, s2 := a.get(64); s2 != slot {
+	if _, s2 := a.Get(64); s2 != slot {
 		t.Fatalf("a dropped answer's slot %d was not given back (got slot %d)", slot, s2)
 	}
 }
@@ -117,13 +116,13 @@ func TestStreamGivesAnswersBack(t *testing.T) {
 // TestAnswerBuffersIgnoreArraysOfTheirOwn: an array get handed out as the
 // caller's own (slot -1) and an empty answer leave every slot as it was.
 func TestAnswerBuffersIgnoreArraysOfTheirOwn(t *testing.T) {
-	var a answerBuffers
-	dst, slot := a.get(10)
-	a.settle(slot, append(dst, '1'))
-	own, none := a.get(keepAnswerBytes + 1)
-	a.settle(none, append(own, '2'))
-	a.giveBack(nil)
-	a.giveBack(own)
+	var a AnswerBuffers
+	dst, slot := a.Get(10)
+	a.Settle(slot, append(dst, '1'))
+	own, none := a.Get(keepAnswerBytes + 1)
+	a.Settle(none, append(own, '2'))
+	a.GiveBack(nil)
+	a.GiveBack(own)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for i, sl := range a.slots {

@@ -1,4 +1,4 @@
-package server
+package lspwire
 
 import (
 	"context"
@@ -28,8 +28,7 @@ type frameWriter struct {
 	// mu serialises frames and guards buf.
 	mu  sync.Mutex
 	buf []byte
-	// written, when set, is called after each frame (memory.go: a large
-	// answer is garbage once written).
+	// written, when set, is called after each frame (Hooks.FrameWritten).
 	written func()
 }
 

@@ -1,4 +1,4 @@
-package server
+package lspwire
 
 import (
 	"bufio"
@@ -12,7 +12,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/internal/lsptest"
 )
 
-// TestEnvelopeTellsResponses pins what serverStream.Write relies on to
+// TestEnvelopeTellsResponses pins what Stream.Write relies on to
 // count answers without scanning them: jsonrpc2 begins every response it
 // encodes with responseEnvelope, and no call or notification.
 func TestEnvelopeTellsResponses(t *testing.T) {
