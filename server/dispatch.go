@@ -45,8 +45,8 @@ type call func(ctx context.Context) (any, error)
 // then release the read loop and run bounded by the semaphore, each with its
 // own panic recovery.
 func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-	s.memory.begin() // see memory.go
-	defer s.memory.end()
+	s.memory.Begin() // see memtune.Releaser
+	defer s.memory.End()
 	s.requests.begin() // see recall.go
 	defer s.requests.end()
 	method := strings.Clone(req.Method())

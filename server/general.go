@@ -13,6 +13,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/completion"
 	"github.com/dsh-refls/dsh-refls/server/internal/lspwire"
+	"github.com/dsh-refls/dsh-refls/server/internal/memtune"
 )
 
 // Serve runs the server over rwc until the client sends exit or closes its
@@ -43,9 +44,10 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) (int, erro
 		exited:   make(chan struct{}),
 		exitCode: 1,
 		cfg:      DefaultConfig(),
-		memory:   newMemoryReleaser(releaseQuiet, releaseThreshold),
+		memory:   memtune.NewReleaser(),
+		gc:       memtune.Process(),
 	}
-	defer s.memory.stop()
+	defer s.memory.Stop()
 	s.cfg.Watch = opts.Watch
 	s.caps.encoding = EncodingUTF16
 	s.bgCtx, s.bgCancel = context.WithCancel(ctx)
@@ -55,7 +57,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) (int, erro
 		Trace:        opts.Trace,
 		WriteFailed:  s.cancels.cancelAll,
 		Written:      s.answers.GiveBack,
-		FrameWritten: s.memory.touch,
+		FrameWritten: s.memory.Touch,
 	})
 	s.stream = stream
 	s.conn = jsonrpc2.NewConn(stream, jsonrpc2.WithCodec(jsonCodec{}))

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/dsh-refls/dsh-refls/completion"
+	"github.com/dsh-refls/dsh-refls/server/internal/memtune"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/recall"
 )
@@ -53,10 +54,10 @@ type recallHolder struct {
 // what it had: the background loop must not take the server down with it.
 func (s *Server) syncRecall(ctx context.Context, rh *recallHolder, h *sessionsHolder) {
 	// A sync is work like a request: the memory releaser waits for its
-	// end (memory.go), so what it allocated is returned after it, not
-	// left behind by a check that ran in its middle.
-	s.memory.begin()
-	defer s.memory.end()
+	// end (memtune.Releaser), so what it allocated is returned after it,
+	// not left behind by a check that ran in its middle.
+	s.memory.Begin()
+	defer s.memory.End()
 	defer func() {
 		if p := recover(); p != nil {
 			s.logger.Error("recall index sync panicked", zap.Any("panic", p), zap.Stack("stack"))
@@ -169,8 +170,8 @@ func (s *Server) runRecall(ctx context.Context, rh *recallHolder, h *sessionsHol
 		}
 		saveDue = time.Time{}
 		n := rh.ix.Changes()
-		s.memory.begin()
-		defer s.memory.end()
+		s.memory.Begin()
+		defer s.memory.End()
 		t0 := time.Now()
 		if err := rh.ix.Save(rh.path, root); err != nil {
 			s.logger.Warn("saving the recall index failed", zap.Error(err))
@@ -183,7 +184,7 @@ func (s *Server) runRecall(ctx context.Context, rh *recallHolder, h *sessionsHol
 	for {
 		if first {
 			// Nothing was stored: this sync reads every log.
-			restore := processGC.lower(recallBuildGCPercent)
+			restore := s.gc.Lower(memtune.RecallBuildGCPercent)
 			s.syncRecall(ctx, rh, h)
 			restore()
 		} else {

@@ -122,6 +122,33 @@ type wire interface {
 	Abort()
 }
 
+// activity is what the server tells the memory releaser
+// (memtune.Releaser).
+type activity interface {
+	// Begin and End enclose the handling of a message or another piece
+	// of work; no release runs while one is under way.
+	Begin()
+	End()
+	// Touch records activity: a release waits for the server to be quiet.
+	Touch()
+	// Stop ends the releaser with the connection.
+	Stop()
+}
+
+// gcPolicy is what the server asks of the collector while its indexes
+// build (memtune.GC, one for the process). Each call returns the func
+// that gives back what it took; call that once.
+type gcPolicy interface {
+	// Lower lowers the collector's target to percent.
+	Lower(percent int) (restore func())
+	// LowerWithLimit is Lower with the soft memory limit too.
+	LowerWithLimit(percent int) (restore func())
+	// HoldLimit holds the soft memory limit alone.
+	HoldLimit() (release func())
+	// Pause turns the collector off, the memory limit held.
+	Pause() (resume func())
+}
+
 // Server holds the server-side state of one client connection.
 type Server struct {
 	// features holds the inlay hint cache and refresh state.
@@ -138,7 +165,11 @@ type Server struct {
 	sem    chan struct{}
 	docs   *documents
 	diags  *diagnostics
-	memory *memoryReleaser
+	// memory hears of the server's work, to return memory to the OS once
+	// it goes quiet; gc holds the collector's target and limit while the
+	// indexes build (memtune).
+	memory activity
+	gc     gcPolicy
 
 	// cancels holds the cancel func of every call being handled
 	// ($/cancelRequest, cancel.go).

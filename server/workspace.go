@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/dsh-refls/dsh-refls/server/internal/memtune"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
@@ -51,7 +52,7 @@ func (s *Server) openSessions(cfg Config) error {
 		Watch:    cfg.Watch,
 		Logger:   s.logger.Named("sessions"),
 		Progress: report.update,
-		OnUpdate: func() { s.diags.scheduleAll(); s.memory.touch(); s.kickRecall(); s.refreshInlayHints() },
+		OnUpdate: func() { s.diags.scheduleAll(); s.memory.Touch(); s.kickRecall(); s.refreshInlayHints() },
 		OnDegraded: func(reason string) {
 			degradedOnce.Do(func() {
 				s.showMessage(messageTypeWarning, fmt.Sprintf("dsh-refls: watching %s by polling: %s", root, reason))
@@ -59,7 +60,7 @@ func (s *Server) openSessions(cfg Config) error {
 		},
 		// No collection while the cache is restored: its heap is the
 		// index, all live (100,000 sessions: see the commit that set it).
-		DuringRestore: processGC.pause,
+		DuringRestore: s.gc.Pause,
 	})
 	if err != nil {
 		// The old index is closed already: say there is none.
@@ -272,12 +273,12 @@ func (s *Server) runSessions(ctx context.Context, sess Sessions, report *progres
 	go func() {
 		defer s.bgWG.Done()
 		start := time.Now()
-		restoreGC := processGC.lowerWithLimit(titleBuildGCPercent) // until the first build ends
+		restoreGC := s.gc.LowerWithLimit(memtune.TitleBuildGCPercent) // until the first build ends
 		select {
 		case <-sess.Ready():
-			// The limit stays while the index is open (holdLimit); taken
+			// The limit stays while the index is open (HoldLimit); taken
 			// before the build's is given back, so there is no gap.
-			steady := processGC.holdLimit()
+			steady := s.gc.HoldLimit()
 			defer func() { <-ctx.Done(); steady() }()
 			restoreGC()
 		case <-ctx.Done():

@@ -1,4 +1,4 @@
-package server
+package memtune
 
 import (
 	"runtime/debug"
@@ -37,8 +37,10 @@ var retainedMetrics = []string{
 	"/memory/classes/heap/released:bytes",
 }
 
-// memoryReleaser returns memory to the OS after the server goes quiet.
-type memoryReleaser struct {
+// Releaser returns memory to the OS after the server goes quiet. The
+// server tells it of its work: Begin and End around each message handled,
+// Touch for any other activity.
+type Releaser struct {
 	quiet     time.Duration
 	threshold uint64
 	// retained and free are the runtime's (retained, debug.FreeOSMemory);
@@ -61,27 +63,31 @@ type memoryReleaser struct {
 	releases int
 }
 
-func newMemoryReleaser(quiet time.Duration, threshold uint64) *memoryReleaser {
-	return &memoryReleaser{quiet: quiet, threshold: threshold, retained: retained, free: debug.FreeOSMemory, retryBase: time.Second}
+// NewReleaser returns a releaser that checks releaseQuiet after the last
+// activity and releases a growth above releaseThreshold at most.
+func NewReleaser() *Releaser { return newReleaser(releaseQuiet, releaseThreshold) }
+
+func newReleaser(quiet time.Duration, threshold uint64) *Releaser {
+	return &Releaser{quiet: quiet, threshold: threshold, retained: retained, free: debug.FreeOSMemory, retryBase: time.Second}
 }
 
-// begin records that a message is being handled; end that it was.
-func (m *memoryReleaser) begin() {
+// Begin records that a message is being handled; End that it was.
+func (m *Releaser) Begin() {
 	m.mu.Lock()
 	m.busy++
 	m.mu.Unlock()
 }
 
-// end records that a message was handled, and is activity.
-func (m *memoryReleaser) end() {
+// End records that a message was handled, and is activity.
+func (m *Releaser) End() {
 	m.mu.Lock()
 	m.busy--
 	m.mu.Unlock()
-	m.touch()
+	m.Touch()
 }
 
-// touch records activity: the check runs quiet after the last touch.
-func (m *memoryReleaser) touch() {
+// Touch records activity: the check runs quiet after the last touch.
+func (m *Releaser) Touch() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.stopped {
@@ -117,7 +123,7 @@ func retained() uint64 {
 // being written, a document being diagnosed) is retried, never taken as
 // the floor: the first release after start used to do that, so one large
 // request seen first left the process at 9× idle for good.
-func (m *memoryReleaser) check() {
+func (m *Releaser) check() {
 	m.mu.Lock()
 	floor, busy := m.floor, m.busy
 	m.mu.Unlock()
@@ -151,15 +157,15 @@ func (m *memoryReleaser) check() {
 // margin is how far above floor the process may hold before a release: a
 // quarter of the floor, within [min(releaseMinThreshold, threshold),
 // threshold]; before the first floor is known, threshold.
-func (m *memoryReleaser) margin(floor uint64) uint64 {
+func (m *Releaser) margin(floor uint64) uint64 {
 	if floor == 0 {
 		return m.threshold
 	}
 	return min(max(floor/4, min(releaseMinThreshold, m.threshold)), m.threshold)
 }
 
-// stop ends the releaser; touches after it do nothing.
-func (m *memoryReleaser) stop() {
+// Stop ends the releaser; touches after it do nothing.
+func (m *Releaser) Stop() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.stopped = true

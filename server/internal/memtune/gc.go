@@ -1,4 +1,4 @@
-package server
+package memtune
 
 import (
 	"math"
@@ -8,24 +8,24 @@ import (
 	"time"
 )
 
-// recallBuildGCPercent is the garbage collector's target while the recall
+// RecallBuildGCPercent is the garbage collector's target while the recall
 // index reads every log for its first build: the build allocates the text of
 // every session it reads (gigabytes on a large store) and keeps little of
 // it, so at the runtime's default of 100 the heap grew to twice the live
 // indexes between collections and RSS with it. Measured with benchmemory on
 // 100,000 sessions and a 150,002-path workspace: see the commit that set it.
-const recallBuildGCPercent = 25
+const RecallBuildGCPercent = 25
 
-// titleBuildGCPercent is the collector's target while the session index's
+// TitleBuildGCPercent is the collector's target while the session index's
 // first build runs. The build's live heap grows to the whole index, and
 // publishing it copies the sessions and their search texts, so at 100 the
 // peak was twice the index; see the commit that set it for the measurement.
-const titleBuildGCPercent = 50
+const TitleBuildGCPercent = 50
 
 // buildMemoryLimit is the soft memory limit (debug.SetMemoryLimit, what
 // GOMEMLIMIT sets) while the session index's first build holds the
-// lowering (lowerWithLimit), and from then on while the index is open
-// (holdLimit). A target in
+// lowering (LowerWithLimit), and from then on while the index is open
+// (HoldLimit). A target in
 // percent bounds the heap's objects only: at 100,000 sessions and a
 // 200,000-file workspace the process still held ~280 MB from the OS at the
 // end of the title build (live heap ~157 MB at its publish, GOGC 50), the
@@ -34,14 +34,14 @@ const titleBuildGCPercent = 50
 // scavenger returns what is free: peak RSS ~196 MB there, for ~11% more
 // CPU (see the commit that set it). The recall index's first build, which
 // comes after the title build, does not lower it further: it allocates
-// gigabytes and keeps little, and runs under the limit holdLimit keeps
+// gigabytes and keeps little, and runs under the limit HoldLimit keeps
 // (at 100,000 sessions: peak 238 -> 211 MB, 58 -> 77 server CPU seconds
 // for both builds; its collections run every ~0.4 s near the end, when
 // the live heap is ~165 MB).
 const buildMemoryLimit = 180 << 20
 
 // followEvery is how often the limit is checked against the live heap
-// while a build holds it; followSteadyEvery while only holdLimit holds it,
+// while a build holds it; followSteadyEvery while only HoldLimit holds it,
 // once the indexes are built and the live heap grows slowly, so that an
 // idle server wakes once a second for it, not ten times.
 const (
@@ -49,12 +49,14 @@ const (
 	followSteadyEvery = time.Second
 )
 
-// gcLowering lowers the collector's target while at least one holder asks
+// GC holds the collector's target and soft memory limit for the phases
+// that ask for them. It lowers the target while at least one holder asks
 // for it, to the lowest target a holder asks for, and puts back the target
-// it found when the last one is done. While a holder of lowerWithLimit
+// it found when the last one is done. While a holder of LowerWithLimit
 // holds it, it also sets a soft memory limit, unless the process has one
-// (GOMEMLIMIT).
-type gcLowering struct {
+// (GOMEMLIMIT). The target and the limit are the process's: use the one GC
+// of Process.
+type GC struct {
 	// limit is the memory limit while held; 0 sets none.
 	limit int64
 	// live reads the live heap; nil reads the runtime's.
@@ -68,7 +70,7 @@ type gcLowering struct {
 	pauses int
 	prev   int
 	// limited counts the holders that asked for the memory limit too;
-	// steady counts those of them that hold it alone (holdLimit).
+	// steady counts those of them that hold it alone (HoldLimit).
 	limited, steady int
 	// prevLimit is the memory limit found; following is closed when the
 	// last holder is done, to stop the goroutine that keeps the limit
@@ -79,10 +81,10 @@ type gcLowering struct {
 
 // idleLocked reports whether nobody holds a target or a pause, so that
 // the target and limit found are the process's own.
-func (g *gcLowering) idleLocked() bool { return len(g.asked) == 0 && g.pauses == 0 }
+func (g *GC) idleLocked() bool { return len(g.asked) == 0 && g.pauses == 0 }
 
 // holdLocked records the target found when the first holder comes.
-func (g *gcLowering) holdLocked(percent int) {
+func (g *GC) holdLocked(percent int) {
 	if g.idleLocked() {
 		g.prev = debug.SetGCPercent(percent)
 		g.asked = map[int]int{}
@@ -91,7 +93,7 @@ func (g *gcLowering) holdLocked(percent int) {
 
 // settleLocked puts back the target found when nobody holds one any more,
 // and applies what is held otherwise.
-func (g *gcLowering) settleLocked() {
+func (g *GC) settleLocked() {
 	if g.idleLocked() {
 		debug.SetGCPercent(g.prev)
 		return
@@ -99,18 +101,18 @@ func (g *gcLowering) settleLocked() {
 	g.applyLocked()
 }
 
-// lower sets the collector's target to percent unless it is lower already,
+// Lower sets the collector's target to percent unless it is lower already,
 // and returns the func that undoes it; call that once.
-func (g *gcLowering) lower(percent int) (restore func()) {
+func (g *GC) Lower(percent int) (restore func()) {
 	return g.hold(percent, false)
 }
 
-// lowerWithLimit is lower, and sets the memory limit too while held.
-func (g *gcLowering) lowerWithLimit(percent int) (restore func()) {
+// LowerWithLimit is Lower, and sets the memory limit too while held.
+func (g *GC) LowerWithLimit(percent int) (restore func()) {
 	return g.hold(percent, true)
 }
 
-func (g *gcLowering) hold(percent int, limit bool) (restore func()) {
+func (g *GC) hold(percent int, limit bool) (restore func()) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.holdLocked(percent)
@@ -130,7 +132,7 @@ func (g *gcLowering) hold(percent int, limit bool) (restore func()) {
 	})
 }
 
-// holdLimit sets the memory limit, leaving the collector's target as it
+// HoldLimit sets the memory limit, leaving the collector's target as it
 // is, until the returned func is called (once). A server holds it from
 // the end of the session index's first build for as long as the index is
 // open: at GOGC 100 the heap grows to twice the live indexes between
@@ -139,7 +141,7 @@ func (g *gcLowering) hold(percent int, limit bool) (restore func()) {
 // process past 200 MB; under the limit a collection runs when the heap
 // nears it instead, which typing (tens of kilobytes per request) reaches
 // every few hundred requests (see the commit that set it).
-func (g *gcLowering) holdLimit() (release func()) {
+func (g *GC) HoldLimit() (release func()) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.steady++
@@ -151,9 +153,9 @@ func (g *gcLowering) holdLimit() (release func()) {
 }
 
 // undoOnce returns a func that runs undo, under g.mu, the first time it
-// is called and does nothing after: what hold, holdLimit and pause hand
+// is called and does nothing after: what hold, HoldLimit and Pause hand
 // back.
-func (g *gcLowering) undoOnce(undo func()) func() {
+func (g *GC) undoOnce(undo func()) func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -164,13 +166,13 @@ func (g *gcLowering) undoOnce(undo func()) func() {
 	}
 }
 
-// pause turns the collector off until the returned func is called (once):
+// Pause turns the collector off until the returned func is called (once):
 // for a phase whose heap stays nearly all live, such as restoring the
 // session index from its cache, where every collection would only mark
 // what it cannot free. A pause holds the memory limit too, so a
 // collection runs if the heap reaches it. When the last pause ends, the
 // lowest target asked for applies again, or the one found.
-func (g *gcLowering) pause() (resume func()) {
+func (g *GC) Pause() (resume func()) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.holdLocked(-1)
@@ -187,7 +189,7 @@ func (g *gcLowering) pause() (resume func()) {
 // applyLocked turns the collector off while a pause is held, and sets the
 // lowest target asked for otherwise, or the one it found when that is
 // lower still (GOGC asked for less).
-func (g *gcLowering) applyLocked() {
+func (g *GC) applyLocked() {
 	if g.pauses > 0 {
 		debug.SetGCPercent(-1)
 		return
@@ -206,7 +208,7 @@ func (g *gcLowering) applyLocked() {
 
 // takeLimitLocked counts a limited holder; for the first, it sets the
 // memory limit and starts following the live heap with it.
-func (g *gcLowering) takeLimitLocked() {
+func (g *GC) takeLimitLocked() {
 	if g.limited++; g.limited > 1 {
 		return
 	}
@@ -222,7 +224,7 @@ func (g *gcLowering) takeLimitLocked() {
 
 // releaseLimitLocked counts a limited holder out; after the last, it puts
 // back the memory limit found.
-func (g *gcLowering) releaseLimitLocked() {
+func (g *GC) releaseLimitLocked() {
 	if g.limited--; g.limited > 0 || g.following == nil {
 		return
 	}
@@ -233,8 +235,8 @@ func (g *gcLowering) releaseLimitLocked() {
 
 // follow raises the memory limit with the live heap until stop is closed:
 // every followEvery while a build holds the limit, every
-// followSteadyEvery while only holdLimit does.
-func (g *gcLowering) follow(stop chan struct{}) {
+// followSteadyEvery while only HoldLimit does.
+func (g *GC) follow(stop chan struct{}) {
 	every := followEvery
 	tick := time.NewTicker(every)
 	defer tick.Stop()
@@ -277,7 +279,7 @@ func followLimit(base int64, live uint64) int64 {
 }
 
 // liveHeap is the live heap as of the last collection.
-func (g *gcLowering) liveHeap() uint64 {
+func (g *GC) liveHeap() uint64 {
 	if g.live != nil {
 		return g.live()
 	}
@@ -289,8 +291,12 @@ func (g *gcLowering) liveHeap() uint64 {
 	return s[0].Value.Uint64()
 }
 
-// processGC coordinates the servers of one process (tests run many) around
+// process coordinates the servers of one process (tests run many) around
 // the collector's target and memory limit, which are the process's own and
 // not a server's: with one coordinator per server, two overlapping builds
-// would put back each other's lowered target and leave it lowered.
-var processGC = gcLowering{limit: buildMemoryLimit}
+// would put back each other's lowered target and leave it lowered. It is
+// the package's only state, and process-wide for that reason.
+var process = GC{limit: buildMemoryLimit}
+
+// Process returns the process's one GC, which every server shares.
+func Process() *GC { return &process }

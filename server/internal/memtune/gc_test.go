@@ -1,4 +1,4 @@
-package server
+package memtune
 
 import (
 	"math"
@@ -19,12 +19,12 @@ func gcPercent() int {
 func TestGCLoweringRestoresTheTargetAfterTheLastHolder(t *testing.T) {
 	setGC(t, 100, math.MaxInt64)
 
-	var g gcLowering
-	first := g.lower(25)
+	var g GC
+	first := g.Lower(25)
 	if got := gcPercent(); got != 25 {
 		t.Fatalf("target while lowered = %d, want 25", got)
 	}
-	second := g.lower(25)
+	second := g.Lower(25)
 	first()
 	first() // a second call of the same restore changes nothing
 	if got := gcPercent(); got != 25 {
@@ -40,8 +40,8 @@ func TestGCLoweringKeepsALowerTarget(t *testing.T) {
 	orig := debug.SetGCPercent(10)
 	t.Cleanup(func() { debug.SetGCPercent(orig) })
 
-	var g gcLowering
-	restore := g.lower(25)
+	var g GC
+	restore := g.Lower(25)
 	if got := gcPercent(); got != 10 {
 		t.Errorf("target while lowered = %d, want 10 (GOGC asked for less)", got)
 	}
@@ -58,9 +58,9 @@ func TestGCLoweringKeepsALowerTarget(t *testing.T) {
 func TestGCLoweringTakesTheLowestTargetAskedFor(t *testing.T) {
 	setGC(t, 100, math.MaxInt64)
 
-	var g gcLowering
-	title := g.lower(50)
-	recall := g.lower(25)
+	var g GC
+	title := g.Lower(50)
+	recall := g.Lower(25)
 	if got := gcPercent(); got != 25 {
 		t.Fatalf("target with 50 and 25 held = %d, want 25", got)
 	}
@@ -68,7 +68,7 @@ func TestGCLoweringTakesTheLowestTargetAskedFor(t *testing.T) {
 	if got := gcPercent(); got != 25 {
 		t.Fatalf("target after 50 is done = %d, want 25", got)
 	}
-	title = g.lower(50)
+	title = g.Lower(50)
 	recall()
 	if got := gcPercent(); got != 50 {
 		t.Fatalf("target after 25 is done = %d, want 50", got)
@@ -97,16 +97,16 @@ func setGC(t *testing.T, percent int, limit int64) {
 func TestGCLoweringSetsTheMemoryLimitWhileHeld(t *testing.T) {
 	setGC(t, 100, math.MaxInt64)
 
-	g := gcLowering{limit: 64 << 20, live: func() uint64 { return 1 << 20 }}
-	recall := g.lower(25)
+	g := GC{limit: 64 << 20, live: func() uint64 { return 1 << 20 }}
+	recall := g.Lower(25)
 	if got := memoryLimit(); got != math.MaxInt64 {
 		t.Fatalf("limit while only lower holds = %d, want none", got)
 	}
-	title := g.lowerWithLimit(50)
+	title := g.LowerWithLimit(50)
 	if got := memoryLimit(); got != 64<<20 {
 		t.Fatalf("limit while held = %d, want %d", got, 64<<20)
 	}
-	again := g.lowerWithLimit(50)
+	again := g.LowerWithLimit(50)
 	title()
 	if got := memoryLimit(); got != 64<<20 {
 		t.Fatalf("limit with one limited holder left = %d, want %d", got, 64<<20)
@@ -124,8 +124,8 @@ func TestGCLoweringSetsTheMemoryLimitWhileHeld(t *testing.T) {
 func TestGCLoweringKeepsALimitGOMEMLIMITSet(t *testing.T) {
 	setGC(t, 100, 1<<30)
 
-	g := gcLowering{limit: 64 << 20, live: func() uint64 { return 1 << 20 }}
-	restore := g.lowerWithLimit(50)
+	g := GC{limit: 64 << 20, live: func() uint64 { return 1 << 20 }}
+	restore := g.LowerWithLimit(50)
 	if got := memoryLimit(); got != 1<<30 {
 		t.Errorf("limit while held = %d, want GOMEMLIMIT's %d", got, 1<<30)
 	}
@@ -143,8 +143,8 @@ func TestGCLoweringLimitFollowsALiveHeapNearIt(t *testing.T) {
 
 	var live atomic.Uint64
 	live.Store(1 << 20)
-	g := gcLowering{limit: 64 << 20, live: live.Load}
-	restore := g.lowerWithLimit(50)
+	g := GC{limit: 64 << 20, live: live.Load}
+	restore := g.LowerWithLimit(50)
 	live.Store(100 << 20)
 	deadline := time.Now().Add(10 * time.Second)
 	for memoryLimit() != 125<<20 {
@@ -187,13 +187,13 @@ func TestFollowLimit(t *testing.T) {
 func TestGCPauseTurnsTheCollectorOffOverEveryTarget(t *testing.T) {
 	setGC(t, 100, math.MaxInt64)
 
-	g := gcLowering{limit: 64 << 20, live: func() uint64 { return 1 << 20 }}
-	title := g.lower(50)
-	resume := g.pause()
+	g := GC{limit: 64 << 20, live: func() uint64 { return 1 << 20 }}
+	title := g.Lower(50)
+	resume := g.Pause()
 	if got := gcPercent(); got != -1 {
 		t.Fatalf("target while paused = %d, want -1 (off)", got)
 	}
-	recall := g.lower(25)
+	recall := g.Lower(25)
 	if got := gcPercent(); got != -1 {
 		t.Fatalf("target after a lowering during the pause = %d, want -1 (off)", got)
 	}
@@ -207,7 +207,7 @@ func TestGCPauseTurnsTheCollectorOffOverEveryTarget(t *testing.T) {
 	if got, limit := gcPercent(), memoryLimit(); got != 100 || limit != math.MaxInt64 {
 		t.Fatalf("target and limit after every holder = %d, %d; want 100, none", got, limit)
 	}
-	resume = g.pause()
+	resume = g.Pause()
 	if got, limit := gcPercent(), memoryLimit(); got != -1 || limit != 64<<20 {
 		t.Fatalf("target and limit while paused alone = %d, %d; want -1 (off), %d", got, limit, 64<<20)
 	}
@@ -218,20 +218,20 @@ func TestGCPauseTurnsTheCollectorOffOverEveryTarget(t *testing.T) {
 }
 
 // TestGCHoldLimitKeepsTheLimitAfterTheBuild holds the limit alone across
-// the end of a build's lowerWithLimit, as a server does once its first
+// the end of a build's LowerWithLimit, as a server does once its first
 // build ends: the limit stays set with the target the one found, and after
 // the release both are what they were.
 func TestGCHoldLimitKeepsTheLimitAfterTheBuild(t *testing.T) {
 	setGC(t, 100, math.MaxInt64)
 
-	g := gcLowering{limit: 64 << 20, live: func() uint64 { return 1 << 20 }}
-	build := g.lowerWithLimit(50)
-	steady := g.holdLimit()
+	g := GC{limit: 64 << 20, live: func() uint64 { return 1 << 20 }}
+	build := g.LowerWithLimit(50)
+	steady := g.HoldLimit()
 	build()
 	if got, limit := gcPercent(), memoryLimit(); got != 100 || limit != 64<<20 {
 		t.Fatalf("target and limit held alone after the build = %d, %d; want 100, %d", got, limit, 64<<20)
 	}
-	recall := g.lower(25)
+	recall := g.Lower(25)
 	if got, limit := gcPercent(), memoryLimit(); got != 25 || limit != 64<<20 {
 		t.Fatalf("target and limit with a lowering too = %d, %d; want 25, %d", got, limit, 64<<20)
 	}
@@ -244,14 +244,14 @@ func TestGCHoldLimitKeepsTheLimitAfterTheBuild(t *testing.T) {
 }
 
 // TestGCHoldLimitFollowsALiveHeapNearIt grows the live heap past the
-// limit while only holdLimit holds it: the limit still rises above it.
+// limit while only HoldLimit holds it: the limit still rises above it.
 func TestGCHoldLimitFollowsALiveHeapNearIt(t *testing.T) {
 	setGC(t, 100, math.MaxInt64)
 
 	var live atomic.Uint64
 	live.Store(1 << 20)
-	g := gcLowering{limit: 64 << 20, live: live.Load}
-	steady := g.holdLimit()
+	g := GC{limit: 64 << 20, live: live.Load}
+	steady := g.HoldLimit()
 	defer steady()
 	live.Store(100 << 20)
 	deadline := time.Now().Add(30 * time.Second)
@@ -267,7 +267,7 @@ func TestGCHoldLimitFollowsALiveHeapNearIt(t *testing.T) {
 // is the runtime's, which a running process never has at zero.
 func TestLiveHeapReadsTheRuntime(t *testing.T) {
 	runtime.GC()
-	var g gcLowering
+	var g GC
 	if got := g.liveHeap(); got == 0 {
 		t.Fatal("liveHeap() = 0 after a collection")
 	}

@@ -1,4 +1,4 @@
-package server
+package memtune
 
 import (
 	"sync/atomic"
@@ -6,15 +6,15 @@ import (
 	"time"
 )
 
-// fakeHeap stands for the runtime in memoryReleaser: retained is live plus
+// fakeHeap stands for the runtime in Releaser: retained is live plus
 // garbage, and a release returns the garbage.
 type fakeHeap struct {
 	live, garbage atomic.Uint64
 	frees         atomic.Int32
 }
 
-func (h *fakeHeap) releaser() *memoryReleaser {
-	m := newMemoryReleaser(time.Hour, 16<<20)
+func (h *fakeHeap) releaser() *Releaser {
+	m := newReleaser(time.Hour, 16<<20)
 	m.retryBase = time.Hour // the test runs every check itself
 	m.retained = func() uint64 { return h.live.Load() + h.garbage.Load() }
 	m.free = func() { h.frees.Add(1); h.garbage.Store(0) }
@@ -29,7 +29,7 @@ func (h *fakeHeap) releaser() *memoryReleaser {
 func TestReleaserDoesNotTakeLiveMemoryAsItsFloor(t *testing.T) {
 	h := &fakeHeap{}
 	m := h.releaser()
-	defer m.stop()
+	defer m.Stop()
 	h.live.Store(100 << 20) // the answer being written
 	h.garbage.Store(40 << 20)
 	m.check()
@@ -52,7 +52,7 @@ func TestReleaserDoesNotTakeLiveMemoryAsItsFloor(t *testing.T) {
 func TestReleaserTakesGrownIndexesAsItsFloor(t *testing.T) {
 	h := &fakeHeap{}
 	m := h.releaser()
-	defer m.stop()
+	defer m.Stop()
 	h.live.Store(10 << 20)
 	h.garbage.Store(20 << 20)
 	m.check()
@@ -79,14 +79,14 @@ func TestReleaserTakesGrownIndexesAsItsFloor(t *testing.T) {
 func TestReleaserWaitsWhileBusy(t *testing.T) {
 	h := &fakeHeap{}
 	m := h.releaser()
-	defer m.stop()
+	defer m.Stop()
 	h.garbage.Store(200 << 20)
-	m.begin()
+	m.Begin()
 	m.check()
 	if h.frees.Load() != 0 {
 		t.Fatalf("released while a message was being handled")
 	}
-	m.end()
+	m.End()
 	m.check()
 	if h.frees.Load() != 1 {
 		t.Fatalf("%d releases once quiet, want 1", h.frees.Load())
@@ -100,7 +100,7 @@ func TestReleaserWaitsWhileBusy(t *testing.T) {
 func TestReleaserMarginFollowsASmallFloor(t *testing.T) {
 	h := &fakeHeap{}
 	m := h.releaser()
-	defer m.stop()
+	defer m.Stop()
 	h.live.Store(12 << 20)
 	h.garbage.Store(8 << 20)
 	m.check()
@@ -138,13 +138,13 @@ func TestReleaserChecksOnceQuiet(t *testing.T) {
 	h := &fakeHeap{}
 	m := h.releaser()
 	m.quiet = time.Millisecond
-	defer m.stop()
+	defer m.Stop()
 	h.garbage.Store(32 << 20)
-	m.begin()
-	m.end()
+	m.Begin()
+	m.End()
 	awaitFrees(t, h, 1)
 	h.garbage.Store(32 << 20)
-	m.touch() // the timer of the first check is reset
+	m.Touch() // the timer of the first check is reset
 	awaitFrees(t, h, 2)
 }
 
@@ -152,8 +152,8 @@ func TestReleaserChecksOnceQuiet(t *testing.T) {
 func TestReleaserStopped(t *testing.T) {
 	h := &fakeHeap{}
 	m := h.releaser()
-	m.stop()
-	m.touch()
+	m.Stop()
+	m.Touch()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.timer != nil {
@@ -166,5 +166,19 @@ func TestReleaserStopped(t *testing.T) {
 func TestRetainedReadsTheRuntime(t *testing.T) {
 	if got := retained(); got == 0 {
 		t.Fatal("retained() = 0")
+	}
+}
+
+// TestServersShareThePolicy: every server of the process gets the same GC,
+// with the build's memory limit, and releasers with the release settings.
+func TestServersShareThePolicy(t *testing.T) {
+	first, again := Process(), Process()
+	if first != again || first.limit != buildMemoryLimit {
+		t.Fatalf("Process() is not one GC with the build's limit")
+	}
+	m := NewReleaser()
+	defer m.Stop()
+	if m.quiet != releaseQuiet || m.threshold != releaseThreshold {
+		t.Fatalf("NewReleaser() checks %v after activity over %d bytes, want %v and %d", m.quiet, m.threshold, releaseQuiet, releaseThreshold)
 	}
 }
