@@ -13,6 +13,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/completion"
 	"github.com/dsh-refls/dsh-refls/fileref"
+	"github.com/dsh-refls/dsh-refls/server/internal/similar"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
@@ -299,7 +300,7 @@ func closestTitles(snap *sessionref.Snapshot, label, target string) []sessionref
 	if len(out) > 0 || strings.TrimSpace(label) == "" {
 		return out
 	}
-	want := bigrams(label)
+	want := similar.BigramsOf(label)
 	type scoredEntry struct {
 		e     sessionref.Entry
 		score float64
@@ -309,7 +310,7 @@ func closestTitles(snap *sessionref.Snapshot, label, target string) []sessionref
 		if e.ID == target {
 			continue
 		}
-		sc := dice(want, bigrams(e.DisplayTitle()))
+		sc := similar.Dice(want, similar.BigramsOf(e.DisplayTitle()))
 		if sc < minTitleSimilarity {
 			continue
 		}
@@ -331,32 +332,6 @@ func closestTitles(snap *sessionref.Snapshot, label, target string) []sessionref
 		out = append(out, b.e)
 	}
 	return out
-}
-
-// bigrams are the letter pairs of s, folded to lower case, as a multiset.
-func bigrams(s string) map[string]int {
-	r := []rune(strings.ToLower(strings.Join(strings.Fields(s), " ")))
-	out := map[string]int{}
-	for i := 0; i+1 < len(r); i++ {
-		out[string(r[i:i+2])]++
-	}
-	return out
-}
-
-// dice is the Sørensen–Dice coefficient of two bigram multisets.
-func dice(a, b map[string]int) float64 {
-	total, common := 0, 0
-	for k, n := range a {
-		total += n
-		common += min(n, b[k])
-	}
-	for _, n := range b {
-		total += n
-	}
-	if total == 0 {
-		return 0
-	}
-	return 2 * float64(common) / float64(total)
 }
 
 // closestPaths are existing workspace paths closest to a missing one:
@@ -394,30 +369,7 @@ func (s *Server) closestPaths(ctx context.Context, missing string) []FileCandida
 		}
 	}
 	slices.SortStableFunc(cands, func(a, b FileCandidate) int {
-		return editDistance(missing, a.Path) - editDistance(missing, b.Path)
+		return similar.EditDistance(missing, a.Path) - similar.EditDistance(missing, b.Path)
 	})
 	return cands[:min(len(cands), maxFixes)]
-}
-
-// editDistance is the Levenshtein distance of a and b in runes, folded
-// to lower case.
-func editDistance(a, b string) int {
-	ra, rb := []rune(strings.ToLower(a)), []rune(strings.ToLower(b))
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

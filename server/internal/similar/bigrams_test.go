@@ -1,4 +1,4 @@
-package server
+package similar
 
 import (
 	"maps"
@@ -18,8 +18,8 @@ func TestBigrams(t *testing.T) {
 		{"  aaa\t", map[string]int{"aa": 2}},
 		{"ÉtÉ", map[string]int{"ét": 1, "té": 1}},
 	} {
-		if got := bigrams(tt.s); !maps.Equal(got, tt.want) {
-			t.Errorf("bigrams(%q) = %v, want %v", tt.s, got, tt.want)
+		if got := BigramsOf(tt.s); !maps.Equal(got, tt.want) {
+			t.Errorf("BigramsOf(%q) = %v, want %v", tt.s, got, tt.want)
 		}
 	}
 }
@@ -39,32 +39,8 @@ func TestDice(t *testing.T) {
 		{"night", "nacht", 0.25}, // "ht" of 4 + 4 pairs
 		{"aaaa", "aa", 0.5},      // "aa" ×3 and ×1: 2·1 / 4
 	} {
-		if got := dice(bigrams(tt.a), bigrams(tt.b)); got != tt.want {
-			t.Errorf("dice(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
-		}
-	}
-}
-
-// TestEditDistance: the Levenshtein distance in runes, folded to lower
-// case, symmetric.
-func TestEditDistance(t *testing.T) {
-	for _, tt := range []struct {
-		a, b string
-		want int
-	}{
-		{"", "", 0},
-		{"", "abc", 3},
-		{"kitten", "sitting", 3},
-		{"README.md", "readme.md", 0},
-		{"héllo", "hello", 1},
-		{"😀a", "a", 1},
-		{"api/rate.go", "api/ratelimit.go", 5},
-	} {
-		if got := editDistance(tt.a, tt.b); got != tt.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
-		}
-		if got := editDistance(tt.b, tt.a); got != tt.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.b, tt.a, got, tt.want)
+		if got := Dice(BigramsOf(tt.a), BigramsOf(tt.b)); got != tt.want {
+			t.Errorf("Dice(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
 		}
 	}
 }
