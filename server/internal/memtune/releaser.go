@@ -30,12 +30,12 @@ const (
 	releaseRetries      = 4
 )
 
-// retainedMetrics give the memory the runtime holds from the OS: all it
+// The runtime's metrics that give the memory it holds from the OS: all it
 // mapped, less the heap it already returned.
-var retainedMetrics = []string{
-	"/memory/classes/total:bytes",
-	"/memory/classes/heap/released:bytes",
-}
+const (
+	totalMetric    = "/memory/classes/total:bytes"
+	releasedMetric = "/memory/classes/heap/released:bytes"
+)
 
 // Releaser returns memory to the OS after the server goes quiet. The
 // server tells it of its work: Begin and End around each message handled,
@@ -103,10 +103,7 @@ func (m *Releaser) Touch() {
 
 // retained is the memory the runtime holds from the OS.
 func retained() uint64 {
-	s := make([]metrics.Sample, len(retainedMetrics))
-	for i, name := range retainedMetrics {
-		s[i].Name = name
-	}
+	s := []metrics.Sample{{Name: totalMetric}, {Name: releasedMetric}}
 	metrics.Read(s)
 	total, released := s[0].Value.Uint64(), s[1].Value.Uint64()
 	if released > total {
