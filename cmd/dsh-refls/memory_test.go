@@ -69,7 +69,7 @@ func TestBinaryReturnsMemoryAfterALargeRequest(t *testing.T) {
 	}
 	// This held in every run once the releaser stopped taking the level of
 	// its first release (made while the answer was still live) as the idle
-	// floor (server/memory.go); before, it failed about one run in three
+	// floor (server/internal/memtune/releaser.go); before, it failed about one run in three
 	// (38–111 MB = 3–9× idle after 10 s). scripts/benchmemory measures the
 	// same release with larger inputs.
 	_, store, ws, expected := demoStoreUnder(t)

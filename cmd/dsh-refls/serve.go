@@ -188,7 +188,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// The server has no profiling endpoint, so the runtime's heap
 	// profile (a sampled stack per 512 KiB allocated) is memory nobody
 	// reads: 1.5 MiB at 100,000 sessions, inside the soft memory limit
-	// the index builds run under (server/gcpercent.go), where it left the
+	// the index builds run under (server/internal/memtune/gc.go), where it left the
 	// collector that much less room.
 	runtime.MemProfileRate = 0
 	logger, closeLog, logFallback, err := newLogger(f.logLevel, f.logFile, stderr)

@@ -24,7 +24,7 @@ const abuseTimeout = 20 * time.Second
 // loaded cores, once took over 20 s. Only a failing run waits it out.
 const frameTimeout = 60 * time.Second
 
-// maxMessageBytes mirrors the server's frame limit (server/stream.go).
+// maxMessageBytes mirrors the server's frame limit (server/internal/lspwire/limits.go).
 const maxMessageBytes = 64 << 20
 
 // lockedBuffer is a bytes.Buffer safe to read while the process writes it.

@@ -21,7 +21,7 @@ import (
 // heap it keeps once built (after a collection), the peak of live plus
 // unswept heap objects during the build (sampled every 5 ms) above the
 // title index's, the bytes it allocated and the CPU it took. The server
-// runs the build at GOGC 25 (server/gcpercent.go); so does this.
+// runs the build at GOGC 25 (server/internal/memtune/gc.go); so does this.
 // profile, when set, receives a heap profile of the built index.
 // cpuProfile, when set, receives a CPU profile of the build.
 func runHeap(ctx context.Context, root string, workers int, profile, cpuProfile string) error {
