@@ -23,6 +23,9 @@ type Sessions interface {
 	// Ready is closed once the first build has finished, or Run stopped
 	// before it could.
 	Ready() <-chan struct{}
+	// Restored is closed once a stored index has been restored, which
+	// lists every session its last save knew; never closed without one.
+	Restored() <-chan struct{}
 	// Status describes the index as of now.
 	Status() SessionStatus
 	// Snapshot is the index as of now, an immutable value; never nil.

@@ -198,8 +198,9 @@ func (s *Server) candidatesCall(params json.RawMessage) (call, error) {
 	}
 	return func(ctx context.Context) (any, error) {
 		// Unlike completion, this answer has no way to say it is
-		// incomplete, so it waits for the first build.
-		snap, err := s.readySnapshot(ctx)
+		// incomplete, so it waits for a snapshot that lists every session
+		// the index knows: the restored stored index, or the first build.
+		snap, err := s.listingSnapshot(ctx)
 		if err != nil {
 			return nil, err
 		}

@@ -30,7 +30,7 @@ func (s *Server) keepServing(h jsonrpc2.Handler) jsonrpc2.Handler {
 // index built; the others answer at once with what they have.
 func waitsForFirstBuild(method string) bool {
 	switch method {
-	case MethodPrepare, MethodCandidates, MethodSearch, protocol.MethodTextDocumentHover, protocol.MethodCompletionItemResolve:
+	case MethodPrepare, MethodSearch, protocol.MethodTextDocumentHover, protocol.MethodCompletionItemResolve:
 		return true
 	}
 	return false
@@ -77,11 +77,15 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	// Every call is released from the read loop, even one answered at once,
 	// so that a $/cancelRequest behind a slow call is read while it runs.
 	jsonrpc2.Async(ctx)
+	// Wait before taking a concurrency slot: requests parked until the
+	// first build must not keep completion, which answers at once, from
+	// running.
 	if waitsForFirstBuild(method) {
-		// Wait before taking a concurrency slot: requests parked until the
-		// first build must not keep completion, which answers at once,
-		// from running.
 		if _, err := s.readySessions(ctx); err != nil && ctx.Err() != nil {
+			return nil, cancelledError()
+		}
+	} else if method == MethodCandidates {
+		if _, err := s.listingSessions(ctx); err != nil && ctx.Err() != nil {
 			return nil, cancelledError()
 		}
 	}
@@ -96,8 +100,8 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 
 // inlineable reports whether a call may run on the read loop: the calls
 // of typing, which answer at once (completion never waits for the session
-// index; dsh/candidates only before its first build, and is then
-// released).
+// index; dsh/candidates only until the index is restored or built, and
+// is then released).
 func (s *Server) inlineable(method string) bool {
 	switch method {
 	case protocol.MethodTextDocumentCompletion:
@@ -109,6 +113,8 @@ func (s *Server) inlineable(method string) bool {
 		}
 		select {
 		case <-h.s.Ready():
+			return true
+		case <-h.s.Restored():
 			return true
 		default:
 		}

@@ -219,3 +219,74 @@ func TestPrepareRightAfterInitializeRealStore(t *testing.T) {
 		t.Fatalf("prepare = %+v, want the one reference %s with its snapshot", prep, ref.ID)
 	}
 }
+
+// TestCandidatesAnswerFromTheRestoredIndex restarts over a stored index
+// with the first build held: dsh/candidates answers at once with every
+// session the stored index lists (a clean shutdown leaves it current),
+// and a session written while no server ran shows once the build has
+// checked the logs. Prepare still waits for the build.
+func TestCandidatesAnswerFromTheRestoredIndex(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	opts, fake, ws := testOptions(t)
+	ix := sessionref.NewIndex(fake.root, sessionref.IndexOptions{})
+	if err := ix.Build(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	path, err := sessionref.DefaultCachePath(fake.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.SaveCache(path); err != nil {
+		t.Fatal(err)
+	}
+	fake.add(t, dshgen.NewSession("s-later").Cwd(testCwd).CreatedAt(time.Now().UnixMilli()).
+		Turn(func(t *dshgen.Turn) {
+			t.UserText("written while no server ran")
+			t.Title("Written later", "provider")
+		}))
+	fake.useCache = true
+	fake.holdReading = make(chan struct{})
+	h := newHarness(t, opts)
+	h.initialize(initOptions{root: ws, settings: map[string]any{"sessionId": "s-target"}})
+
+	prepare := h.callAsync(MethodPrepare, map[string]any{"text": "see " + sessionref.Mention("Fix the parser", "s-alpha")})
+	var before []sessionref.Candidate
+	select {
+	case r := <-h.callAsync(MethodCandidates, map[string]any{"query": ""}):
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		if err := json.Unmarshal(r.raw, &before); err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(testTimeout):
+		close(fake.holdReading)
+		t.Fatal("dsh/candidates waited for the first build over a restored index")
+	}
+	ids := func(cs []sessionref.Candidate) []string {
+		var out []string
+		for _, c := range cs {
+			out = append(out, c.SessionID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got, want := ids(before), []string{"s-alpha", "s-beta", "s-delta", "s-gamma"}; !slices.Equal(got, want) {
+		t.Errorf("candidates from the restored index = %v, want the %v it stored", got, want)
+	}
+	select {
+	case r := <-prepare:
+		t.Fatalf("prepare answered before the first build finished: %s %v", r.raw, r.err)
+	case <-time.After(stillWaiting):
+	}
+	close(fake.holdReading)
+	fake.waitBuilt(t)
+	if r := <-prepare; r.err != nil {
+		t.Fatalf("prepare after the build: %v", r.err)
+	}
+	var after []sessionref.Candidate
+	h.mustCall(MethodCandidates, map[string]any{"query": ""}, &after)
+	if got := ids(after); !slices.Contains(got, "s-later") || len(got) != 5 {
+		t.Errorf("candidates after the build = %v, want the stored four and s-later", got)
+	}
+}

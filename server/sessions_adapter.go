@@ -56,6 +56,9 @@ func (a *liveSessions) Run(ctx context.Context) error { return a.store.Run(ctx) 
 // Ready implements Sessions.
 func (a *liveSessions) Ready() <-chan struct{} { return a.store.Ready() }
 
+// Restored implements Sessions.
+func (a *liveSessions) Restored() <-chan struct{} { return a.store.Restored() }
+
 // Status implements Sessions.
 func (a *liveSessions) Status() SessionStatus {
 	snap := a.store.Index().Snapshot()

@@ -34,6 +34,12 @@ type testSessions struct {
 	// degraded, when set, is reported (twice) as the watcher falling back
 	// to polling.
 	degraded string
+	// holdReading, when set, stops the index's own build (not only the
+	// server's view of it) as it reads the logs, until it is closed.
+	holdReading chan struct{}
+	// useCache opens the index with its stored copy at the default path
+	// (under XDG_CACHE_HOME), as the production server does.
+	useCache bool
 
 	mu     sync.Mutex
 	builds int
@@ -125,7 +131,16 @@ func (f *testSessions) add(t testing.TB, s *dshgen.Session) {
 
 // factory is the SessionsFactory of f.
 func (f *testSessions) factory(cfg SessionsConfig) (Sessions, error) {
-	inner, err := openLiveSessions(cfg, false)
+	if hold := f.holdReading; hold != nil {
+		progress := cfg.Progress
+		cfg.Progress = func(done, total int) {
+			<-hold
+			if progress != nil {
+				progress(done, total)
+			}
+		}
+	}
+	inner, err := openLiveSessions(cfg, f.useCache)
 	if err != nil {
 		return nil, err
 	}

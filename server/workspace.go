@@ -327,13 +327,34 @@ func (s *Server) awaitSessionsStop(ctx context.Context, prev *sessionsHolder) bo
 // finished, waiting until then or until ctx ends. It returns nil when no
 // index is open.
 func (s *Server) readySessions(ctx context.Context) (Sessions, error) {
+	return s.waitSessions(ctx, false)
+}
+
+// listingSessions returns the session index as soon as its snapshot lists
+// every session it knows: once a stored index has been restored (it lists
+// what the last save knew, and a clean shutdown saves what changed) or
+// the first build has finished. Sessions that changed while no server ran
+// show once the build has checked their logs, as completion's do.
+func (s *Server) listingSessions(ctx context.Context) (Sessions, error) {
+	return s.waitSessions(ctx, true)
+}
+
+// waitSessions waits for the current session index to be ready, or, when
+// restoredToo, restored from its stored copy.
+func (s *Server) waitSessions(ctx context.Context, restoredToo bool) (Sessions, error) {
 	for {
 		h := s.sessions.Load()
 		if h == nil {
 			return nil, nil
 		}
+		var restored <-chan struct{} // nil: never
+		if restoredToo {
+			restored = h.s.Restored()
+		}
 		select {
 		case <-h.s.Ready():
+			return h.s, nil
+		case <-restored:
 			return h.s, nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -358,6 +379,16 @@ func (s *Server) readySessions(ctx context.Context) (Sessions, error) {
 // takes it once and answers everything from it.
 func (s *Server) readySnapshot(ctx context.Context) (*sessionref.Snapshot, error) {
 	sess, err := s.readySessions(ctx)
+	if err != nil || sess == nil {
+		return nil, err
+	}
+	return sess.Snapshot(), nil
+}
+
+// listingSnapshot is the snapshot of the session index once it lists
+// every session it knows (see listingSessions); nil when no index is open.
+func (s *Server) listingSnapshot(ctx context.Context) (*sessionref.Snapshot, error) {
+	sess, err := s.listingSessions(ctx)
 	if err != nil || sess == nil {
 		return nil, err
 	}

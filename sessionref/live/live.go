@@ -72,6 +72,9 @@ type Store struct {
 	index   *sessionref.Index
 	watcher *watch.Watcher
 	ready   chan struct{}
+	// restored is closed once the stored index is published: it held
+	// every session as the last save saw them.
+	restored chan struct{}
 
 	// statusMu guards the fields below it.
 	statusMu    sync.Mutex
@@ -113,7 +116,7 @@ func Open(opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("watching sessions root %s: %w", opts.Root, err)
 	}
-	s := &Store{opts: opts, log: lg, watcher: w, ready: make(chan struct{}),
+	s := &Store{opts: opts, log: lg, watcher: w, ready: make(chan struct{}), restored: make(chan struct{}),
 		index: sessionref.NewIndex(opts.Root, sessionref.IndexOptions{Logger: lg})}
 	switch opts.CachePath {
 	case NoCache:
@@ -134,6 +137,12 @@ func (s *Store) Index() *sessionref.Index { return s.index }
 
 // Ready is closed when the first build has finished.
 func (s *Store) Ready() <-chan struct{} { return s.ready }
+
+// Restored is closed once the stored index has been restored: from then
+// on the snapshot lists every session the last save knew (a clean
+// shutdown saves what changed), until the first build has checked each
+// log. It is never closed when there was no usable stored index.
+func (s *Store) Restored() <-chan struct{} { return s.restored }
 
 // Run restores the cache (its snapshot is served at once), then attaches
 // the watcher, builds the index once it is attached, and keeps it fresh
@@ -207,6 +216,9 @@ func (s *Store) loadCache() {
 		defer s.opts.DuringRestore()()
 	}
 	err := s.index.LoadCache(s.cachePath)
+	if err == nil {
+		close(s.restored)
+	}
 	s.statusMu.Lock()
 	s.cacheLoaded = err == nil
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
