@@ -37,12 +37,13 @@ func main() {
 	bin := flag.String("bin", "", "also restart this dsh-refls binary over the cache and time its first answer and its revalidation")
 	binA := flag.String("bin-a", "", "with --bin: restart this baseline binary too, interleaved with --bin, and print both and their ratios")
 	serverOnly := flag.Bool("server-only", false, "with --bin: time only the server restarts")
+	typed := flag.Int("after-typing", 0, "with --bin: also time issue 31's restart: a server types this many queries and shuts down cleanly, then the restart polls dsh/candidates until it lists every session")
 	flag.Parse()
 	if *serverOnly && *bin == "" {
 		fmt.Fprintln(os.Stderr, "benchsessions: --server-only needs --bin")
 		os.Exit(2)
 	}
-	if err := run(*root, *sessions, *size, *seed, *runs, *format == 4, binaries{a: *binA, b: *bin, only: *serverOnly}); err != nil {
+	if err := run(*root, *sessions, *size, *seed, *runs, *format == 4, binaries{a: *binA, b: *bin, only: *serverOnly, typed: *typed}); err != nil {
 		fmt.Fprintln(os.Stderr, "benchsessions:", err)
 		os.Exit(1)
 	}
@@ -66,10 +67,12 @@ func parseSize(s string) (int64, error) {
 }
 
 // binaries are the server binaries a run restarts: b, and a as the
-// baseline when set; only skips the in-process figures.
+// baseline when set; only skips the in-process figures; typed, when not
+// zero, adds the restart after that many typed queries (b only).
 type binaries struct {
-	a, b string
-	only bool
+	a, b  string
+	only  bool
+	typed int
 }
 
 func run(root string, sessions int, size string, seed int64, runs int, v4 bool, bins binaries) error {

@@ -72,6 +72,9 @@ func reportServerRestarts(bins binaries, root string, runs int, bound time.Durat
 		fmt.Printf("server restart B/A:         first answer %.2f×, revalidated %.2f×, process CPU %.2f× (interleaved, same minute)\n",
 			ratio(med[1].first, med[0].first), ratio(med[1].valid, med[0].valid), ratio(med[1].cpu, med[0].cpu))
 	}
+	if bins.typed > 0 {
+		return reportTypingRestarts(bins.b, root, runs, bins.typed, bound)
+	}
 	return nil
 }
 
