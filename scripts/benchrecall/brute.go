@@ -154,9 +154,12 @@ func pickQueries(ctx context.Context, snap *sessionref.Snapshot, n int, seed int
 		}
 		out = append(out, s)
 	}
-	out = append(out, "deploymentzq", "watcherqxv") // misses: every gram but the last few is common
-	return out
+	return append(out, misses...)
 }
+
+// misses end pickQueries' list: a real word with a suffix no text holds,
+// every gram but the last few common.
+var misses = []string{"deploymentzq", "watcherqxv"}
 
 // prefixes are the keystrokes typing q, from 3 characters on.
 func prefixes(q string) []string {

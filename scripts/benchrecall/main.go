@@ -10,6 +10,8 @@
 //	go run ./scripts/benchrecall --root /tmp/dsh-refls-bench/sessions-10000-3G
 //	go run ./scripts/benchrecall --small       # 300 sessions, seconds; what CI runs
 //	go run ./scripts/benchrecall --heap --root R  # in process: the first build's heap and CPU
+//	go run ./scripts/benchrecall --fts5 --sessions 1000 --bytes 300M  # against SQLite FTS5, in process (fts5.go)
+//	go run ./scripts/benchrecall --fts5 --small   # the same on the 300-session store, seconds; what CI runs
 package main
 
 import (
@@ -61,6 +63,8 @@ func main() {
 	heapProfile := flag.String("heap-profile", "", "with --heap: write a heap profile of the built index here")
 	cpuProfile := flag.String("cpu-profile", "", "with --heap: write a CPU profile of the first build here")
 	flag.StringVar(&c.serverGodebug, "server-godebug", "", "GODEBUG for the server processes (e.g. gctrace=1: its collections on stderr)")
+	fts5 := flag.Bool("fts5", false, "instead: the recall index in process against SQLite FTS5 unicode61 and trigram tables of the same projected text (python3's sqlite3): build CPU, size, query latency and CPU")
+	fts5Rounds := flag.Int("fts5-rounds", 5, "with --fts5: timed rounds of every query on each side (after one untimed round)")
 	flag.Parse()
 	if *heap {
 		if err := runHeap(context.Background(), c.root, *workers, *heapProfile, *cpuProfile); err != nil {
@@ -81,7 +85,11 @@ func main() {
 	}
 	var err error
 	if c.bytes, err = parseSize(size); err == nil {
-		err = run(context.Background(), c)
+		if *fts5 {
+			err = runFTS5(context.Background(), c, *workers, *fts5Rounds)
+		} else {
+			err = run(context.Background(), c)
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchrecall:", err)
@@ -138,11 +146,8 @@ func run(ctx context.Context, c config) error {
 	if _, err := exec.LookPath("rg"); err != nil {
 		return errors.New("ripgrep (rg) is not installed; scripts/bench-recall.sh installs it")
 	}
-	if _, err := os.Stat(c.root); errors.Is(err, os.ErrNotExist) {
-		fmt.Printf("generating %d sessions, %d MB of logs under %s ...\n", c.sessions, c.bytes>>20, c.root)
-		if _, err := dshgen.BenchStoreWith(ctx, c.root, dshgen.BenchConfig{Sessions: c.sessions, TargetBytes: c.bytes, Seed: 1, V4: c.v4}); err != nil {
-			return fmt.Errorf("generating the store: %w", err)
-		}
+	if err := ensureStore(ctx, c); err != nil {
+		return err
 	}
 	tmp, err := os.MkdirTemp("", "benchrecall-")
 	if err != nil {
@@ -406,6 +411,17 @@ func run(ctx context.Context, c config) error {
 
 	if c.check && (missing > 0 || wrong > 0) {
 		return fmt.Errorf("recall %.2f%%, precision %.2f%%: both must be 100%%", recallPct, precisionPct)
+	}
+	return nil
+}
+
+// ensureStore generates the store at c.root when it is missing.
+func ensureStore(ctx context.Context, c config) error {
+	if _, err := os.Stat(c.root); errors.Is(err, os.ErrNotExist) {
+		fmt.Printf("generating %d sessions, %d MB of logs under %s ...\n", c.sessions, c.bytes>>20, c.root)
+		if _, err := dshgen.BenchStoreWith(ctx, c.root, dshgen.BenchConfig{Sessions: c.sessions, TargetBytes: c.bytes, Seed: 1, V4: c.v4}); err != nil {
+			return fmt.Errorf("generating the store: %w", err)
+		}
 	}
 	return nil
 }

@@ -1,0 +1,578 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/dsh-refls/dsh-refls/internal/cputime"
+	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/recall"
+)
+
+// fts5Script is the SQLite side of the comparison, run by python3: its
+// sqlite3 module links the system's SQLite (Debian's libsqlite3, whose
+// FTS5 the sqlite3 CLI has too).
+//
+//go:embed fts5.py
+var fts5Script string
+
+// fts5Check fails when Python's SQLite has no FTS5 or no trigram
+// tokenizer (SQLite 3.34 and later).
+const fts5Check = `import sqlite3; sqlite3.connect(":memory:").execute("create virtual table t using fts5(x, tokenize='trigram')")`
+
+// ftsTable is one FTS5 table of the comparison: the same rows, one per
+// message, under another tokenizer.
+type ftsTable struct {
+	name, tokenize string
+	// snippet is snippet()'s token count: about the 160 characters of a
+	// dsh-refls excerpt (24 words; a trigram token is one character, and
+	// 64 is snippet()'s most).
+	snippet int
+	// substrings: the table answers a piece of a word (trigram does,
+	// unicode61 matches whole words only).
+	substrings bool
+}
+
+var ftsTables = []ftsTable{
+	{name: "unicode61", tokenize: "unicode61", snippet: 24},
+	{name: "trigram", tokenize: "trigram", snippet: 64, substrings: true},
+}
+
+// queryClass is one kind of query asked of both sides.
+type queryClass struct {
+	name  string
+	terms []string
+	// phrase: each term is two words, quoted on both sides.
+	phrase bool
+	// substring: pieces of words, which unicode61 does not answer.
+	substring bool
+}
+
+// recallText is term as a dsh/search query.
+func (q queryClass) recallText(term string) string {
+	if q.phrase {
+		return `"` + term + `"`
+	}
+	return term
+}
+
+// ftsMatch is term as an FTS5 MATCH expression: one quoted string, a
+// phrase of its tokens (for trigram, the substring as written).
+func ftsMatch(term string) string { return `"` + strings.ReplaceAll(term, `"`, `""`) + `"` }
+
+// Picks from the typed queries of the recall benchmark.
+const (
+	// minWordRunes: shorter words (a, to, of) are left out.
+	minWordRunes = 3
+	// substringFrom: substrings start at a word's second character, so
+	// that none is a prefix; they are taken from words of at least
+	// substringWordRunes characters, substringRunes long.
+	substringFrom      = 1
+	substringWordRunes = 6
+)
+
+// substringRunes are the lengths of the substrings taken.
+var substringRunes = []int{3, 5}
+
+// issueWord and issuePhrase are the examples of issue 31's table: one
+// common word and a phrase of two common words of dshgen's text.
+const (
+	issueWord   = "session"
+	issuePhrase = "session poll"
+)
+
+// fts5Classes derives the words, phrases and substrings from the windows
+// of text the recall benchmark types (pickQueries, misses left out): the
+// whole words of each window (its last, possibly cut, left out), each pair
+// of adjacent words written with one space between them, and pieces from
+// inside the longer words.
+func fts5Classes(windows []string) []queryClass {
+	words := queryClass{name: "words", terms: []string{issueWord}}
+	phrases := queryClass{name: "phrases", terms: []string{issuePhrase}, phrase: true}
+	subs := queryClass{name: "substrings", substring: true}
+	seen := map[string]bool{issueWord: true, issuePhrase: true}
+	add := func(c *queryClass, t string) {
+		if !seen[t] {
+			seen[t] = true
+			c.terms = append(c.terms, t)
+		}
+	}
+	for _, w := range windows {
+		f := strings.FieldsFunc(strings.ToLower(w), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		if len(f) > 0 {
+			f = f[:len(f)-1]
+		}
+		for i, word := range f {
+			r := []rune(word)
+			if len(r) >= minWordRunes {
+				add(&words, word)
+			}
+			if i > 0 && utf8.RuneCountInString(f[i-1]) >= minWordRunes && len(r) >= minWordRunes &&
+				strings.Contains(strings.ToLower(w), f[i-1]+" "+word) {
+				add(&phrases, f[i-1]+" "+word)
+			}
+			if len(r) >= substringWordRunes {
+				for _, n := range substringRunes {
+					if substringFrom+n <= len(r) {
+						add(&subs, string(r[substringFrom:substringFrom+n]))
+					}
+				}
+			}
+		}
+	}
+	return []queryClass{words, phrases, subs}
+}
+
+// timings are one side's answers to one class of queries.
+type timings struct {
+	wall, cpu []time.Duration
+	// rows: sessions (dsh-refls) or messages (FTS5) answered; excerpts:
+	// the excerpts cut for them.
+	rows, excerpts int
+}
+
+func (t *timings) add(wall, cpu time.Duration) {
+	t.wall = append(t.wall, wall)
+	t.cpu = append(t.cpu, cpu)
+}
+
+// python is the FTS5 side, spoken to one JSON line each way.
+type python struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Reader
+}
+
+func startPython(script string) (*python, error) {
+	cmd := exec.Command("python3", script)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting python3: %w", err)
+	}
+	return &python{cmd: cmd, in: in, out: bufio.NewReader(out)}, nil
+}
+
+// ask sends req and decodes the answer into into, waiting at most within
+// for it; what names the request in the error.
+func (p *python) ask(what string, req map[string]any, into any, within time.Duration) error {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	if _, err := p.in.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("asking the FTS5 side for %s: %w", what, err)
+	}
+	type line struct {
+		b   []byte
+		err error
+	}
+	got := make(chan line, 1)
+	go func() {
+		b, err := p.out.ReadBytes('\n')
+		got <- line{b, err}
+	}()
+	var l line
+	select {
+	case l = <-got:
+	case <-time.After(within):
+		_ = p.cmd.Process.Kill()
+		return fmt.Errorf("the FTS5 side gave no answer to %s within %v", what, within)
+	}
+	if l.err != nil {
+		return fmt.Errorf("the FTS5 side's answer to %s: %w", what, l.err)
+	}
+	var e struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(l.b, &e) == nil && e.Error != "" {
+		return fmt.Errorf("the FTS5 side: %s", e.Error)
+	}
+	if err := json.Unmarshal(l.b, into); err != nil {
+		return fmt.Errorf("the FTS5 side's answer to %s: %w", what, err)
+	}
+	return nil
+}
+
+// stop asks the FTS5 side to quit and waits 30 s at most for it to exit.
+func (p *python) stop() {
+	_, _ = p.in.Write([]byte(`{"cmd":"quit"}` + "\n"))
+	p.in.Close()
+	done := make(chan struct{})
+	go func() {
+		_ = p.cmd.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		fmt.Println("  the FTS5 side did not exit within 30 s of quit; killed")
+		_ = p.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// exportRows writes one JSON line [session, seq, role, text] per
+// projected message of every listed session (sessionref.ReadProjection,
+// as the recall index reads them) and returns the text's bytes.
+func exportRows(ctx context.Context, snap *sessionref.Snapshot, path string) (textBytes int64, messages, failed int, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<20)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for _, e := range snap.Sessions {
+		p, err := sessionref.ReadProjection(ctx, e)
+		if err != nil {
+			failed++
+			continue
+		}
+		for _, m := range p.Messages {
+			if err := enc.Encode([]any{e.ID, m.Seq, m.Role, m.Text}); err != nil {
+				return 0, 0, 0, err
+			}
+			textBytes += int64(len(m.Text))
+			messages++
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return 0, 0, 0, err
+	}
+	return textBytes, messages, failed, f.Close()
+}
+
+// projectOnly reads and projects every listed log with workers
+// goroutines, each through its own reused buffers as the recall index's
+// build does, and nothing else: the least a build must spend.
+func projectOnly(ctx context.Context, snap *sessionref.Snapshot, workers int) (cpu, wall time.Duration) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	c0, t0 := cputime.Process(), time.Now()
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var r sessionref.ProjectionReader
+			for i := range next {
+				_, _, _ = r.ReadFrom(ctx, snap.Sessions[i], nil)
+			}
+		}()
+	}
+	for i := range snap.Sessions {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return cputime.Process() - c0, time.Since(t0)
+}
+
+// dirBytes is the size of the files under dir.
+func dirBytes(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:min(3, len(f))], " ")
+}
+
+// runFTS5 builds the recall index in process and FTS5 unicode61 and
+// trigram tables of the same projected text, one row per message, and
+// prints their build CPU, size on disk and query latency and CPU side by
+// side, as ratios, in one run. Both sides are measured in process, with
+// no pipe: the recall index's Search in this process, SQLite inside one
+// python3 process; their query rounds alternate, after one untimed round.
+func runFTS5(ctx context.Context, c config, workers, rounds int) error {
+	if _, err := exec.LookPath("python3"); err != nil {
+		fmt.Println("fts5: skipped: python3 is not installed, so SQLite FTS5 was not measured (scripts/bench-recall.sh installs it with apt)")
+		return nil
+	}
+	if out, err := exec.Command("python3", "-c", fts5Check).CombinedOutput(); err != nil {
+		fmt.Printf("fts5: skipped: Python's SQLite has no FTS5 trigram tokenizer (SQLite 3.34 or later is needed): %s\n", strings.TrimSpace(string(out)))
+		return nil
+	}
+	if err := ensureStore(ctx, c); err != nil {
+		return err
+	}
+	load0, start := loadAvg(), time.Now()
+	title := sessionref.NewIndex(c.root, sessionref.IndexOptions{})
+	if err := title.Build(ctx, nil); err != nil {
+		return fmt.Errorf("title index: %w", err)
+	}
+	snap := title.Snapshot()
+	typed := pickQueries(ctx, snap, c.queries, 7)
+	classes := fts5Classes(typed[:len(typed)-len(misses)])
+
+	tmp, err := os.MkdirTemp("", "benchrecall-fts5-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	rowsPath := filepath.Join(tmp, "rows.jsonl")
+	text, messages, failed, err := exportRows(ctx, snap, rowsPath)
+	if err != nil {
+		return fmt.Errorf("writing the rows: %w", err)
+	}
+	gib := float64(text) / (1 << 30)
+	perGiB := func(d time.Duration) float64 { return d.Seconds() / gib }
+	fmt.Printf("store %s: %d sessions (%d unreadable), %d messages, %.1f MB projected text; load %s\n",
+		c.root, len(snap.Sessions), failed, messages, float64(text)/1e6, load0)
+
+	// The server builds at GOGC 25 (server/gcpercent.go): so do both.
+	old := debug.SetGCPercent(25)
+	projCPU, projWall := projectOnly(ctx, snap, workers)
+	dir := filepath.Join(tmp, "recall")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return err
+	}
+	ix := recall.New(recall.Options{Path: filepath.Join(dir, "recall.idx"), Parallelism: workers})
+	defer ix.Close()
+	// Built and saved, as FTS5's build is committed.
+	c0, t0 := cputime.Process(), time.Now()
+	err = ix.Sync(ctx, snap)
+	if err == nil {
+		err = ix.Save(filepath.Join(dir, "recall.idx"), c.root)
+	}
+	recallCPU, recallWall := cputime.Process()-c0, time.Since(t0)
+	debug.SetGCPercent(old)
+	if err != nil {
+		return fmt.Errorf("recall build: %w", err)
+	}
+	recallDisk := dirBytes(dir)
+	st := ix.Stats()
+	if st.TextBytes != text {
+		fmt.Printf("  note: the recall index counts %d bytes of text, the rows %d\n", st.TextBytes, text)
+	}
+
+	script := filepath.Join(tmp, "fts5.py")
+	if err := os.WriteFile(script, []byte(fts5Script), 0o600); err != nil {
+		return err
+	}
+	py, err := startPython(script)
+	if err != nil {
+		return err
+	}
+	defer py.stop()
+	var stage struct {
+		SQLite, Python    string
+		Rows              int
+		TextBytes         int64
+		ReadCPU, ReadWall time.Duration
+	}
+	if err := py.ask("staging the rows", map[string]any{"cmd": "stage", "rows": rowsPath, "dir": tmp}, &stage, 30*time.Minute); err != nil {
+		return err
+	}
+	_ = os.Remove(rowsPath)
+	type built struct {
+		BuildCPU, BuildWall, OptimizeCPU, OptimizeWall time.Duration
+		FileBytes, FreeBytes                           int64
+		Schema                                         string
+	}
+	fts := make([]built, len(ftsTables))
+	for i, t := range ftsTables {
+		if err := py.ask("building "+t.name, map[string]any{"cmd": "build", "name": t.name, "tokenize": t.tokenize, "dir": tmp}, &fts[i], 60*time.Minute); err != nil {
+			return err
+		}
+	}
+
+	// Query rounds: round 0 warms both sides and is not timed.
+	recallT := make([]timings, len(classes))
+	ftsT := make([][]timings, len(ftsTables))
+	for i := range ftsT {
+		ftsT[i] = make([]timings, len(classes))
+	}
+	sql := make([]string, len(ftsTables))
+	for round := 0; round <= rounds; round++ {
+		for k, cl := range classes {
+			for _, term := range cl.terms {
+				c0, t0 := cputime.Process(), time.Now()
+				res, err := ix.Search(ctx, recall.Query{Text: cl.recallText(term), Limit: c.limit})
+				wall, cpu := time.Since(t0), cputime.Process()-c0
+				if err != nil {
+					return fmt.Errorf("recall search %q: %w", term, err)
+				}
+				if round > 0 {
+					recallT[k].add(wall, cpu)
+					recallT[k].rows += len(res)
+					for _, r := range res {
+						recallT[k].excerpts += len(r.Matches)
+					}
+				}
+			}
+		}
+		for i, t := range ftsTables {
+			for k, cl := range classes {
+				if cl.substring && !t.substrings {
+					continue
+				}
+				var ans struct {
+					Wall, CPU []time.Duration
+					Rows      []int
+					SQL       string
+				}
+				matches := make([]string, len(cl.terms))
+				for j, term := range cl.terms {
+					matches[j] = ftsMatch(term)
+				}
+				if err := py.ask(fmt.Sprintf("round %d of %s on %s", round, cl.name, t.name),
+					map[string]any{"cmd": "queries", "name": t.name, "snippet": t.snippet, "matches": matches}, &ans, 30*time.Minute); err != nil {
+					return err
+				}
+				sql[i] = ans.SQL
+				if round > 0 {
+					for j := range ans.Wall {
+						ftsT[i][k].add(ans.Wall[j], ans.CPU[j])
+						ftsT[i][k].rows += ans.Rows[j]
+						ftsT[i][k].excerpts += ans.Rows[j]
+					}
+				}
+			}
+		}
+	}
+	load1 := loadAvg()
+
+	fmt.Printf("SQLite %s (Python %s's sqlite3 module), %d rows staged; took %v, load %s → %s\n",
+		stage.SQLite, stage.Python, stage.Rows, time.Since(start).Round(time.Second), load0, load1)
+	for i, t := range ftsTables {
+		fmt.Printf("  %s: %s;\n    %s\n", t.name, fts[i].Schema, sql[i])
+	}
+	fmt.Printf("  dsh-refls: recall.Index Sync and Save (%d workers, GOGC 25), then Search, limit %d, in this process\n", workers, c.limit)
+	fmt.Println()
+	fmt.Printf("| %s sessions, %.0f MB projected | dsh-refls recall index | FTS5 unicode61 | FTS5 trigram |\n", commas(len(snap.Sessions)), float64(text)/1e6)
+	fmt.Println("|---|---|---|---|")
+	row := func(label, ours string, theirs ...string) {
+		fmt.Printf("| %s | %s | %s |\n", label, ours, strings.Join(theirs, " | "))
+	}
+	buildCells := make([]string, len(ftsTables))
+	optCells := make([]string, len(ftsTables))
+	wallCells := make([]string, len(ftsTables))
+	diskCells := make([]string, len(ftsTables))
+	for i, f := range fts {
+		buildCells[i] = fmt.Sprintf("%.1f = %s", perGiB(f.BuildCPU), times(perGiB(f.BuildCPU), perGiB(recallCPU)))
+		optCells[i] = fmt.Sprintf("%.1f", perGiB(f.OptimizeCPU))
+		wallCells[i] = fmt.Sprintf("%.2f s + %.2f s", f.BuildWall.Seconds(), f.OptimizeWall.Seconds())
+		share := float64(f.FileBytes) / float64(text)
+		diskCells[i] = fmt.Sprintf("%.2f = %s", share, times(share, float64(recallDisk)/float64(text)))
+		if f.FreeBytes > 0 {
+			diskCells[i] += fmt.Sprintf(" (%.0f%% free pages)", 100*float64(f.FreeBytes)/float64(f.FileBytes))
+		}
+	}
+	row("first build, CPU-s per GiB of projected text (ratio to dsh-refls)",
+		fmt.Sprintf("%.1f, reading and projecting the logs included (alone: %.1f)", perGiB(recallCPU), perGiB(projCPU)), buildCells...)
+	row("`optimize`, CPU-s per GiB", "—", optCells...)
+	row("first build wall (+ optimize)", fmt.Sprintf("%.2f s on %d workers (projection alone %.2f s)", recallWall.Seconds(), workers, projWall.Seconds()), wallCells...)
+	row("on disk ÷ projected text", fmt.Sprintf("%.2f", float64(recallDisk)/float64(text)), diskCells...)
+	for k, cl := range classes {
+		n := len(recallT[k].wall)
+		for _, what := range []string{"wall", "CPU"} {
+			pick := func(t timings) []time.Duration {
+				if what == "CPU" {
+					return t.cpu
+				}
+				return t.wall
+			}
+			ours := pick(recallT[k])
+			cells := make([]string, len(ftsTables))
+			for i, t := range ftsTables {
+				if cl.substring && !t.substrings {
+					cells[i] = "— (whole words only)"
+					continue
+				}
+				theirs := pick(ftsT[i][k])
+				cells[i] = fmt.Sprintf("%s / %s ms = %s / %s", ms(pct(theirs, 50)), ms(pct(theirs, 99)),
+					times(float64(pct(theirs, 50)), float64(pct(ours, 50))), times(float64(pct(theirs, 99)), float64(pct(ours, 99))))
+			}
+			row(fmt.Sprintf("%s (%d × %d), %s p50 / p99", cl.name, len(cl.terms), rounds, what),
+				fmt.Sprintf("%s / %s ms", ms(pct(ours, 50)), ms(pct(ours, 99))), cells...)
+		}
+		cells := make([]string, len(ftsTables))
+		for i, t := range ftsTables {
+			cells[i] = "—"
+			if !cl.substring || t.substrings {
+				cells[i] = fmt.Sprintf("%.1f messages", float64(ftsT[i][k].rows)/float64(max(n, 1)))
+			}
+		}
+		row(fmt.Sprintf("%s: answered per query", cl.name), fmt.Sprintf("%.1f sessions, %.1f excerpts",
+			float64(recallT[k].rows)/float64(max(n, 1)), float64(recallT[k].excerpts)/float64(max(n, 1))), cells...)
+	}
+	fmt.Println()
+	fmt.Printf("FTS5's build reads rows already projected (staged in SQLite; reading them back alone: %.2f CPU-s per GiB); ratios are FTS5 ÷ dsh-refls.\n",
+		perGiB(stage.ReadCPU))
+	for _, cl := range classes {
+		fmt.Printf("  %s: %s\n", cl.name, strings.Join(cl.terms, ", "))
+	}
+	return nil
+}
+
+// times is a ÷ b as a ratio.
+func times(a, b float64) string {
+	r := a / max(b, 1e-12)
+	switch {
+	case r >= 10:
+		return fmt.Sprintf("%.0f×", r)
+	case r >= 1:
+		return fmt.Sprintf("%.1f×", r)
+	default:
+		return fmt.Sprintf("%.2f×", r)
+	}
+}
+
+// ms is d in milliseconds, to three significant figures or so.
+func ms(d time.Duration) string {
+	v := float64(d) / 1e6
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	case v >= 1:
+		return fmt.Sprintf("%.2f", v)
+	default:
+		return fmt.Sprintf("%.3f", v)
+	}
+}
+
+// commas writes n with thousands separators.
+func commas(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
