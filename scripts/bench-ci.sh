@@ -6,6 +6,8 @@
 #   * files: 20,000 files (5,000 ignored) vs `fdfind --type f`,
 #   * end to end: the real binary over pipes, session-only and mixed
 #     completion while typing, against the in-process query,
+#   * recall: the body search index (300 sessions) through the server, and
+#     against SQLite FTS5 unicode61 and trigram tables of the same text,
 #   * memory: RSS of the binary with both indexes, idle and after a 4 MiB
 #     message and request.
 # It prints; it does not fail on a ratio (a shared 2-core machine is too
@@ -17,7 +19,7 @@
 #     dsh-refls on one 200-session store: candidates and prepare.
 #
 #   scripts/bench-ci.sh            # every part, latency, memory, then dsh
-#   scripts/bench-ci.sh latency    # sessions, files, end to end, recall
+#   scripts/bench-ci.sh latency    # sessions, files, end to end, recall, FTS5
 #   scripts/bench-ci.sh memory     # the two RSS runs, side by side
 #   scripts/bench-ci.sh dsh        # against dsh's own service
 # CI runs the latency part alone, then the memory part beside its memory
@@ -49,6 +51,9 @@ go run ./scripts/benche2e --bin "$tmp/dsh-refls" --sessions-root "$tmp/sessions-
 
 echo "== bench-ci: the recall index (300 sessions; fails below 100% recall or precision)"
 scripts/bench-recall.sh --small
+
+echo "== bench-ci: the recall index against SQLite FTS5 (the same 300 sessions, both in process)"
+scripts/bench-recall.sh --small --fts5 --fts5-rounds 2
 }
 
 # memory runs the two RSS measurements at once, each printed whole.
