@@ -139,14 +139,28 @@ func fts5Classes(windows []string) []queryClass {
 // timings are one side's answers to one class of queries.
 type timings struct {
 	wall, cpu []time.Duration
+	// term is the index of each sample's term in its class.
+	term []int
 	// rows: sessions (dsh-refls) or messages (FTS5) answered; excerpts:
 	// the excerpts cut for them.
 	rows, excerpts int
 }
 
-func (t *timings) add(wall, cpu time.Duration) {
+func (t *timings) add(wall, cpu time.Duration, term int) {
 	t.wall = append(t.wall, wall)
 	t.cpu = append(t.cpu, cpu)
+	t.term = append(t.term, term)
+}
+
+// of is the samples of the term-th term alone.
+func (t *timings) of(term int) timings {
+	var o timings
+	for i, k := range t.term {
+		if k == term {
+			o.add(t.wall[i], t.cpu[i], k)
+		}
+	}
+	return o
 }
 
 // python is the FTS5 side, spoken to one JSON line each way.
@@ -420,7 +434,7 @@ func runFTS5(ctx context.Context, c config, workers, rounds int) error {
 	sql := make([]string, len(ftsTables))
 	for round := 0; round <= rounds; round++ {
 		for k, cl := range classes {
-			for _, term := range cl.terms {
+			for j, term := range cl.terms {
 				c0, t0 := cputime.Process(), time.Now()
 				res, err := ix.Search(ctx, recall.Query{Text: cl.recallText(term), Limit: c.limit})
 				wall, cpu := time.Since(t0), cputime.Process()-c0
@@ -428,7 +442,7 @@ func runFTS5(ctx context.Context, c config, workers, rounds int) error {
 					return fmt.Errorf("recall search %q: %w", term, err)
 				}
 				if round > 0 {
-					recallT[k].add(wall, cpu)
+					recallT[k].add(wall, cpu, j)
 					recallT[k].rows += len(res)
 					for _, r := range res {
 						recallT[k].excerpts += len(r.Matches)
@@ -457,7 +471,7 @@ func runFTS5(ctx context.Context, c config, workers, rounds int) error {
 				sql[i] = ans.SQL
 				if round > 0 {
 					for j := range ans.Wall {
-						ftsT[i][k].add(ans.Wall[j], ans.CPU[j])
+						ftsT[i][k].add(ans.Wall[j], ans.CPU[j], j)
 						ftsT[i][k].rows += ans.Rows[j]
 						ftsT[i][k].excerpts += ans.Rows[j]
 					}
@@ -530,6 +544,18 @@ func runFTS5(ctx context.Context, c config, workers, rounds int) error {
 		}
 		row(fmt.Sprintf("%s: answered per query", cl.name), fmt.Sprintf("%.1f sessions, %.1f excerpts",
 			float64(recallT[k].rows)/float64(max(n, 1)), float64(recallT[k].excerpts)/float64(max(n, 1))), cells...)
+	}
+	// Issue 31's two examples, each the first term of its class.
+	for k, cl := range classes[:2] {
+		ours := recallT[k].of(0)
+		cells := make([]string, len(ftsTables))
+		for i := range ftsTables {
+			theirs := ftsT[i][k].of(0)
+			cells[i] = fmt.Sprintf("%s / %s ms = %s", ms(pct(theirs.cpu, 50)), ms(pct(theirs.wall, 50)),
+				times(float64(pct(theirs.cpu, 50)), float64(pct(ours.cpu, 50))))
+		}
+		row(fmt.Sprintf("%s `%s` (issue 31's example), CPU / wall p50", cl.name[:len(cl.name)-1], cl.recallText(cl.terms[0])),
+			fmt.Sprintf("%s / %s ms", ms(pct(ours.cpu, 50)), ms(pct(ours.wall, 50))), cells...)
 	}
 	fmt.Println()
 	fmt.Printf("FTS5's build reads rows already projected (staged in SQLite; reading them back alone: %.2f CPU-s per GiB); ratios are FTS5 ÷ dsh-refls.\n",
