@@ -13,10 +13,12 @@ way, so that its query rounds can alternate with the recall index's:
       fills it from the staged rows in one transaction, then runs
       'optimize'; answers the process CPU and wall time of each and the
       file's size (and its free pages).
-  {"cmd": "queries", "name": N, "snippet": K, "matches": [Q, ...]}
-      runs each MATCH expression Q on N's table, top 20 by bm25 with a
-      snippet() of K tokens per row; answers per query the wall and
-      process CPU nanoseconds and the rows returned.
+  {"cmd": "queries", "name": N, "snippet": K, "order": O, "matches": [Q, ...]}
+      runs each MATCH expression Q on N's table: the first 20 rows by O,
+      "rank" (bm25) or "rowid" (the rows were staged newest session
+      first, so: the newest, as dsh-refls answers), with a snippet() of K
+      tokens per row; answers per query the wall and process CPU
+      nanoseconds and the rows returned.
   {"cmd": "quit"}
 
 CPU is time.process_time_ns(): the CPU of this whole process, SQLite's
@@ -32,7 +34,8 @@ import time
 SCHEMA = ("CREATE VIRTUAL TABLE msg USING fts5("
           "text, role UNINDEXED, session UNINDEXED, seq UNINDEXED, tokenize='{tokenize}')")
 QUERY = ("SELECT session, seq, role, snippet(msg, 0, '[', ']', '…', {snippet}) "
-         "FROM msg WHERE msg MATCH ? ORDER BY rank LIMIT 20")
+         "FROM msg WHERE msg MATCH ? ORDER BY {order} LIMIT 20")
+ORDERS = ("rank", "rowid")
 
 
 def now():
@@ -81,7 +84,7 @@ def build(name, tokenize, d):
     con.execute("ATTACH ? AS stage", (os.path.join(d, "stage.db"),))
     t = now()
     con.execute("BEGIN")
-    con.execute("INSERT INTO msg(text, role, session, seq) SELECT text, role, session, seq FROM stage.m")
+    con.execute("INSERT INTO msg(text, role, session, seq) SELECT text, role, session, seq FROM stage.m ORDER BY rowid")
     con.execute("COMMIT")
     build_cpu, build_wall = since(t)
     t = now()
@@ -99,11 +102,13 @@ def build(name, tokenize, d):
 conns = {}
 
 
-def queries(name, snippet, matches, d):
+def queries(name, snippet, order, matches, d):
     con = conns.get(name)
     if con is None:
         con = conns[name] = sqlite3.connect(os.path.join(d, name + ".db"), isolation_level=None)
-    sql = QUERY.format(snippet=snippet)
+    if order not in ORDERS:
+        raise ValueError("order %r is none of %s" % (order, ORDERS))
+    sql = QUERY.format(snippet=int(snippet), order=order)
     wall, cpu, rows = [], [], []
     for q in matches:
         t = now()
@@ -129,7 +134,7 @@ def main():
             elif cmd == "build":
                 out = build(m["name"], m["tokenize"], m["dir"])
             elif cmd == "queries":
-                out = queries(m["name"], m["snippet"], m["matches"], d)
+                out = queries(m["name"], m["snippet"], m["order"], m["matches"], d)
             else:
                 out = {"error": "unknown command " + cmd}
         except (sqlite3.Error, OSError, ValueError) as e:
