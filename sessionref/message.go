@@ -20,11 +20,38 @@ type TextResult struct {
 	AdditionalContext *ContextMessage `json:"additionalContext,omitempty"`
 }
 
-// PrepareText prepares a plain-text message. Without explicit references,
-// mentions are parsed from the text; ModeReplace (the default) rewrites them
-// to "@label" and ModePreserve keeps the text as written. Explicit
-// references skip parsing, and the text is then returned as written.
+// PreparedText is a plain-text message prepared: the dsh/prepare result
+// with its content still as text.
+type PreparedText struct {
+	// Text is the message as it should be sent.
+	Text string
+	// References are the normalised references, in mention order.
+	References []Reference
+	// AdditionalContext is the context message, absent without references.
+	AdditionalContext *ContextMessage
+}
+
+// PrepareText prepares a plain-text message (see PrepareTextMessage) and
+// encodes its content as a JSON string.
 func PrepareText(ctx context.Context, loc Locator, targetID, text string, mode Mode, explicit []Reference, lim Limits) (*TextResult, error) {
+	p, err := PrepareTextMessage(ctx, loc, targetID, text, mode, explicit, lim)
+	if err != nil {
+		return nil, err
+	}
+	// Written straight into a buffer of its size: Marshal's encoding/json
+	// pass grew a buffer of its own and rewrote it (four times a 30 MB
+	// message in transient memory).
+	raw := jsjson.AppendString(make([]byte, 0, len(p.Text)+2), p.Text)
+	return &TextResult{Content: raw, References: p.References, AdditionalContext: p.AdditionalContext}, nil
+}
+
+// PrepareTextMessage prepares a plain-text message. Without explicit
+// references, mentions are parsed from the text; ModeReplace (the default)
+// rewrites them to "@label" and ModePreserve keeps the text as written.
+// Explicit references skip parsing, and the text is then returned as
+// written. A caller that writes the content where it goes (the server
+// into its answer) takes the text from here and holds no encoded copy.
+func PrepareTextMessage(ctx context.Context, loc Locator, targetID, text string, mode Mode, explicit []Reference, lim Limits) (*PreparedText, error) {
 	if err := checkMode(mode); err != nil {
 		return nil, err
 	}
@@ -46,11 +73,7 @@ func PrepareText(ctx context.Context, loc Locator, targetID, text string, mode M
 	if prep.Context == nil {
 		content = text // no references: the content comes back unchanged
 	}
-	raw, err := jsjson.Marshal(content)
-	if err != nil {
-		return nil, fmt.Errorf("serialising content: %w", err)
-	}
-	return &TextResult{Content: raw, References: prep.References, AdditionalContext: prep.Context}, nil
+	return &PreparedText{Text: content, References: prep.References, AdditionalContext: prep.Context}, nil
 }
 
 // PrepareContent prepares a message given as content blocks: mentions in

@@ -336,3 +336,28 @@ func BenchmarkRewriteTagSafe(b *testing.B) {
 		dst = rewriteJSON(dst[:0], raw, true)
 	}
 }
+
+// TestAppendStringIsMarshalOfAString checks that AppendString writes a
+// string exactly as Marshal does, on the strings where serialisers differ
+// and on random bytes: callers may use either.
+func TestAppendStringIsMarshalOfAString(t *testing.T) {
+	inputs := []string{"", "abc", `a"b\c`, "\b\f\n\r\t\x00\x1f\x7f", "<a>&amp;</a>", "\u2028\u2029", "会话😀",
+		"a\xffb", "\xed\xa0\x80", "é\xc3", "\ufeff\u00a0", strings.Repeat("lorem ipsum ", 1000)}
+	rng := rand.New(rand.NewPCG(7, 31))
+	for i := 0; i < 2000; i++ {
+		b := make([]byte, rng.IntN(40))
+		for j := range b {
+			b[j] = byte(rng.IntN(256))
+		}
+		inputs = append(inputs, string(b))
+	}
+	for _, s := range inputs {
+		want, err := Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendString(nil, s); string(got) != string(want) {
+			t.Fatalf("AppendString(%q) = %q, Marshal = %q", s, got, want)
+		}
+	}
+}
