@@ -124,22 +124,30 @@ func (s *Server) prepareCall(params json.RawMessage) (call, error) {
 		if snap == nil {
 			return nil, jsonrpc2.NewError(jsonrpc2.InternalError, "no session index is open")
 		}
-		var r *sessionref.TextResult
+		res := &PrepareResult{}
+		// contentText is a text message's content, encoded straight into
+		// the answer (see encodePrepareResult); content blocks come
+		// encoded.
+		var contentText *string
 		if isContent {
-			r, err = sessionref.PrepareContent(ctx, snap, target, blocks, mode, explicit, lim)
+			r, err := sessionref.PrepareContent(ctx, snap, target, blocks, mode, explicit, lim)
+			if err != nil {
+				return nil, err
+			}
+			res.Content, res.References, res.AdditionalContext = r.Content, r.References, r.AdditionalContext
+			res.Files = s.preparedFiles(blockTexts(blocks))
 		} else {
-			r, err = sessionref.PrepareText(ctx, snap, target, text, mode, explicit, lim)
+			r, err := sessionref.PrepareTextMessage(ctx, snap, target, text, mode, explicit, lim)
+			if err != nil {
+				return nil, err
+			}
+			contentText, res.References, res.AdditionalContext = &r.Text, r.References, r.AdditionalContext
+			res.Files = s.preparedFiles([]string{text})
 		}
-		if err != nil {
-			return nil, err
-		}
-		texts := []string{text}
-		if isContent {
-			texts = blockTexts(blocks)
-		}
-		res := &PrepareResult{Content: r.Content, References: r.References, AdditionalContext: r.AdditionalContext,
-			Files: s.preparedFiles(texts)}
 		if views {
+			if contentText != nil {
+				res.Content = sessionref.AppendJSString(nil, *contentText)
+			}
 			message, context, err := preparedViewTexts(res)
 			if err != nil {
 				return nil, err
@@ -147,8 +155,47 @@ func (s *Server) prepareCall(params json.RawMessage) (call, error) {
 			v := s.kept.keep(message, context)
 			res.Views = &v
 		}
-		return res, nil
+		return encodePrepareResult(res, contentText)
 	}, nil
+}
+
+// encodePrepareResult encodes res as the codec would, with its content
+// written once, into an answer of its size: contentText, when set, is the
+// content as text (a text message), else res.Content is (compacted, as
+// the codec's encoder compacts a raw value: content blocks come as the
+// client wrote them). The codec's encoder copied a 30 MB message's
+// content into its buffer, then the buffer into its result; and the
+// content was encoded before that (issue 31, item 5).
+func encodePrepareResult(res *PrepareResult, contentText *string) (json.RawMessage, error) {
+	content := res.Content
+	rest := *res
+	rest.Content = json.RawMessage("0")
+	tail, err := jsonCodec{}.Marshal(&rest)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the prepared message: %w", err)
+	}
+	// Content is PrepareResult's first field: the encoding of rest begins
+	// with it.
+	const head = `{"content":0`
+	if !bytes.HasPrefix(tail, []byte(head)) {
+		return nil, fmt.Errorf("encoding the prepared message: unexpected start %.20q", tail)
+	}
+	if contentText != nil {
+		out := make([]byte, 0, len(tail)+len(*contentText)+2)
+		out = append(out, head[:len(head)-1]...)
+		out = sessionref.AppendJSString(out, *contentText)
+		return append(out, tail[len(head):]...), nil
+	}
+	if len(content) == 0 {
+		content = json.RawMessage("null")
+	}
+	out := bytes.NewBuffer(make([]byte, 0, len(tail)-1+len(content)))
+	out.WriteString(head[:len(head)-1])
+	if err := json.Compact(out, content); err != nil {
+		return nil, fmt.Errorf("encoding the prepared message's content: %w", err)
+	}
+	out.Write(tail[len(head):])
+	return out.Bytes(), nil
 }
 
 // queryParams are the params of dsh/candidates and dsh/files.

@@ -377,3 +377,50 @@ func TestEncodersKnowEveryField(t *testing.T) {
 		t.Errorf("encodeCompletionList of every field:\n got %s\nwant %s", got, want)
 	}
 }
+
+// TestEncodePrepareResultIsTheCodecs checks that a prepared message is
+// answered with the bytes the codec gave it before it had an encoder of
+// its own: content compacted and spliced in, the other fields as encoded.
+func TestEncodePrepareResultIsTheCodecs(t *testing.T) {
+	ctx := &sessionref.ContextMessage{Role: "user", ID: "ctx-1", Content: []sessionref.ContentBlock{{Type: "text", Text: "<referenced-sessions>\n[]\n</referenced-sessions> & more"}}}
+	results := []PrepareResult{
+		{Content: json.RawMessage(`"see @Fix <the> parser & more"`), References: []sessionref.Reference{}, Files: []PreparedFile{}},
+		{Content: json.RawMessage(`[ {"type": "text", "text": "a < b"} , {"type":"image"} ]`), References: []sessionref.Reference{{SessionID: "s-alpha", Label: "Fix"}},
+			AdditionalContext: ctx, Files: []PreparedFile{{Path: "src/a.go"}}, Views: &preparedViews{Message: "dsh-refls:m", Context: "dsh-refls:c"}},
+		{Content: nil, References: nil},
+	}
+	for i, res := range results {
+		want, err := jsonCodec{}.Marshal(&res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := encodePrepareResult(&res, nil)
+		if err != nil {
+			t.Fatalf("result %d: %v", i, err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("result %d:\n got %s\nwant %s", i, got, want)
+		}
+	}
+	// A text message's content, written from its text, is the JSON string
+	// PrepareText encodes.
+	for _, text := range []string{"", "see @Fix <the> parser & more", "a\xffb \u2028 \x00 \"q\" 会话😀"} {
+		res := PrepareResult{References: []sessionref.Reference{}, AdditionalContext: ctx, Files: []PreparedFile{}}
+		encoded := res
+		encoded.Content = sessionref.AppendJSString(nil, text)
+		want, err := jsonCodec{}.Marshal(&encoded)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := encodePrepareResult(&res, &text)
+		if err != nil {
+			t.Fatalf("text %q: %v", text, err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("text %q:\n got %s\nwant %s", text, got, want)
+		}
+	}
+	if _, err := encodePrepareResult(&PrepareResult{Content: json.RawMessage(`{"torn`)}, nil); err == nil {
+		t.Error("content that is not JSON was encoded")
+	}
+}
