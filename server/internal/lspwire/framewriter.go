@@ -1,7 +1,9 @@
 package lspwire
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"strconv"
 	"sync"
@@ -30,6 +32,10 @@ type frameWriter struct {
 	buf []byte
 	// written, when set, is called after each frame (Hooks.FrameWritten).
 	written func()
+	// wholeBodies makes WriteMessage give sent every body whole (the
+	// trace records it), so that a large answer is copied into the frame
+	// like any other message.
+	wholeBodies bool
 }
 
 func newFrameWriter(w io.WriteCloser) *frameWriter { return &frameWriter{w: w} }
@@ -100,6 +106,9 @@ func (f *frameWriter) WriteMessage(ctx context.Context, msg jsonrpc2.Message, se
 	if cap(f.buf) < headerRoom {
 		f.buf = make([]byte, 0, 4<<10)
 	}
+	if r, ok := msg.(*jsonrpc2.Response); ok && r.Err() == nil && len(r.Result()) > keepWriteBuffer && !f.wholeBodies {
+		return f.writeLargeAnswer(r, sent)
+	}
 	buf := jsonrpc2.AppendMessage(f.buf[:headerRoom], msg)
 	body := buf[headerRoom:]
 	var header [headerRoom]byte
@@ -114,6 +123,40 @@ func (f *frameWriter) WriteMessage(ctx context.Context, msg jsonrpc2.Message, se
 		f.buf = nil
 	}
 	return int64(n), err
+}
+
+// writeLargeAnswer writes an answer whose result is larger than
+// keepWriteBuffer without copying the result: the header and the
+// envelope up to the result, the result where it lies, then the closing
+// brace. A 30 MB answer held twice at its write (the encoded result and
+// its copy in the frame) made the peak of a 30 MB dsh/prepare (issue 31,
+// item 5). sent is given the envelope only: the body is never whole in
+// memory. The caller holds the lock.
+func (f *frameWriter) writeLargeAnswer(r *jsonrpc2.Response, sent func(body []byte)) (int64, error) {
+	// The envelope of a response whose result is "0" ends with `0}`.
+	env := jsonrpc2.AppendResponse(f.buf[:headerRoom], r.ID(), jsonrpc2.RawMessage("0"), nil)
+	if !bytes.HasSuffix(env, []byte("0}")) {
+		return 0, fmt.Errorf("encoding the envelope of answer %v: unexpected end %q", r.ID(), env[max(headerRoom, len(env)-8):])
+	}
+	prefix := env[headerRoom : len(env)-2]
+	result := r.Result()
+	var header [headerRoom]byte
+	h := appendHeader(header[:0], len(prefix)+len(result)+1)
+	start := headerRoom - len(h)
+	copy(env[start:], h)
+	f.buf = env[:0]
+	var n int64
+	var err error
+	for _, part := range [][]byte{env[start : len(env)-2], result, []byte("}")} {
+		var m int
+		m, err = f.w.Write(part)
+		n += int64(m)
+		if err != nil {
+			break
+		}
+	}
+	sent(prefix)
+	return n, err
 }
 
 // Close closes w.

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -56,43 +58,85 @@ func (nopCloser) Close() error { return nil }
 
 // TestWriteMessageFrames checks that WriteMessage writes each message as
 // one frame whose body is the message's encoding, keeps its buffer for
-// small messages and drops it after one larger than keepWriteBuffer.
+// small messages and holds none the size of a larger one. An answer larger
+// than keepWriteBuffer is written from its result without a copy, and sent
+// gets its envelope; with whole bodies (a trace) it is copied like the
+// rest and sent gets it whole.
 func TestWriteMessageFrames(t *testing.T) {
-	var out nopCloser
-	f := newFrameWriter(&out)
-	small := jsonrpc2.NewResponse(jsonrpc2.NewNumberID(1), jsonrpc2.RawMessage(`["a"]`), nil)
-	large := jsonrpc2.NewResponse(jsonrpc2.NewStringID("big"), jsonrpc2.RawMessage(`"`+strings.Repeat("x", 2*keepWriteBuffer)+`"`), nil)
-	var sent [][]byte
-	record := func(body []byte) { sent = append(sent, bytes.Clone(body)) }
-	for i, m := range []jsonrpc2.Message{small, large, small} {
-		if _, err := f.WriteMessage(context.Background(), m, record); err != nil {
-			t.Fatal(err)
-		}
-		switch {
-		case m == small && cap(f.buf) == 0:
-			t.Errorf("message %d: the buffer was dropped after a small message", i)
-		case m == large && f.buf != nil:
-			t.Errorf("message %d: a buffer of %d bytes was kept after a large message", i, cap(f.buf))
-		}
+	for _, whole := range []bool{false, true} {
+		t.Run(fmt.Sprintf("whole bodies %v", whole), func(t *testing.T) {
+			var out nopCloser
+			f := newFrameWriter(&out)
+			f.wholeBodies = whole
+			small := jsonrpc2.NewResponse(jsonrpc2.NewNumberID(1), jsonrpc2.RawMessage(`["a"]`), nil)
+			large := jsonrpc2.NewResponse(jsonrpc2.NewStringID("big"), jsonrpc2.RawMessage(`"`+strings.Repeat("x", 2*keepWriteBuffer)+`"`), nil)
+			note := jsonrpc2.NewNotification("big/note", jsonrpc2.RawMessage(`"`+strings.Repeat("y", 2*keepWriteBuffer)+`"`))
+			msgs := []jsonrpc2.Message{small, large, small, note}
+			var sent [][]byte
+			record := func(body []byte) { sent = append(sent, bytes.Clone(body)) }
+			for i, m := range msgs {
+				if _, err := f.WriteMessage(context.Background(), m, record); err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case m == small && cap(f.buf) == 0:
+					t.Errorf("message %d: the buffer was dropped after a small message", i)
+				case m != small && cap(f.buf) > keepWriteBuffer:
+					t.Errorf("message %d: a buffer of %d bytes was kept after a large message", i, cap(f.buf))
+				}
+			}
+			r := bufio.NewReader(&out.Buffer)
+			for i, m := range msgs {
+				want, err := jsonrpc2.EncodeMessage(m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, err := lsptest.ReadFrame(r)
+				if err != nil {
+					t.Fatalf("frame %d: %v", i, err)
+				}
+				if !bytes.Equal(body, want) {
+					t.Errorf("frame %d: body %.80q…, want %.80q…", i, body, want)
+				}
+				wantSent := want
+				if m == large && !whole {
+					wantSent = []byte(`{"jsonrpc":"2.0","id":"big","result":`)
+				}
+				if !bytes.Equal(sent[i], wantSent) {
+					t.Errorf("frame %d: sent %.80q…, want %.80q…", i, sent[i], wantSent)
+				}
+			}
+			if out.Len() != 0 {
+				t.Errorf("%d bytes after the frames", out.Len())
+			}
+		})
 	}
-	r := bufio.NewReader(&out.Buffer)
-	for i, m := range []jsonrpc2.Message{small, large, small} {
-		want, err := jsonrpc2.EncodeMessage(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, err := lsptest.ReadFrame(r)
-		if err != nil {
-			t.Fatalf("frame %d: %v", i, err)
-		}
-		if !bytes.Equal(body, want) {
-			t.Errorf("frame %d: body %.80q…, want %.80q…", i, body, want)
-		}
-		if !bytes.Equal(sent[i], want) {
-			t.Errorf("frame %d: sent %.80q…, want %.80q…", i, sent[i], want)
-		}
+}
+
+// failAfter takes n bytes, then fails every write.
+type failAfter struct{ n int }
+
+func (w *failAfter) Write(p []byte) (int, error) {
+	if len(p) <= w.n {
+		w.n -= len(p)
+		return len(p), nil
 	}
-	if out.Len() != 0 {
-		t.Errorf("%d bytes after the frames", out.Len())
+	m := w.n
+	w.n = 0
+	return m, errors.New("pipe closed")
+}
+func (*failAfter) Close() error { return nil }
+
+// TestLargeAnswerWriteFails checks that a large answer whose write fails
+// after its envelope reports the error and the bytes written, stops
+// writing, and still tells sent.
+func TestLargeAnswerWriteFails(t *testing.T) {
+	w := &failAfter{n: 100}
+	f := newFrameWriter(w)
+	large := jsonrpc2.NewResponse(jsonrpc2.NewNumberID(3), jsonrpc2.RawMessage(`"`+strings.Repeat("x", 2*keepWriteBuffer)+`"`), nil)
+	told := false
+	n, err := f.WriteMessage(context.Background(), large, func([]byte) { told = true })
+	if err == nil || n != 100 || !told {
+		t.Errorf("WriteMessage = %d, %v, sent told %v; want 100 bytes, the error, told", n, err, told)
 	}
 }

@@ -86,6 +86,7 @@ func New(rwc io.ReadWriteCloser, hooks Hooks) *Stream {
 		written:     hooks.Written,
 	}
 	s.inner.written = hooks.FrameWritten
+	s.inner.wholeBodies = s.trace != nil
 	return s
 }
 
