@@ -98,6 +98,9 @@ type FileCandidate struct {
 	// Ignored marks an entry listed only because the query named its
 	// directory explicitly.
 	Ignored bool
+	// Score is the fuzzy score the search ordered by (higher is better),
+	// which frecency re-orders within bands of (frecency.go).
+	Score int
 }
 
 // Files is what the server needs from the workspace file index.

@@ -71,7 +71,7 @@ func searchIndex(ctx context.Context, ix *fileref.Index, query string, limit int
 	}
 	out := make([]FileCandidate, len(res))
 	for i, c := range res {
-		out[i] = FileCandidate{Path: c.Path, Kind: c.Kind, Ignored: c.Ignored}
+		out[i] = FileCandidate{Path: c.Path, Kind: c.Kind, Ignored: c.Ignored, Score: c.Score}
 	}
 	return out, capped, nil
 }
