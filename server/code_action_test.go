@@ -158,7 +158,7 @@ func TestQuickFixOpenPreview(t *testing.T) {
 	opts, _, ws := testOptions(t)
 	h := newHarness(t, opts)
 	res := featureInit(t, h, initOptions{root: ws, settings: map[string]any{"maxReferenceBytes": testSmallBytes}})
-	if res.Capabilities.ExecuteCommandProvider == nil || !slices.Equal(res.Capabilities.ExecuteCommandProvider.Commands, []string{CommandOpenPreview}) {
+	if res.Capabilities.ExecuteCommandProvider == nil || !slices.Equal(res.Capabilities.ExecuteCommandProvider.Commands, []string{CommandAccepted, CommandForgetPicks, CommandOpenPreview}) {
 		t.Fatalf("executeCommandProvider = %+v", res.Capabilities.ExecuteCommandProvider)
 	}
 	uri := "file:///big.md"
@@ -189,15 +189,19 @@ func TestQuickFixOpenPreview(t *testing.T) {
 }
 
 // TestCodeActionsNeedClientSupport: without code action literals (or
-// showDocument) the server advertises neither.
+// showDocument) the server advertises neither, nor the preview command;
+// the frecency commands are for every client.
 func TestCodeActionsNeedClientSupport(t *testing.T) {
 	opts, _, ws := testOptions(t)
 	h := newHarness(t, opts)
 	res := h.initialize(initOptions{root: ws})
 	raw, _ := json.Marshal(res.Capabilities)
-	for _, k := range []string{"codeActionProvider", "executeCommandProvider", "inlayHintProvider", "workspaceSymbolProvider"} {
+	for _, k := range []string{"codeActionProvider", CommandOpenPreview, "inlayHintProvider", "workspaceSymbolProvider"} {
 		if strings.Contains(string(raw), k) {
 			t.Errorf("advertised %s to a client without it: %s", k, raw)
 		}
+	}
+	if c := res.Capabilities.ExecuteCommandProvider; c == nil || !slices.Equal(c.Commands, []string{CommandAccepted, CommandForgetPicks}) {
+		t.Errorf("executeCommandProvider %s, want the frecency commands", raw)
 	}
 }

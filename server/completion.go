@@ -113,6 +113,16 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 	// a bare `@` or a directory lists sessions, then files.
 	ranked := tok.Query != "" && !tok.Quoted && !strings.Contains(tok.Query, "/")
 	var ranks []completion.Rank // one per item of list.Items
+	// With picks to rank by, how each item matched (frecency.go).
+	fv := s.frecencyFor(self)
+	var quality []itemQuality
+	accept := cfg.Frecency
+	data := func(d completionData) (*completionData, *itemCommand) {
+		if accept {
+			return withAccept(d)
+		}
+		return &d, nil
+	}
 
 	if sess := s.currentSessions(); sess != nil && !tok.Quoted && !strings.Contains(tok.Query, "/") {
 		snap := sess.Snapshot()
@@ -128,14 +138,18 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 		room := len(cands) + min(max(cfg.FileMaxResults, 0), maxPresizedFiles)
 		list.Items = slices.Grow(list.Items, room)
 		ranks = make([]completion.Rank, 0, room)
-		for _, c := range cands {
+		if fv != nil {
+			quality = make([]itemQuality, 0, room)
+		}
+		for i := range cands {
+			c := &cands[i]
 			item := completionItem{
 				Label:      c.DisplayTitle,
 				Kind:       completionKindReference,
 				FilterText: completion.FilterText(caps.client, line, tok, c.DisplayTitle, c.SessionID),
 				TextEdit:   edit(c.Mention),
-				Data:       &completionData{Kind: dataKindSession, SessionID: c.SessionID},
 			}
+			item.Data, item.Command = data(completionData{Kind: dataKindSession, SessionID: c.SessionID})
 			where, age := "", humanAge(now, c.CreatedAt)
 			switch {
 			case c.WorkingDirectory != nil: // where the session works now
@@ -152,11 +166,20 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 				item.Detail = strings.TrimPrefix(where+" · "+age, " · ")
 			}
 			list.Items = append(list.Items, item)
-			ranks = append(ranks, completion.SessionRank(!ranked || sessionref.WordMatch(c, tok.Query), !ranked || c.SameWorkspace, false))
+			ranks = append(ranks, completion.SessionRank(!ranked || sessionref.WordMatch(*c, tok.Query), !ranked || c.SameWorkspace, false))
+			if fv != nil {
+				quality = append(quality, sessionQuality(c, tok.Query, c.SameWorkspace))
+			}
 		}
 		for _, b := range s.bodyItems(ctx, snap, line, tok, cands, cfg, edit) {
+			if accept {
+				b.item.Data, b.item.Command = withAccept(*b.item.Data)
+			}
 			list.Items = append(list.Items, b.item)
 			ranks = append(ranks, completion.SessionRank(false, b.sameWorkspace, true))
+			if fv != nil {
+				quality = append(quality, itemQuality{class: classBody})
+			}
 		}
 	}
 	if ctx.Err() != nil {
@@ -193,8 +216,8 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 				Kind:       ckind,
 				FilterText: completion.FilterText(caps.client, line, tok, label),
 				TextEdit:   edit(completion.InsertFile(f.Path, f.Kind, tok.Quoted)),
-				Data:       &completionData{Kind: dataKindFile, Path: f.Path},
 			}
+			item.Data, item.Command = data(completionData{Kind: dataKindFile, Path: f.Path})
 			if f.Ignored {
 				item.Detail = "ignored"
 			}
@@ -204,16 +227,24 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 				r = completion.FileRank(f.Path, tok.Query)
 			}
 			ranks = append(ranks, r)
+			if fv != nil {
+				quality = append(quality, fileQuality(&f, tok.Query))
+			}
 		}
 	}
-	orderByRank(list.Items, ranks)
+	orderByRank(list.Items, ranks, fv, quality)
+	if accept && len(list.Items) > 0 {
+		s.rememberOffer(req.doc.URI, req.doc.Text, lineStart+tok.Start, list.Items)
+	}
 	return list, nil
 }
 
 // orderByRank puts items in the order of their ranks (ranks[i] is the
 // rank of items[i]), keeping the order of equal ranks, and numbers their
-// sortText in that order.
-func orderByRank(items []completionItem, ranks []completion.Rank) {
+// sortText in that order. With a frecency view (and quality[i], how
+// items[i] matched), items of one rank that matched alike are ordered by
+// their picks (orderByFrecency).
+func orderByRank(items []completionItem, ranks []completion.Rank, fv *frecencyView, quality []itemQuality) {
 	var next [completion.RankCount + 1]int // where each rank's items start
 	for _, r := range ranks {
 		next[r+1]++
@@ -222,9 +253,21 @@ func orderByRank(items []completionItem, ranks []completion.Rank) {
 		next[r] += next[r-1]
 	}
 	sorted := make([]completionItem, len(items))
-	for i, it := range items {
-		sorted[next[ranks[i]]] = it
-		next[ranks[i]]++
+	if scores := frecencyScores(fv, items); scores != nil {
+		order := make([]int32, len(items))
+		for i := range items {
+			order[next[ranks[i]]] = int32(i)
+			next[ranks[i]]++
+		}
+		orderByFrecency(order, ranks, scores, quality)
+		for i, j := range order {
+			sorted[i] = items[j]
+		}
+	} else {
+		for i, it := range items {
+			sorted[next[ranks[i]]] = it
+			next[ranks[i]]++
+		}
 	}
 	for i := range sorted {
 		sorted[i].SortText = sortText(i + 1)

@@ -64,6 +64,12 @@ type Config struct {
 	// "[redacted: <kind>]" before retention (sessionref/redact.go). Off by
 	// default, so that dsh/prepare's output stays dsh's byte for byte.
 	RedactSecrets bool `json:"redactSecrets"`
+	// Frecency re-orders completion items that matched alike by how often
+	// and how lately they were accepted in this workspace, and files open
+	// in the editor first (server/frecency.go; on by default). Off,
+	// nothing is recorded, read or written; the picks already saved stay
+	// until the forget command removes them.
+	Frecency bool `json:"frecency"`
 }
 
 // DefaultConfig is the configuration before the client says anything.
@@ -82,6 +88,7 @@ func DefaultConfig() Config {
 		Watch:                    watchModeAuto,
 		RecallSearch:             true,
 		CandidateOrder:           candidateOrderActive,
+		Frecency:                 true,
 	}
 }
 
@@ -167,6 +174,10 @@ func applyConfig(base Config, raw json.RawMessage) (Config, []string, error) {
 			}
 		case "redactSecrets":
 			if err = json.Unmarshal(v, &c.RedactSecrets); err != nil {
+				err = fmt.Errorf("must be true or false")
+			}
+		case "frecency":
+			if err = json.Unmarshal(v, &c.Frecency); err != nil {
 				err = fmt.Errorf("must be true or false")
 			}
 		case "watch":

@@ -335,6 +335,9 @@ type statusResult struct {
 	// Recall describes the body search index; absent when recallSearch
 	// is off.
 	Recall *recall.Stats `json:"recall,omitempty"`
+	// Frecency says whether completion learns from accepted items and
+	// how many it remembers (frecency.go).
+	Frecency *frecencyStatus `json:"frecency"`
 }
 
 func (s *Server) statusCall() (call, error) {
@@ -388,5 +391,6 @@ func (s *Server) status() statusResult {
 		st := rh.ix.Stats()
 		res.Recall = &st
 	}
+	res.Frecency = s.frecencyStatus()
 	return res
 }

@@ -74,10 +74,13 @@ func advertiseFeatures(f featureCaps, caps *serverCapabilities) {
 	if f.inlayHints {
 		caps.InlayHintProvider = &inlayHintOptions{}
 	}
+	// Every client gets the frecency commands: the items carry the first,
+	// and clients register a handler only for announced commands.
+	caps.ExecuteCommandProvider = &executeCommandOptions{Commands: []string{CommandAccepted, CommandForgetPicks}}
 	if f.codeActionLiterals {
 		caps.CodeActionProvider = &codeActionOptions{CodeActionKinds: []string{codeActionKindQuickFix}}
 		if f.showDocument {
-			caps.ExecuteCommandProvider = &executeCommandOptions{Commands: []string{CommandOpenPreview}}
+			caps.ExecuteCommandProvider.Commands = append(caps.ExecuteCommandProvider.Commands, CommandOpenPreview)
 		}
 	}
 }
@@ -96,6 +99,16 @@ func (s *Server) executeCommandCall(params json.RawMessage) (call, error) {
 	var p executeCommandParams
 	if err := json.Unmarshal(params, &p); err != nil {
 		return nil, invalidParams(protocol.MethodWorkspaceExecuteCommand, err)
+	}
+	switch p.Command {
+	case CommandAccepted:
+		run, err := s.acceptedCall(p.Arguments)
+		if err != nil {
+			return nil, invalidParams(protocol.MethodWorkspaceExecuteCommand, err)
+		}
+		return run, nil
+	case CommandForgetPicks:
+		return s.forgetPicksCall()
 	}
 	if p.Command != CommandOpenPreview || len(p.Arguments) != 1 {
 		return nil, invalidParams(protocol.MethodWorkspaceExecuteCommand, fmt.Errorf("unknown command %q with %d arguments", p.Command, len(p.Arguments)))

@@ -76,6 +76,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) (int, erro
 	s.bgCancel()
 	s.diags.stop()
 	s.bgWG.Wait()
+	s.stopFrecency()
 	if h := s.sessions.Load(); h != nil && h.cancel != nil {
 		h.cancel()
 	}
@@ -197,6 +198,7 @@ func (s *Server) initialize(params json.RawMessage) (*initializeResult, error) {
 		return nil, err
 	}
 	s.openFiles(root, cfg)
+	s.openFrecency(cfg.Frecency)
 
 	s.lifeMu.Lock()
 	s.state = stateInitialized

@@ -71,6 +71,9 @@ type Options struct {
 	// RecallPath is where the recall index of a sessions root is stored
 	// (recall.DefaultPath); nil keeps it in a temporary file only.
 	RecallPath func(root string) (string, error)
+	// FrecencyPath is where the picks of a workspace root are kept
+	// (frecency.DefaultPath); nil keeps them in memory only.
+	FrecencyPath func(root string) (string, error)
 }
 
 // lifecycle states of a connection.
@@ -157,7 +160,9 @@ type Server struct {
 	answers lspwire.AnswerBuffers
 	// kept holds the views of the latest prepared messages, served as
 	// documents (document_content.go).
-	kept   keptViews
+	kept keptViews
+	// frec is what was accepted from completion lists (frecency.go).
+	frec   frecencyState
 	opts   Options
 	logger *zap.Logger
 	conn   jsonrpc2.Conn

@@ -16,6 +16,7 @@ func (s *Server) didOpen(params json.RawMessage) error {
 		s.diags.forget(doc.URI)
 		return err
 	}
+	s.frecencyOpened(doc.URI)
 	s.diags.schedule(doc.URI)
 	return nil
 }
@@ -27,11 +28,23 @@ func (s *Server) didChange(params json.RawMessage) error {
 	if err := json.Unmarshal(params, &p); err != nil {
 		return fmt.Errorf("decoding didChange: %w", err)
 	}
-	if _, err := s.docs.change(p.TextDocument.URI, p.TextDocument.Version, p.ContentChanges, s.clientCaps().encoding); err != nil {
+	uri := p.TextDocument.URI
+	// The text before, when frecency looks at what this change inserts.
+	prev, watched := "", s.frecencyWatches(uri)
+	if watched {
+		if d, ok := s.docs.get(uri); ok {
+			prev = d.Text
+		}
+	}
+	next, err := s.docs.change(uri, p.TextDocument.Version, p.ContentChanges, s.clientCaps().encoding)
+	if err != nil {
 		if _, open := s.docs.get(p.TextDocument.URI); !open {
 			s.diags.forget(p.TextDocument.URI) // dropped for a bound
 		}
 		return err
+	}
+	if watched {
+		s.frecencyChanged(uri, prev, next.Text)
 	}
 	s.diags.schedule(p.TextDocument.URI)
 	return nil
@@ -43,7 +56,11 @@ func (s *Server) didClose(params json.RawMessage) error {
 	if err := json.Unmarshal(params, &p); err != nil {
 		return fmt.Errorf("decoding didClose: %w", err)
 	}
+	last, wasOpen := s.docs.get(p.TextDocument.URI)
 	s.docs.close(p.TextDocument.URI)
+	if wasOpen {
+		s.frecencyClosed(p.TextDocument.URI, last.Text)
+	}
 	s.diags.forget(p.TextDocument.URI)
 	return nil
 }

@@ -250,6 +250,7 @@ func (s *Server) didChangeConfiguration(params json.RawMessage) error {
 		s.showMessage(messageTypeError, errorText(err))
 		return err
 	}
+	s.openFrecency(cfg.Frecency)
 	s.diags.scheduleAll()
 	return nil
 }
