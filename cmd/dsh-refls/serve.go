@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/dsh-refls/dsh-refls/completion/frecency"
 	"github.com/dsh-refls/dsh-refls/internal/userpath"
 	"github.com/dsh-refls/dsh-refls/server"
 	"github.com/dsh-refls/dsh-refls/sessionref/recall"
@@ -207,6 +208,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		Watch:        f.watch,
 		OpenSessions: server.NewLiveSessionsFactory(!f.noIndexCache),
 		OpenFiles:    server.NewFilerefFactory(logger.Named("files")),
+		FrecencyPath: frecency.DefaultPath,
 	}
 	if !f.noIndexCache {
 		opts.RecallPath = recall.DefaultPath
