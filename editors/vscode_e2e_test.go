@@ -58,6 +58,14 @@ type e2eReport struct {
 	SymbolKey        string   `json:"symbolKey"`
 	SearchRow        string   `json:"searchRow"`
 	RestartOutput    string   `json:"restartOutput"`
+	// The frecency steps' menus (frecencyPicks, frecencyAfterRestart in
+	// the script): before the picks, after them, after a restart, after
+	// "DSH: Forget Picks", and what that command said.
+	FrecencyBefore        []string `json:"frecencyBefore"`
+	FrecencyAfter         []string `json:"frecencyAfter"`
+	FrecencyRestarted     []string `json:"frecencyRestarted"`
+	FrecencyForgottenRows []string `json:"frecencyForgottenRows"`
+	FrecencyForgotten     string   `json:"frecencyForgotten"`
 	// The machine-setting run: whether the server started with the
 	// sessions root of the User settings, and the warning it then saw.
 	StartedWithUserRoot *bool  `json:"startedWithUserRoot"`
@@ -289,6 +297,7 @@ func testFlowsInCodeServer(t *testing.T, s e2eSetup) {
 		// tells the script when the client is up and, at level debug, which
 		// documents the server served.
 		".vscode/settings.json": mustJSON(t, map[string]any{"dsh.sessionsRoot": d.root, "dsh.logFile": serverLog, "dsh.logLevel": "debug"}),
+		"frecency.md":           "Picked from the menu:",
 	}
 	writeFiles(t, d.workspace, initial)
 	writeFiles(t, d.workspace, map[string]string{
@@ -313,6 +322,10 @@ func testFlowsInCodeServer(t *testing.T, s e2eSetup) {
 		// The demo's body search phrase (cmd/dsh-refls demo): said in the
 		// session, in no title.
 		"searchPhrase": `"twenty times"`, "searchTitle": d.session.DisplayTitle, "serverLog": serverLog,
+		// Frecency: at @config both sessions match at a word start, the
+		// subagent's newer; two picks of the older put it first.
+		"frecency": map[string]any{"file": filepath.Join(d.workspace, "frecency.md"), "query": "config",
+			"first": "Audit config call sites", "picked": "Refactor config loader"},
 	}
 	// The browser drives a whole VS Code workbench on 2 shared cores; a run
 	// that stops on the way (a menu that never appears) is retried once
@@ -338,6 +351,7 @@ func testFlowsInCodeServer(t *testing.T, s e2eSetup) {
 			for _, f := range rep.Failed {
 				t.Errorf("check failed: %s", f)
 			}
+			logFrecency(t, rep)
 			return
 		}
 		if attempt == attempts {
@@ -353,6 +367,8 @@ func testFlowsInCodeServer(t *testing.T, s e2eSetup) {
 		if err := os.Remove(serverLog); err != nil && !os.IsNotExist(err) {
 			t.Fatal(err)
 		}
+		// The picks of the failed run would rank the menus of the next.
+		forgetFrecencyState(t, s.env)
 	}
 }
 

@@ -20,7 +20,7 @@ const npmTimeout = 5 * time.Minute
 var serverOptionKeys = []string{
 	"sessionsRoot", "sessionId", "cwd", "maxReferences", "maxReferenceBytes",
 	"referenceContextFraction", "contextWindow", "candidateLimit", "fileMaxResults",
-	"excludedDirectories", "spillDir", "watch", "candidateOrder", "recallSearch", "redactSecrets",
+	"excludedDirectories", "spillDir", "watch", "candidateOrder", "recallSearch", "redactSecrets", "frecency",
 }
 
 // extensionManifest is the part of package.json the test checks.

@@ -3,7 +3,8 @@
 // starts code-server with the .vsix installed and passes DSH_E2E_PARAMS:
 //   { url, workspace, prompt, playwright, chromium, shots, serverLog, sessionsRoot, sessions,
 //     sessionTitle, fileName, warmTitles, movedTitle, rateNoise, initialFiles, features, rangeFile,
-//     brokenFile, fixedFile, fixedTitle, symbolQuery, symbolTitle, searchPhrase, searchTitle }
+//     brokenFile, fixedFile, fixedTitle, symbolQuery, symbolTitle, searchPhrase, searchTitle,
+//     frecency: { file, query, first, picked } }
 // or, with mode "machineSetting", only url, workspace, prompt, playwright,
 // chromium, shots, serverLog, sessionsRoot and sessions (machineSettingSteps).
 // serverLog is the dsh.logFile of the workspace settings; sessions is how
@@ -212,6 +213,85 @@ async function hoverUntil(token, hover) {
       }
     }
   }
+}
+
+/**
+ * Types text (ending in an "@" query) and waits until the menu lists every
+ * title of want; returns its rows.
+ */
+async function menuListing(text, want) {
+  await page.keyboard.type(text, { delay: 40 });
+  await until(`the menu at ${text} listing ${JSON.stringify(want)}`, (want) => {
+    const rows = [...document.querySelectorAll(".suggest-widget.visible .monaco-list-row .label-name")].map((e) => e.textContent.trim());
+    return want.every((w) => rows.includes(w));
+  }, want);
+  return suggestions();
+}
+
+/** How many workspace/executeCommand requests of the item command the server logged (dsh.logLevel debug). */
+function acceptedCommands(log) {
+  return log.split("\n").filter((l) => l.includes('"method":"workspace/executeCommand"')).length;
+}
+
+/**
+ * Frecency, part one: with the picks forgotten ("DSH: Forget Picks"), the
+ * session that matches p.frecency.query second is picked twice from the
+ * menu (VS Code runs each item's command); the next menu lists it first.
+ */
+async function frecencyPicks() {
+  const f = p.frecency;
+  await quickOpen(path.basename(f.file));
+  await page.keyboard.press("Control+End");
+  await command("DSH: Forget Picks");
+  await page.locator(".notifications-toasts .notification-toast", { hasText: /Forgot the picks|no picks to forget/ }).first().waitFor({ timeout: STEP_MS });
+  await page.keyboard.press("Escape");
+  const before = await menuListing(` @${f.query}`, [f.first, f.picked]);
+  report.frecencyBefore = before;
+  expect(before[0] === f.first, `with no picks @${f.query} lists ${f.first} first: ${JSON.stringify(before)}`);
+  const commandsBefore = acceptedCommands(await savedText(p.serverLog, () => true));
+  for (let i = 0; i < 2; i++) {
+    if (i > 0) {
+      await menuListing(` @${f.query}`, [f.first, f.picked]);
+    }
+    await focusSuggestion(f.picked);
+    await page.keyboard.press("Enter");
+  }
+  const log = await savedText(p.serverLog, (t) => acceptedCommands(t) >= commandsBefore + 2);
+  expect(acceptedCommands(log) >= commandsBefore + 2, "VS Code ran the accepted command of both picks (workspace/executeCommand in the server log)");
+  const after = await menuListing(` @${f.query}`, [f.first, f.picked]);
+  report.frecencyAfter = after;
+  await shot("16b-frecency.png");
+  expect(after[0] === f.picked, `after two picks @${f.query} lists ${f.picked} first: ${JSON.stringify(after)}`);
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("Control+S");
+  await savedText(f.file, (t) => t.endsWith(`@${f.query}`));
+}
+
+/**
+ * Frecency, part two, after "DSH: Restart Server": the picks survived the
+ * restart; "DSH: Forget Picks" forgets them.
+ */
+async function frecencyAfterRestart() {
+  const f = p.frecency;
+  await quickOpen(path.basename(f.file));
+  const editor = page.locator(".editor-instance .monaco-editor .view-lines").first();
+  await editor.click();
+  await page.keyboard.press("Control+End");
+  const restarted = await menuListing(` @${f.query}`, [f.first, f.picked]);
+  report.frecencyRestarted = restarted;
+  expect(restarted[0] === f.picked, `after a restart @${f.query} still lists ${f.picked} first: ${JSON.stringify(restarted)}`);
+  await page.keyboard.press("Escape");
+  await command("DSH: Forget Picks");
+  const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "Forgot the picks" }).first();
+  await toast.waitFor({ timeout: STEP_MS });
+  report.frecencyForgotten = (await toast.innerText()).replace(/\s+/g, " ");
+  await shot("19-forget-picks.png");
+  await page.keyboard.press("Escape");
+  const forgotten = await menuListing(` @${f.query}`, [f.first, f.picked]);
+  report.frecencyForgottenRows = forgotten;
+  expect(forgotten[0] === f.first, `after "DSH: Forget Picks" @${f.query} lists ${f.first} first again: ${JSON.stringify(forgotten)}`);
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("Control+S");
 }
 
 /** Closes every editor. */
@@ -675,6 +755,10 @@ async function steps(browser) {
   await page.locator(".editor-instance .view-lines", { hasText: "messages kept" }).first().waitFor({ timeout: STEP_MS });
   await shot("16-search-preview.png");
 
+  // Frecency: two picks of one session put it first (VS Code runs the
+  // items' command); checked again after the restart below.
+  await frecencyPicks();
+
   // Show Index Status: the sessions root of the settings and every session in it.
   let status = "";
   await fromServer("the index status", 1, async () => {
@@ -724,6 +808,8 @@ async function steps(browser) {
   check(/\[info\]/.test(exitLine), `the normal exit is logged as information: ${exitLine}`);
   check(!/\[error\]/i.test(report.restartOutput), `no error in the output after the restart: ${report.restartOutput}`);
   await shot("18-restart-output.png");
+
+  await frecencyAfterRestart();
 }
 
 /**

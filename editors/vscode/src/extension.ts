@@ -1,7 +1,7 @@
 // VS Code client of dsh-refls: starts the server over stdio for Markdown,
 // plain text and dsh-prompt documents, keeps its settings in sync, adds the
-// "DSH: Prepare Message", "DSH: Show Index Status" and "DSH: Search Sessions"
-// commands, and opens their results, and the recall preview of a session,
+// "DSH: Prepare Message", "DSH: Show Index Status", "DSH: Search Sessions"
+// and "DSH: Forget Picks" commands, and opens their results, and the recall preview of a session,
 // as read-only documents of the dsh-refls: scheme. A server that announces
 // LSP 3.18 workspace/textDocumentContent for that scheme serves them (the
 // language client registers the provider); for any other server the
@@ -21,7 +21,14 @@ import {
   TransportKind,
 } from "vscode-languageclient/node";
 
-import { describeError, presentPrepared, presentStatus, PrepareResult } from "./present";
+import {
+  describeError,
+  FORGET_PICKS_COMMAND,
+  presentForgotten,
+  presentPrepared,
+  presentStatus,
+  PrepareResult,
+} from "./present";
 import { searchSessions } from "./searchCommand";
 import { findServer, ServerNotFoundError } from "./serverPath";
 import {
@@ -328,6 +335,26 @@ async function showIndexStatus(): Promise<void> {
   await showView(STATUS_PATH, { viewColumn: vscode.ViewColumn.Beside, preview: true });
 }
 
+/**
+ * "DSH: Forget Picks": the server forgets which sessions and files were
+ * picked from the @ menu in this workspace (frecency), and its file of them.
+ * The language client registers the server's own command under the same
+ * name for item commands; the request is sent here so that the answer can
+ * be shown.
+ */
+async function forgetPicks(): Promise<void> {
+  const c = runningClient();
+  if (!c) {
+    return;
+  }
+  try {
+    const res = await c.sendRequest("workspace/executeCommand", { command: FORGET_PICKS_COMMAND, arguments: [] });
+    void vscode.window.showInformationMessage(`DSH: ${presentForgotten(res)}`);
+  } catch (err) {
+    void vscode.window.showErrorMessage(`DSH: forgetting the picks failed: ${describeError(err)}`);
+  }
+}
+
 /** Texts of the prepared message and status views. */
 const kept = new KeptViews();
 /** Number of the last prepared message, naming its views. */
@@ -400,6 +427,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("dsh.searchSessions", () =>
       searchSessions({ client: runningClient, openView: (path) => showView(path, { preview: true }) }),
     ),
+    vscode.commands.registerCommand("dsh.forgetPicks", forgetPicks),
     vscode.commands.registerCommand("dsh.restartServer", async () => {
       await stopClient();
       await startClient(context);

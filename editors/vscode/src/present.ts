@@ -152,3 +152,21 @@ export function describeError(err: unknown): string {
   }
   return String(err);
 }
+
+/** The server command that forgets this workspace's picks (frecency). */
+export const FORGET_PICKS_COMMAND = "dsh-refls.forgetPicks";
+
+/**
+ * What "DSH: Forget Picks" says after the server's answer to
+ * workspace/executeCommand dsh-refls.forgetPicks ({forgotten: n}).
+ */
+export function presentForgotten(result: unknown): string {
+  const n = (result as { forgotten?: unknown } | null)?.forgotten;
+  if (typeof n !== "number" || !Number.isInteger(n) || n < 0) {
+    throw new UnexpectedAnswerError(`${FORGET_PICKS_COMMAND} answered ${JSON.stringify(result)}, not {"forgotten": n}`);
+  }
+  if (n === 0) {
+    return "There were no picks to forget in this workspace.";
+  }
+  return `Forgot the picks of ${n} ${n === 1 ? "session or file" : "sessions and files"} in this workspace; the @ menu ranks by match and recency alone until you pick again.`;
+}

@@ -38,6 +38,7 @@ export interface ServerOptions {
   candidateOrder?: (typeof CANDIDATE_ORDERS)[number];
   recallSearch?: boolean;
   redactSecrets?: boolean;
+  frecency?: boolean;
 }
 
 /** How a §4.1 key is read from a setting. */
@@ -67,6 +68,7 @@ export const SERVER_OPTION_KINDS: Readonly<Record<keyof ServerOptions, Kind>> = 
   candidateOrder: "candidateOrder",
   recallSearch: "boolean",
   redactSecrets: "boolean",
+  frecency: "boolean",
 };
 
 /** Values used to expand `~` and `${workspaceFolder}` in path settings. */

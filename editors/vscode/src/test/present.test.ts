@@ -1,7 +1,15 @@
 import { strict as assert } from "node:assert";
 import { describe, it } from "node:test";
 
-import { contentText, describeError, PreparedReference, presentPrepared, presentStatus, UnexpectedAnswerError } from "../present";
+import {
+  contentText,
+  describeError,
+  PreparedReference,
+  presentForgotten,
+  presentPrepared,
+  presentStatus,
+  UnexpectedAnswerError,
+} from "../present";
 
 const PROMPT = "## Referenced sessions\n\nwarning\n\n<referenced-sessions>\n[]\n</referenced-sessions>";
 
@@ -77,5 +85,19 @@ describe("describeError", () => {
     assert.equal(describeError({ code: -32800, message: "cancelled" }), "cancelled (JSON-RPC -32800)");
     assert.equal(describeError(new Error("boom")), "boom");
     assert.equal(describeError("plain"), "plain");
+  });
+});
+
+describe("presentForgotten", () => {
+  it("says how many were forgotten", () => {
+    assert.match(presentForgotten({ forgotten: 3 }), /^Forgot the picks of 3 sessions and files/);
+    assert.match(presentForgotten({ forgotten: 1 }), /^Forgot the picks of 1 session or file/);
+    assert.equal(presentForgotten({ forgotten: 0 }), "There were no picks to forget in this workspace.");
+  });
+
+  it("refuses an answer of another shape", () => {
+    for (const bad of [null, {}, { forgotten: "2" }, { forgotten: -1 }, { forgotten: 1.5 }]) {
+      assert.throws(() => presentForgotten(bad), UnexpectedAnswerError, JSON.stringify(bad));
+    }
   });
 });

@@ -23,6 +23,7 @@ describe("mapSettings", () => {
       "cwd",
       "excludedDirectories",
       "fileMaxResults",
+      "frecency",
       "maxReferenceBytes",
       "maxReferences",
       "recallSearch",
@@ -53,6 +54,7 @@ describe("mapSettings", () => {
         candidateOrder: "created",
         recallSearch: false,
         redactSecrets: true,
+        frecency: false,
         serverPath: "/ignored/here",
         prepareMode: "preserve",
       },
@@ -75,6 +77,7 @@ describe("mapSettings", () => {
       candidateOrder: "created",
       recallSearch: false,
       redactSecrets: true,
+      frecency: false,
     });
   });
 
@@ -104,6 +107,7 @@ describe("mapSettings", () => {
       ["candidateOrder", "newest", /active, created/],
       ["recallSearch", "yes", /true or false/],
       ["redactSecrets", 1, /true or false/],
+      ["frecency", "off", /true or false/],
     ];
     for (const [key, value, reason] of cases) {
       const got = mapSettings({ [key]: value });
