@@ -11,7 +11,7 @@ import (
 // menu ranks first among those that matched alike at the next "@", its
 // picks survive a restart, and the forget command forgets them. The
 // flows are driven inside the existing setups (the VS Code script's
-// frecencyPicks and frecencyAfterRestart, driveNeovimFlows); their checks
+// frecencyPicks and frecencyAfterRestart, driveNeovimFlows, runEmacs30); their checks
 // fail the tests, and docs/editors.md's table has no column for them yet.
 
 // logFrecency logs what the VS Code script's frecency steps saw.
@@ -34,4 +34,56 @@ func forgetFrecencyState(t *testing.T, env []string) {
 		}
 	}
 	t.Fatal("the editor's environment names no XDG_CACHE_HOME")
+}
+
+// nvimPicks is the Lua expression of how many picks the buffer's server
+// counted (dsh/status), for f.echo.
+const nvimPicks = "require('dsh_refls.compat').request_sync(require('dsh_refls').clients()[1], 'dsh/status', vim.empty_dict(), 5000, 0).result.frecency.picks"
+
+// driveNeovimFrecency runs after driveNeovimFlows accepted the rate
+// session and the rate file, each once, from menus (the plugin's
+// omnifunc runs the accepted entry's command from CompleteDone; Neovim
+// 0.12's vim.lsp.completion runs it itself): the server counted two
+// picks, never more; at "@" the rate session, which atRows (the menu at
+// "@" before any pick) did not list first, is now the first row; after
+// :DshForgetPicks nothing is counted and "@" lists atRows' first row
+// first again. Each menu is closed with <C-e> (nothing accepted) and its
+// line deleted.
+func driveNeovimFrecency(t *testing.T, f *freshNvim, how nvimCompletion, atRows []string) {
+	t.Helper()
+	if len(atRows) == 0 || strings.Contains(atRows[0], rateSession) {
+		t.Fatalf("the menu at @ before any pick has %q first: the check below would prove nothing", atRows)
+	}
+	if got := f.echo(t, "PICKS", nvimPicks); got != "2" {
+		t.Errorf("after accepting a session and a file the server counted %s picks, want 2", got)
+	}
+	menuAt := func(what string) []string {
+		t.Helper()
+		f.openMenu(t, how, "Again: @")
+		s := f.wait(t, "the menu at @ "+what, func(s string) bool {
+			rows, _ := menuRows(s, "Again: @")
+			return rowWith(rows, rateSession) >= 0 && rowWith(rows, demoFile) >= 0
+		})
+		rows, _ := menuRows(s, "Again: @")
+		t.Logf("the menu at @ %s:\n%s", what, strings.Join(rows, "\n"))
+		f.keys("C-e", "Escape")
+		f.keys("d", "d")
+		f.wait(t, "the line deleted", func(s string) bool { _, ok := menuRows(s, "Again: @"); return !ok })
+		return rows
+	}
+	if rows := menuAt("after the picks"); !strings.Contains(rows[0], rateSession) {
+		t.Errorf("after picking %q the first row at @ is %q, want it", rateSession, rows[0])
+	}
+	f.text(":DshForgetPicks")
+	f.keys("Enter")
+	f.wait(t, "the forget command's message", func(s string) bool {
+		return strings.Contains(s, "forgot the picks of 2 sessions and files")
+	})
+	if got := f.echo(t, "FORGOTTEN", nvimPicks); got != "0" {
+		t.Errorf("after :DshForgetPicks the server counts %s picks, want 0", got)
+	}
+	first, _, _ := strings.Cut(atRows[0], "  ")
+	if rows := menuAt("after :DshForgetPicks"); !strings.HasPrefix(rows[0], first) {
+		t.Errorf("after :DshForgetPicks the first row at @ is %q, want %q as before the picks", rows[0], first)
+	}
 }

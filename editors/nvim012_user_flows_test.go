@@ -212,6 +212,7 @@ func driveNeovimFlows(t *testing.T, f *freshNvim, rec *featureRun, how nvimCompl
 		return rowWith(rows, d.session.DisplayTitle) >= 0 && rowWith(rows, demoFile) >= 0
 	})
 	atTime := time.Since(start)
+	atRows, _ := menuRows(atMenu, "Rate: @")
 	rec.menuTime(atTime)
 	t.Logf("the menu at @ (%v after the key):\n%s", atTime.Round(time.Millisecond), atMenu)
 	if strings.Contains(atMenu, "dist/") {
@@ -272,6 +273,10 @@ func driveNeovimFlows(t *testing.T, f *freshNvim, rec *featureRun, how nvimCompl
 		t.Errorf("after accepting %q the buffer line is %q, want %q", rateFile, got, want)
 	}
 	rec.ok(featAcceptFile)
+
+	// Frecency: the two accepts were counted once each, the session
+	// picked ranks first at "@", and :DshForgetPicks forgets.
+	driveNeovimFrecency(t, f, how, atRows)
 
 	// Hover (K) on the session mention: the recall facts.
 	f.text(":2")

@@ -54,6 +54,7 @@ H.run('unit', function()
     candidateOrder = 'created',
     recallSearch = false,
     redactSecrets = true,
+    frecency = false,
   }))
   check(vim.deep_equal(so, {
     sessionsRoot = home .. '/.dsh/sessions',
@@ -70,8 +71,9 @@ H.run('unit', function()
     candidateOrder = 'created',
     recallSearch = false,
     redactSecrets = true,
+    frecency = false,
   }), 'server_options: %s', vim.inspect(so))
-  check(vim.tbl_count(config.server_option_types) == 15, 'the 12 SPEC §4.1 keys and candidateOrder, recallSearch, redactSecrets are known')
+  check(vim.tbl_count(config.server_option_types) == 16, 'the 12 SPEC §4.1 keys and candidateOrder, recallSearch, redactSecrets, frecency are known')
   local bad, berr = config.server_options({ candidateOrder = 'newest' })
   check(bad == nil and berr:find('candidateOrder'), 'a bad candidateOrder is rejected: %s', tostring(berr))
   bad, berr = config.server_options({ recallSearch = 'yes' })
@@ -123,7 +125,7 @@ H.run('unit', function()
   -- plugin/dsh_refls.lua, sourced at startup without setup(): the commands
   -- and the preview reader, for the clients of vim.lsp.enable too.
   vim.cmd('runtime plugin/dsh_refls.lua')
-  for _, name in ipairs({ 'DshPrepare', 'DshStatus', 'DshRecall', 'DshFollow', 'DshSearch' }) do
+  for _, name in ipairs({ 'DshPrepare', 'DshStatus', 'DshRecall', 'DshFollow', 'DshSearch', 'DshForgetPicks' }) do
     check(vim.fn.exists(':' .. name) == 2, 'plugin/dsh_refls.lua does not define :%s', name)
   end
   check(#vim.api.nvim_get_autocmds({ event = 'BufReadCmd', pattern = 'dsh-refls:/session/*' }) == 1, 'no reader of dsh-refls: previews')
@@ -174,6 +176,23 @@ H.run('unit', function()
   end
   -- Without edit ranges the keyword before the cursor starts the completion.
   check(complete.start_col({ { label = 'x' } }, 'abc de', 0, 6, 'utf-16') == 4, 'keyword fallback')
+  -- The item's command rides along as user_data and comes back from the
+  -- accepted entry; an entry without one, or no entry, runs nothing.
+  local cmd = { title = 'count the pick', command = 'dsh-refls.accepted', arguments = { { kind = 'file', path = 'a.md' } } }
+  local with_cmd = complete.to_complete_items({ item('a.md', '@a.md', 0, { command = cmd }), item('b.md', '@b.md', 0) }, '@', 0, 0, 'utf-8')
+  check(vim.deep_equal(complete.accepted_command(with_cmd[1]), cmd), 'the command of an accepted entry: %s', vim.inspect(with_cmd[1]))
+  check(complete.accepted_command(with_cmd[2]) == nil and complete.accepted_command({}) == nil and complete.accepted_command(nil) == nil,
+    'no command without one')
+  local sent = {}
+  local fake = { request = function(method, params) table.insert(sent, { method, params }) end }
+  if vim.fn.has('nvim-0.11') == 1 then
+    fake.request = function(_, method, params) table.insert(sent, { method, params }) end
+  end
+  complete.completed(fake, with_cmd[1], 0)
+  complete.completed(fake, with_cmd[2], 0)
+  complete.completed(nil, with_cmd[1], 0)
+  check(#sent == 1 and sent[1][1] == 'workspace/executeCommand' and vim.deep_equal(sent[1][2], { command = cmd.command, arguments = cmd.arguments }),
+    'completed sends the command once: %s', vim.inspect(sent))
   -- An item starting later than the menu keeps the text in between.
   local mixed = complete.to_complete_items({ item('b', 'bb', 2) }, 'a bc', 0, 0, 'utf-8')
   check(mixed[1].word == 'a bb', 'text between starts kept: %s', mixed[1].word)

@@ -12,7 +12,9 @@
 -- server synchronously at findstart time, starts the completion where the
 -- server's textEdit starts (the "@"), and asks again whenever the typed text
 -- changes, so the server's own matching (title, id, cwd; fuzzy file search)
--- decides what is listed, whatever the filterTexts.
+-- decides what is listed, whatever the filterTexts. The entry accepted runs
+-- its item's command (the server counts the pick, frecency) from
+-- CompleteDone, which Vim's own completion does not.
 
 local compat = require('dsh_refls.compat')
 
@@ -128,9 +130,32 @@ function M.to_complete_items(items, line, row, start, encoding)
       -- The server already matched the typed text; Vim must not drop items
       -- whose inserted text does not start with it (a mention starts "@[").
       equal = 1,
+      -- The item's command, run when the entry is accepted (M.completed).
+      user_data = type(item.command) == 'table' and { dsh_refls = { command = item.command } } or nil,
     })
   end
   return out
+end
+
+--- The command of the entry a completion ended with (completed, as
+--- v:completed_item holds it), or nil: none was accepted, or it has none.
+function M.accepted_command(completed)
+  local ud = type(completed) == 'table' and completed.user_data or nil
+  local cmd = type(ud) == 'table' and type(ud.dsh_refls) == 'table' and ud.dsh_refls.command or nil
+  if type(cmd) ~= 'table' or type(cmd.command) ~= 'string' then
+    return nil
+  end
+  return cmd
+end
+
+--- Runs the command of the entry a completion ended with on client
+--- (CompleteDone): the server counts the pick (frecency).
+function M.completed(client, completed, bufnr)
+  local cmd = client and M.accepted_command(completed)
+  if not cmd then
+    return
+  end
+  compat.request(client, 'workspace/executeCommand', { command = cmd.command, arguments = cmd.arguments }, function() end, bufnr)
 end
 
 --- The omnifunc for a given client (see :help complete-functions).

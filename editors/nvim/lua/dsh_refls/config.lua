@@ -21,6 +21,7 @@ M.server_option_types = {
   candidateOrder = 'string',
   recallSearch = 'boolean',
   redactSecrets = 'boolean',
+  frecency = 'boolean',
 }
 
 --- Server options that name a path: a leading ~ is expanded.

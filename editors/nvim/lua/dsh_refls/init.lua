@@ -114,6 +114,16 @@ local function client_config(root, cmd)
       if opts.omnifunc then
         vim.bo[bufnr].omnifunc = config.omnifuncs[opts.omnifunc]
       end
+      if opts.omnifunc == 'dsh' then
+        -- The accepted entry's command: the server counts the pick.
+        vim.api.nvim_create_autocmd('CompleteDone', {
+          group = vim.api.nvim_create_augroup('dsh_refls_complete_' .. bufnr, { clear = true }),
+          buffer = bufnr,
+          callback = function()
+            complete.completed(M.clients(bufnr)[1], vim.v.completed_item, bufnr)
+          end,
+        })
+      end
       if opts.on_attach then
         opts.on_attach(client, bufnr)
       end
@@ -474,6 +484,34 @@ function M.search(args)
   end, bufnr)
 end
 
+--- Forgets which sessions and files were picked from the menu in the
+--- workspace of the buffer's client (frecency) and says how many.
+--- args: { bufnr?, on_done? = function(forgotten|nil, err) }
+function M.forget_picks(args)
+  args = args or {}
+  local bufnr = (args.bufnr == nil or args.bufnr == 0) and vim.api.nvim_get_current_buf() or args.bufnr
+  local done = args.on_done or function() end
+  local client = client_of(bufnr, true)
+  if not client then
+    return done(nil, { message = 'no client' })
+  end
+  bufnr = attached_buffer(client, bufnr)
+  local params = { command = 'dsh-refls.forgetPicks', arguments = {} }
+  compat.request(client, 'workspace/executeCommand', params, function(err, result)
+    if err then
+      notify('forgetting the picks failed: ' .. present.describe_error(err), vim.log.levels.ERROR)
+      return done(nil, err)
+    end
+    local n = type(result) == 'table' and result.forgotten
+    if type(n) ~= 'number' then
+      notify('the server answered the forget command with ' .. vim.inspect(result), vim.log.levels.ERROR)
+      return done(nil, { message = 'unexpected answer' })
+    end
+    notify(string.format('forgot the picks of %d sessions and files', n))
+    done(n)
+  end, bufnr)
+end
+
 --- Replaces the server options (SPEC §4.1) of every running client with
 --- workspace/didChangeConfiguration; the server replaces its options with
 --- what it is sent, so a removed key returns to its default. Returns true, or
@@ -545,6 +583,9 @@ function M.define()
   vim.api.nvim_create_user_command('DshStatus', function()
     M.status()
   end, { desc = 'Show the dsh-refls index status' })
+  vim.api.nvim_create_user_command('DshForgetPicks', function()
+    M.forget_picks()
+  end, { desc = 'Forget which sessions and files were picked from the @ menu in this workspace' })
 end
 
 --- Sets up the plugin: validates options, starts clients for matching
