@@ -139,6 +139,10 @@ func runEmacs30(t *testing.T, setup emacs30Setup) {
 	t.Logf("after accepting the session and the file:\n%s", accepted)
 	rec.ok(featAcceptFile)
 
+	// Frecency: eglot runs no item commands; the server counted both
+	// accepts by their edits, once each.
+	driveEmacsFrecency(t, e, setup.lib, completionEntries(at))
+
 	e.eglotFlows(t, rec, setup.lib, a.demo.workspace, "message.md", eglotVersion)
 
 	// Prepare and status.

@@ -87,3 +87,80 @@ func driveNeovimFrecency(t *testing.T, f *freshNvim, how nvimCompletion, atRows 
 		t.Errorf("after :DshForgetPicks the first row at @ is %q, want %q as before the picks", rows[0], first)
 	}
 }
+
+// emacsPicks is the Emacs Lisp expression of how many picks the buffer's
+// server counted (dsh/status), with the buffer's changes sent first (eglot
+// sends them when idle).
+const emacsPicks = "(progn (eglot--signal-textDocument/didChange) " +
+	"(plist-get (plist-get (jsonrpc-request (eglot-current-server) :dsh/status eglot--{}) :frecency) :picks))"
+
+// driveEmacsFrecency runs after runEmacs30 accepted the rate session and
+// the rate file from *Completions*, each once; eglot runs no item
+// commands, so the server counted them by the edits that inserted them,
+// once the buffer moved on. Two picks, never more; at "@" the session
+// is the first entry, which atEntries (*Completions* at "@" before any
+// pick) did not have first; with dsh-refls.el, M-x
+// dsh-refls-forget-picks forgets them and atEntries' first is first
+// again. Each list is left with C-g and its line removed.
+func driveEmacsFrecency(t *testing.T, e *emacsScreen, lib bool, atEntries []string) {
+	t.Helper()
+	if len(atEntries) == 0 || strings.HasPrefix(atEntries[0], rateSession) {
+		t.Fatalf("*Completions* at @ before any pick has %q first: the check below would prove nothing", atEntries)
+	}
+	// The line after the file moves the buffer on: the file's pick counts.
+	e.keys("C-e", "Enter")
+	e.text("Again: ")
+	// The screen holds no trailing space.
+	e.wait(t, "the typed Again:", func(s string) bool { return strings.Contains(s, "Again:\n") })
+	if got := e.eval(t, emacsPicks); got != "2" {
+		t.Errorf("after accepting a session and a file the server counted %s picks, want 2", got)
+	}
+	listAt := func(what string) []string {
+		t.Helper()
+		e.text("@")
+		e.wait(t, "the typed Again: @", func(s string) bool { return strings.Contains(s, "Again: @\n") })
+		e.keys("M-Tab")
+		var entries []string
+		list := e.wait(t, "*Completions* at @ "+what, func(s string) bool {
+			entries = completionEntries(s)
+			return entryIndex(entries, rateSession) >= 0 && entryIndex(entries, demoFile) >= 0
+		})
+		t.Logf("M-TAB after @ %s:\n%s", what, list)
+		e.keys("C-g")
+		e.wait(t, "*Completions* closed", func(s string) bool { return !strings.Contains(s, "possible completions") })
+		if got := e.eval(t, emacsClearLine); got != "t" {
+			t.Fatalf("the line does not read \"Again: \" after removing the @: %s", got)
+		}
+		return entries
+	}
+	if entries := listAt("after the picks"); entryIndex(entries, rateSession) != 0 {
+		t.Errorf("after picking %q *Completions* at @ lists %q", rateSession, entries)
+	}
+	if !lib {
+		e.eval(t, emacsDropLine)
+		return
+	}
+	e.keys("M-x")
+	e.text("dsh-refls-forget-picks")
+	e.keys("Enter")
+	e.wait(t, "the forget command's message", func(s string) bool {
+		return strings.Contains(echoArea(s), "forgot the picks of 2 sessions and files")
+	})
+	if got := e.eval(t, emacsPicks); got != "0" {
+		t.Errorf("after dsh-refls-forget-picks the server counts %s picks, want 0", got)
+	}
+	first, _, _ := strings.Cut(atEntries[0], "  ")
+	if entries := listAt("after dsh-refls-forget-picks"); len(entries) == 0 || !strings.HasPrefix(entries[0], first) {
+		t.Errorf("after dsh-refls-forget-picks *Completions* at @ lists %q, want %q first as before the picks", entries, first)
+	}
+	e.eval(t, emacsDropLine)
+}
+
+// emacsClearLine puts "Again: " in place of the line at point and says
+// whether the line reads so; emacsDropLine removes the line at point and
+// its newline.
+const (
+	emacsClearLine = `(progn (delete-region (line-beginning-position) (line-end-position)) (insert "Again: ") ` +
+		`(string= (buffer-substring-no-properties (line-beginning-position) (line-end-position)) "Again: "))`
+	emacsDropLine = `(progn (delete-region (1- (line-beginning-position)) (line-end-position)) t)`
+)

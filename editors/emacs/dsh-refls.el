@@ -51,9 +51,11 @@
 
 (defcustom dsh-refls-settings nil
   "Server options (SPEC 4.1) as a plist, e.g. (:sessionsRoot \"~/.dsh/sessions\").
-Also :candidateOrder (\"active\" or \"created\"), :recallSearch and
-:redactSecrets (t, or :json-false for false).  Sent as
-initializationOptions and as the \"dsh\" configuration section."
+Also :candidateOrder (\"active\" or \"created\"), :recallSearch,
+:redactSecrets and :frecency (t, or :json-false for false; :frecency
+ranks what you pick from the list first among the items that matched
+alike, see `dsh-refls-forget-picks').  Sent as initializationOptions and
+as the \"dsh\" configuration section."
   :type 'plist)
 
 (defcustom dsh-refls-modes '(markdown-mode gfm-mode text-mode)
@@ -206,6 +208,24 @@ With a prefix argument PRESERVE, mentions are kept as written."
                                                (dsh-refls--json-text (cadr res))))
                        res (cddr res)))
                out)))))
+
+;;; Frecency
+
+;; The server counts every session and file picked from the list per
+;; workspace and ranks them first among the items that matched alike.
+;; eglot runs no item commands; the server counts what the accepted edit
+;; inserts (docs/search.md, "Frecency").
+
+(defun dsh-refls-forget-picks ()
+  "Forget which sessions and files were picked from the list in this workspace."
+  (interactive)
+  (let* ((res (jsonrpc-request (dsh-refls--server) :workspace/executeCommand
+                               (list :command "dsh-refls.forgetPicks" :arguments [])))
+         (n (plist-get res :forgotten)))
+    (unless (numberp n)
+      (error "dsh-refls: the server answered the forget command with %S" res))
+    (message "dsh-refls: forgot the picks of %d sessions and files" n)
+    n))
 
 ;;; Recall previews, xref and search
 
