@@ -16,8 +16,12 @@
 // prints both and the difference (an A/B of a ranking change), then every
 // query whose rank changed.
 //
+// --picks then replays a history of picks in each server and types the
+// set again (picks.go): what frecency does for a person who references
+// the same things again, and to the queries whose items were not picked.
+//
 //	go build -o /tmp/dsh-refls ./cmd/dsh-refls
-//	go run ./scripts/rankset --bin /tmp/dsh-refls [--base-bin /tmp/dsh-refls-old] [--worst 20] [--all] [--keep DIR]
+//	go run ./scripts/rankset --bin /tmp/dsh-refls [--base-bin /tmp/dsh-refls-old] [--worst 20] [--all] [--keep DIR] [--picks]
 package main
 
 import (
@@ -220,7 +224,7 @@ func prepare(dir string) (env, error) {
 // measure starts bin on e, waits until its session, file and body indexes
 // hold the whole store and workspace, and types every query of s. name
 // keeps its cache and log apart from another binary's.
-func measure(ctx context.Context, name, bin string, e env, s querySet, readyWithin time.Duration) ([]outcome, status, error) {
+func measure(ctx context.Context, name, bin string, e env, s querySet, readyWithin time.Duration, picks *pickRun) ([]outcome, status, error) {
 	var st status
 	logPath := filepath.Join(e.dir, name+".log")
 	logFile, err := os.Create(logPath)
@@ -279,20 +283,14 @@ func measure(ctx context.Context, name, bin string, e env, s querySet, readyWith
 	if _, err := ed.OpenFile(ctx, uri, "‸"); err != nil {
 		return fail(err)
 	}
-	out := make([]outcome, len(s.Queries))
-	for i, q := range s.Queries {
-		pos, err := ed.SetText(ctx, uri, "Please read @"+q.Query+lsptest.Cursor)
-		if err != nil {
+	out, err := typeAll(ctx, ed, uri, s)
+	if err != nil {
+		return fail(err)
+	}
+	if picks != nil {
+		if err := picks.replayAndType(ctx, ed, uri, s); err != nil {
 			return fail(err)
 		}
-		var list struct {
-			Items []completionItem `json:"items"`
-		}
-		if err := ed.Completion(ctx, uri, pos, &list); err != nil {
-			return fail(fmt.Errorf("@%s: %w", q.Query, err))
-		}
-		items := ordered(list.Items)
-		out[i] = outcome{rank: rankOf(items, q.Expect), listed: len(items), top: items[:min(3, len(items))]}
 	}
 	if err := ed.Shutdown(ctx); err != nil {
 		return fail(err)
@@ -307,6 +305,27 @@ func measure(ctx context.Context, name, bin string, e env, s querySet, readyWith
 		return fail(fmt.Errorf("exit: %w", err))
 	}
 	return out, st, nil
+}
+
+// typeAll types every query of s after "Please read " in the document
+// at uri and reads where the expected items are listed.
+func typeAll(ctx context.Context, ed *lsptest.Editor, uri string, s querySet) ([]outcome, error) {
+	out := make([]outcome, len(s.Queries))
+	for i, q := range s.Queries {
+		pos, err := ed.SetText(ctx, uri, "Please read @"+q.Query+lsptest.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		var list struct {
+			Items []completionItem `json:"items"`
+		}
+		if err := ed.Completion(ctx, uri, pos, &list); err != nil {
+			return nil, fmt.Errorf("@%s: %w", q.Query, err)
+		}
+		items := ordered(list.Items)
+		out[i] = outcome{rank: rankOf(items, q.Expect), listed: len(items), top: items[:min(3, len(items))]}
+	}
+	return out, nil
 }
 
 // figures are the means of one group of queries on one server.
@@ -346,16 +365,20 @@ type config struct {
 	all          bool
 	keep         string
 	readyWithin  time.Duration
+	// picks replays a history of picks after the set and types it again.
+	picks bool
 }
 
 type runResult struct {
 	outs  map[string][]outcome // by server name: "A" (--bin), "B" (--base-bin)
 	env   env
 	stats map[string]status
+	// picks are the runs of --picks, by server name.
+	picks map[string]*pickRun
 }
 
 func run(ctx context.Context, cfg config, w io.Writer) (runResult, error) {
-	res := runResult{outs: map[string][]outcome{}, stats: map[string]status{}}
+	res := runResult{outs: map[string][]outcome{}, stats: map[string]status{}, picks: map[string]*pickRun{}}
 	dir := cfg.keep
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "rankset-")
@@ -380,7 +403,12 @@ func run(ctx context.Context, cfg config, w io.Writer) (runResult, error) {
 		bins = append(bins, struct{ name, path string }{"B", cfg.baseBin})
 	}
 	for _, b := range bins {
-		out, st, err := measure(ctx, b.name, b.path, e, cfg.set, cfg.readyWithin)
+		var picks *pickRun
+		if cfg.picks {
+			picks = &pickRun{}
+			res.picks[b.name] = picks
+		}
+		out, st, err := measure(ctx, b.name, b.path, e, cfg.set, cfg.readyWithin, picks)
 		if err != nil {
 			return res, err
 		}
@@ -388,6 +416,9 @@ func run(ctx context.Context, cfg config, w io.Writer) (runResult, error) {
 		fmt.Fprintf(w, "%s = %s: %d sessions listed and searchable, %d workspace files indexed\n", b.name, b.path, st.SessionsIndexed, st.FilesIndexed)
 	}
 	report(w, cfg, e, res.outs)
+	if cfg.picks {
+		reportPicks(w, cfg.set, res.outs, res.picks)
+	}
 	return res, nil
 }
 
@@ -501,6 +532,7 @@ func main() {
 	all := flag.Bool("all", false, "print every query's rank")
 	keep := flag.String("keep", "", "write the store, the workspace and the servers' logs here and keep them")
 	readyWithin := flag.Duration("ready-within", 2*time.Minute, "how long a server may take to index the store and the workspace")
+	picks := flag.Bool("picks", false, "then pick the expected item of every other query, as a person accepts it, and type the set again (frecency)")
 	flag.Parse()
 	if *bin == "" {
 		fmt.Fprintln(os.Stderr, "rankset: --bin names the dsh-refls binary to measure (go build -o /tmp/dsh-refls ./cmd/dsh-refls)")
@@ -521,7 +553,7 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *readyWithin+10*time.Minute)
 	defer cancel()
-	cfg := config{bin: *bin, baseBin: *baseBin, set: s, worst: *worst, all: *all, keep: *keep, readyWithin: *readyWithin}
+	cfg := config{bin: *bin, baseBin: *baseBin, set: s, worst: *worst, all: *all, keep: *keep, readyWithin: *readyWithin, picks: *picks}
 	if _, err := run(ctx, cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "rankset:", err)
 		os.Exit(1)

@@ -90,3 +90,26 @@ func TestRankOf(t *testing.T) {
 		t.Errorf("rr of an absent item = %v", rr)
 	}
 }
+
+// TestPickGroups: a query is picked by itself when its own pick was
+// replayed, by another query when one of its items was picked through
+// another, else not picked; a directory named with its slash is the same
+// item as the pick of it.
+func TestPickGroups(t *testing.T) {
+	s := querySet{Queries: []query{
+		{Query: "a", Expect: []string{"file:docs/"}},
+		{Query: "b", Expect: []string{"session:s1", "file:docs/"}},
+		{Query: "c", Expect: []string{"session:s2"}},
+		{Query: "d", Expect: []string{"session:s1"}},
+	}}
+	pr := &pickRun{picked: map[string]bool{"file:docs": true}, replayed: map[int]bool{0: true}}
+	for i, want := range []string{groupSame, groupOther, groupUnknown, groupUnknown} {
+		if got := pr.groupOf(s, i); got != want {
+			t.Errorf("query %q is %q, want %q", s.Queries[i].Query, got, want)
+		}
+	}
+	f := summarizeWhere([]outcome{{rank: 1}, {rank: 2}, {rank: 0}, {rank: 4}}, 4, func(i int) bool { return i != 0 })
+	if f.n != 3 || f.mrr != (0.5+0+0.25)/3 || f.hit1 != 0 || f.hit3 != 1.0/3 {
+		t.Errorf("summarizeWhere = %+v", f)
+	}
+}
