@@ -115,14 +115,7 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 	var ranks []completion.Rank // one per item of list.Items
 	// With picks to rank by, how each item matched (frecency.go).
 	fv := s.frecencyFor(self)
-	var quality []itemQuality
-	accept := cfg.Frecency
-	data := func(d completionData) (*completionData, *itemCommand) {
-		if accept {
-			return withAccept(d)
-		}
-		return &d, nil
-	}
+	var match itemMatches
 
 	if sess := s.currentSessions(); sess != nil && !tok.Quoted && !strings.Contains(tok.Query, "/") {
 		snap := sess.Snapshot()
@@ -139,7 +132,7 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 		list.Items = slices.Grow(list.Items, room)
 		ranks = make([]completion.Rank, 0, room)
 		if fv != nil {
-			quality = make([]itemQuality, 0, room)
+			match = itemMatches{query: strings.ToLower(tok.Query), sessions: cands, refs: make([]itemRef, 0, room)}
 		}
 		for i := range cands {
 			c := &cands[i]
@@ -148,8 +141,8 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 				Kind:       completionKindReference,
 				FilterText: completion.FilterText(caps.client, line, tok, c.DisplayTitle, c.SessionID),
 				TextEdit:   edit(c.Mention),
+				Data:       &completionData{Kind: dataKindSession, SessionID: c.SessionID},
 			}
-			item.Data, item.Command = data(completionData{Kind: dataKindSession, SessionID: c.SessionID})
 			where, age := "", humanAge(now, c.CreatedAt)
 			switch {
 			case c.WorkingDirectory != nil: // where the session works now
@@ -168,17 +161,14 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 			list.Items = append(list.Items, item)
 			ranks = append(ranks, completion.SessionRank(!ranked || sessionref.WordMatch(*c, tok.Query), !ranked || c.SameWorkspace, false))
 			if fv != nil {
-				quality = append(quality, sessionQuality(c, tok.Query, c.SameWorkspace))
+				match.refs = append(match.refs, itemRef{kind: refSession, i: int32(i)})
 			}
 		}
 		for _, b := range s.bodyItems(ctx, snap, line, tok, cands, cfg, edit) {
-			if accept {
-				b.item.Data, b.item.Command = withAccept(*b.item.Data)
-			}
 			list.Items = append(list.Items, b.item)
 			ranks = append(ranks, completion.SessionRank(false, b.sameWorkspace, true))
 			if fv != nil {
-				quality = append(quality, itemQuality{class: classBody})
+				match.refs = append(match.refs, itemRef{kind: refBody})
 			}
 		}
 	}
@@ -197,7 +187,10 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 			room = min(room, cfg.FileMaxResults) // what is offered at most
 		}
 		list.Items = slices.Grow(list.Items, room)
-		for _, f := range cands {
+		if fv != nil {
+			match.files, match.fileQuery = cands, tok.Query
+		}
+		for fi, f := range cands {
 			if offered == cfg.FileMaxResults && cfg.FileMaxResults > 0 {
 				break
 			}
@@ -216,8 +209,8 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 				Kind:       ckind,
 				FilterText: completion.FilterText(caps.client, line, tok, label),
 				TextEdit:   edit(completion.InsertFile(f.Path, f.Kind, tok.Quoted)),
+				Data:       &completionData{Kind: dataKindFile, Path: f.Path},
 			}
-			item.Data, item.Command = data(completionData{Kind: dataKindFile, Path: f.Path})
 			if f.Ignored {
 				item.Detail = "ignored"
 			}
@@ -228,12 +221,12 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 			}
 			ranks = append(ranks, r)
 			if fv != nil {
-				quality = append(quality, fileQuality(&f, tok.Query))
+				match.refs = append(match.refs, itemRef{kind: refFile, i: int32(fi)})
 			}
 		}
 	}
-	orderByRank(list.Items, ranks, fv, quality)
-	if accept && len(list.Items) > 0 {
+	orderByRank(list.Items, ranks, fv, &match)
+	if cfg.Frecency && len(list.Items) > 0 {
 		s.rememberOffer(req.doc.URI, req.doc.Text, lineStart+tok.Start, list.Items)
 	}
 	return list, nil
@@ -241,10 +234,10 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 
 // orderByRank puts items in the order of their ranks (ranks[i] is the
 // rank of items[i]), keeping the order of equal ranks, and numbers their
-// sortText in that order. With a frecency view (and quality[i], how
-// items[i] matched), items of one rank that matched alike are ordered by
-// their picks (orderByFrecency).
-func orderByRank(items []completionItem, ranks []completion.Rank, fv *frecencyView, quality []itemQuality) {
+// sortText in that order. With a frecency view (and match, how each item
+// matched), items of one rank that matched alike are ordered by their
+// picks (orderByFrecency).
+func orderByRank(items []completionItem, ranks []completion.Rank, fv *frecencyView, match *itemMatches) {
 	var next [completion.RankCount + 1]int // where each rank's items start
 	for _, r := range ranks {
 		next[r+1]++
@@ -259,7 +252,7 @@ func orderByRank(items []completionItem, ranks []completion.Rank, fv *frecencyVi
 			order[next[ranks[i]]] = int32(i)
 			next[ranks[i]]++
 		}
-		orderByFrecency(order, ranks, scores, quality)
+		orderByFrecency(order, ranks, scores, match.quality)
 		for i, j := range order {
 			sorted[i] = items[j]
 		}
@@ -365,5 +358,8 @@ func (s *Server) resolve(ctx context.Context, item map[string]json.RawMessage) (
 		return nil, fmt.Errorf("encoding documentation: %w", err)
 	}
 	item["documentation"] = raw
+	if err := s.acceptCommand(item, data); err != nil {
+		return nil, err
+	}
 	return item, nil
 }

@@ -310,49 +310,20 @@ func appendCompletionItem(dst []byte, it *completionItem) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if c := it.Command; c != nil {
-		dst = append(dst, `,"command":{"title":`...)
-		dst = appendJSONString(dst, c.Title)
-		dst = append(dst, `,"command":`...)
-		dst = appendJSONString(dst, c.Command)
-		dst = append(dst, `,"arguments":`...)
-		if c.Arguments == nil {
-			dst = append(dst, "null"...)
-		} else {
-			dst = append(dst, '[')
-			for i, d := range c.Arguments {
-				if i > 0 {
-					dst = append(dst, ',')
-				}
-				dst = appendCompletionData(dst, d)
-			}
-			dst = append(dst, ']')
+	if d := it.Data; d != nil {
+		dst = append(dst, `,"data":{"kind":`...)
+		dst = appendJSONString(dst, d.Kind)
+		if d.SessionID != "" {
+			dst = append(dst, `,"sessionId":`...)
+			dst = appendJSONString(dst, d.SessionID)
+		}
+		if d.Path != "" {
+			dst = append(dst, `,"path":`...)
+			dst = appendJSONString(dst, d.Path)
 		}
 		dst = append(dst, '}')
 	}
-	if d := it.Data; d != nil {
-		dst = append(dst, `,"data":`...)
-		dst = appendCompletionData(dst, d)
-	}
 	return append(dst, '}'), nil
-}
-
-// appendCompletionData appends an item's data, null for nil.
-func appendCompletionData(dst []byte, d *completionData) []byte {
-	if d == nil {
-		return append(dst, "null"...)
-	}
-	dst = append(dst, `{"kind":`...)
-	dst = appendJSONString(dst, d.Kind)
-	if d.SessionID != "" {
-		dst = append(dst, `,"sessionId":`...)
-		dst = appendJSONString(dst, d.SessionID)
-	}
-	if d.Path != "" {
-		dst = append(dst, `,"path":`...)
-		dst = appendJSONString(dst, d.Path)
-	}
-	return append(dst, '}')
 }
 
 // completionSize is about what a list of n items takes encoded.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -19,13 +20,25 @@ import (
 )
 
 // Frecency (issue 30 item 2): the completion list learns from what was
-// accepted from it. Every session and file item carries a command,
-// CommandAccepted, that the client runs when the item is accepted; a
-// client that runs no commands is counted by what its edit inserts (the
-// fallback below). The picks of a workspace are kept by package
+// accepted from it. The picks of a workspace are kept by package
 // completion/frecency; completion re-orders the items of one rank and of
 // one match quality by them, plus a boost for the files open in the
 // editor (docs/search.md, "Frecency").
+//
+// Two signals report an accepted item, and each pick counts once:
+//   - the edit that inserts an offered item's text at the `@` it was
+//     offered for (the fallback: every client makes one, eglot's only
+//     signal), counted once the document moves on with it in place;
+//   - CommandAccepted, the command completionItem/resolve adds to every
+//     session and file item, which a client runs when it accepts a
+//     resolved item (VS Code resolves the focused item, Neovim 0.12's
+//     vim.lsp.completion and the plugin resolve the accepted one).
+//
+// The command comes with resolve, not with the list: on every item of
+// every list it made the answers of typing a third larger (31 → 41 KB for
+// 69 items) and the server's CPU per keystroke a tenth higher (benche2e,
+// 10,000 sessions). An edit and a command that report the same item within
+// sameAcceptWindow are one pick, whichever comes first.
 
 // Commands of frecency, announced in executeCommandProvider.
 const (
@@ -55,6 +68,13 @@ const (
 	// scoreMatch), so items that matched alike but for bonuses of word
 	// boundaries or the base name form one band.
 	fileScoreBand = 16
+	// sameAcceptWindow is how long an edit and a command that report the
+	// same item are taken as one accept: a client runs an item's command
+	// right after applying its edit.
+	sameAcceptWindow = 10 * time.Second
+	// maxUnpaired bounds the picks of each signal kept waiting for the
+	// other.
+	maxUnpaired = 8
 )
 
 // frecencyState is the server's frecency: the store of the workspace,
@@ -69,13 +89,11 @@ type frecencyState struct {
 	// pending the fallback's picks not settled yet, both by URI.
 	offers  map[string]offer
 	pending map[string]pendingPick
-	// runsCommands is set once the client ran CommandAccepted: from
-	// then on its commands alone count picks.
-	runsCommands bool
-	// counted are the latest picks the fallback counted (at most
-	// maxFallbackCounted), so that the command of the same accept,
-	// arriving after the edit was settled, is not counted again.
-	counted []countedPick
+	// byEdit and byCommand are the latest picks each signal counted that
+	// the other has not reported yet (at most maxUnpaired each): the
+	// other's report of the same item within sameAcceptWindow is the same
+	// accept.
+	byEdit, byCommand []signalled
 	// timer is the save put off by frecencySaveDelay; saves counts the
 	// timers running or scheduled, which stop waits for.
 	timer   *time.Timer
@@ -105,20 +123,12 @@ type pendingPick struct {
 	before string
 }
 
-// countedPick is a pick the fallback counted, and when.
-type countedPick struct {
+// signalled is a pick one signal counted, and when.
+type signalled struct {
 	kind frecency.Kind
 	key  string
 	at   time.Time
 }
-
-// maxFallbackCounted bounds frecencyState.counted.
-const maxFallbackCounted = 8
-
-// sameAcceptWindow is how long after the fallback counted a pick a
-// command reporting the same item is taken as the same accept: a client
-// runs an item's command right after applying its edit.
-const sameAcceptWindow = 10 * time.Second
 
 // frecencyView is what one completion needs of frecency: the picks, the
 // open files and the time, read once.
@@ -256,31 +266,93 @@ const (
 	classBody           = 18
 )
 
-// sessionQuality is the class of a session candidate for query: the tier
-// sessionref ranks it by within its group (the title or display title
-// starts with the query, a word of it does, the id does, or none).
-func sessionQuality(c *sessionref.Candidate, query string, sameWorkspace bool) itemQuality {
-	class := classInside
-	q := strings.ToLower(query)
-	title := func(t string) string {
-		if t == c.SessionID { // an untitled session's label is its id
-			return ""
-		}
-		return strings.ToLower(t)
+// itemRef says where an item of a completion list came from: a session
+// candidate (its index), a body match, or a file candidate (its index).
+type itemRef struct {
+	kind uint8
+	i    int32
+}
+
+// Kinds of itemRef.
+const (
+	refSession = iota + 1
+	refBody
+	refFile
+)
+
+// itemMatches are the candidates a completion list was made of, for the
+// match quality of the items frecency re-orders: computed only for the
+// items it looks at (orderByFrecency), so that a list whose picks are all
+// at its top costs no case folding of titles.
+type itemMatches struct {
+	query     string // lower-cased, for sessions
+	fileQuery string // as typed, for files
+	sessions  []sessionref.Candidate
+	files     []FileCandidate
+	refs      []itemRef // one per item of the list, in the list's order
+}
+
+// quality is how the i-th item of the list matched.
+func (m *itemMatches) quality(i int32) itemQuality {
+	r := m.refs[i]
+	switch r.kind {
+	case refSession:
+		c := &m.sessions[r.i]
+		return sessionQuality(c, m.query, c.SameWorkspace)
+	case refFile:
+		return fileQuality(&m.files[r.i], m.fileQuery)
 	}
-	t, d := title(c.Label), title(c.DisplayTitle)
+	return itemQuality{class: classBody}
+}
+
+// sessionQuality is the class of a session candidate for the lower-cased
+// query q: the tier sessionref ranks it by within its group (the title
+// or display title starts with the query, a word of it does, the id does,
+// or none).
+func sessionQuality(c *sessionref.Candidate, q string, sameWorkspace bool) itemQuality {
+	class := classInside
+	// An untitled session's label and display title are its id.
+	label, display := c.Label, c.DisplayTitle
+	if label == c.SessionID {
+		label = ""
+	}
+	if display == c.SessionID || display == label {
+		display = ""
+	}
 	switch {
-	case strings.HasPrefix(t, q) || strings.HasPrefix(d, q):
+	case q == "" || hasFoldedPrefix(label, q) || hasFoldedPrefix(display, q):
 		class = classTitlePrefix
-	case words.Index(t, q, 0) >= 0 || words.Index(d, q, 0) >= 0:
+	case words.Index(strings.ToLower(label), q, 0) >= 0 || (display != "" && words.Index(strings.ToLower(display), q, 0) >= 0):
 		class = classWordStart
-	case strings.HasPrefix(strings.ToLower(c.SessionID), q):
+	case hasFoldedPrefix(c.SessionID, q):
 		class = classIDPrefix
 	}
 	if !sameWorkspace {
 		class += classOtherWorkspace
 	}
 	return itemQuality{class: class}
+}
+
+// hasFoldedPrefix reports whether strings.ToLower(s) starts with q (lower
+// case): without folding all of s, and without allocating when the part of
+// s compared is ASCII.
+func hasFoldedPrefix(s, q string) bool {
+	if len(s) < len(q) {
+		return strings.HasPrefix(strings.ToLower(s), q) // folding may lengthen s
+	}
+	for i := 0; i < len(q); i++ {
+		b := s[i]
+		if b >= utf8.RuneSelf || q[i] >= utf8.RuneSelf {
+			return strings.HasPrefix(strings.ToLower(s), q)
+		}
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		if b != q[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // fileQuality is the class of a file candidate for query.
@@ -300,47 +372,62 @@ func sameBand(lead, b itemQuality) bool {
 	return !lead.file || lead.score-b.score <= fileScoreBand
 }
 
-// orderByFrecency re-orders order (indexes into scores and quality, in
-// rank order; ranks[order[i]] is the rank of the i-th) so that within each
-// band — a run of one rank whose items matched alike (sameBand) — a
-// higher score comes first; equal scores keep their order. Nothing moves
-// across a rank or a band, so a weak match never rises above a better one.
-func orderByFrecency(order []int32, ranks []completion.Rank, scores []float64, quality []itemQuality) {
+// orderByFrecency re-orders order (indexes into scores, in rank order;
+// ranks[order[i]] is the rank of the i-th; quality(i) says how item i
+// matched) so that within each band — a run of one rank whose items
+// matched alike (sameBand with the run's first) — a higher score comes
+// first; equal scores keep their order. Nothing moves across a rank or a
+// band, so a weak match never rises above a better one. Only what lies
+// above the last scored item of a rank is looked at: below it nothing
+// moves.
+func orderByFrecency(order []int32, ranks []completion.Rank, scores []float64, quality func(int32) itemQuality) {
 	for i := 0; i < len(order); {
-		lead := order[i]
-		j := i + 1
-		for j < len(order) && ranks[order[j]] == ranks[lead] && sameBand(quality[lead], quality[order[j]]) {
-			j++
+		k := i + 1
+		last := -1
+		if scores[order[i]] > 0 {
+			last = i
 		}
-		if j-i > 1 {
-			slices.SortStableFunc(order[i:j], func(a, b int32) int {
-				switch {
-				case scores[a] > scores[b]:
-					return -1
-				case scores[a] < scores[b]:
-					return 1
-				}
-				return 0
-			})
+		for k < len(order) && ranks[order[k]] == ranks[order[i]] {
+			if scores[order[k]] > 0 {
+				last = k
+			}
+			k++
 		}
-		i = j
+		for b := i; b < last; {
+			lead := quality(order[b])
+			e := b + 1
+			for e <= last && sameBand(lead, quality(order[e])) {
+				e++
+			}
+			if e-b > 1 {
+				slices.SortStableFunc(order[b:e], func(x, y int32) int {
+					switch {
+					case scores[x] > scores[y]:
+						return -1
+					case scores[x] < scores[y]:
+						return 1
+					}
+					return 0
+				})
+			}
+			b = e
+		}
+		i = k
 	}
 }
 
-// acceptedItem is an item's data with the command that reports it
-// accepted, allocated at once.
-type acceptedItem struct {
-	data completionData
-	args [1]*completionData
-	cmd  itemCommand
-}
-
-// withAccept returns the data and command of an item of data d.
-func withAccept(d completionData) (*completionData, *itemCommand) {
-	a := &acceptedItem{data: d}
-	a.args[0] = &a.data
-	a.cmd = itemCommand{Title: acceptedTitle, Command: CommandAccepted, Arguments: a.args[:]}
-	return &a.data, &a.cmd
+// acceptCommand adds CommandAccepted to a resolved item of data (with
+// the setting on, for a session or a file).
+func (s *Server) acceptCommand(item map[string]json.RawMessage, data completionData) error {
+	if _, _, ok := pickOf(&data); !ok || !s.config().Frecency {
+		return nil
+	}
+	raw, err := json.Marshal(command{Title: acceptedTitle, Command: CommandAccepted, Arguments: []any{data}})
+	if err != nil {
+		return fmt.Errorf("encoding the accepted command: %w", err)
+	}
+	item["command"] = raw
+	return nil
 }
 
 // pickOf is the frecency key of an item's data; ok is false for data that
@@ -373,12 +460,12 @@ func (s *Server) acceptedCall(args []json.RawMessage) (call, error) {
 	}
 	// Counted in wire order, before any later completion is answered.
 	s.countAccepted(kind, key)
-	return func(ctx context.Context) (any, error) { return nil, nil }, nil
+	return func(context.Context) (any, error) { return nil, nil }, nil
 }
 
-// countAccepted counts a pick the client reported. The fallback's pending
-// picks are dropped: this client runs commands, which count every pick
-// (its edit was seen first, as the one the command reports).
+// countAccepted counts a pick the client reported by its command, unless
+// the edit of the same accept was seen: pending (it is counted now, once)
+// or counted already.
 func (s *Server) countAccepted(kind frecency.Kind, key string) {
 	f := &s.frec
 	f.mu.Lock()
@@ -386,28 +473,50 @@ func (s *Server) countAccepted(kind frecency.Kind, key string) {
 	if f.store == nil {
 		return
 	}
-	f.runsCommands = true
-	f.pending, f.offers = nil, nil
-	now := s.now()
-	for i, c := range f.counted {
-		if c.kind == kind && c.key == key && now.Sub(c.at) < sameAcceptWindow {
-			// The fallback counted this accept already.
-			f.counted = slices.Delete(f.counted, i, i+1)
+	for uri, p := range f.pending {
+		if p.kind == kind && p.key == key {
+			delete(f.pending, uri)
+			s.pickLocked(kind, key)
 			return
 		}
 	}
-	f.counted = nil
+	if takeSignalled(&f.byEdit, kind, key, s.now()) {
+		return
+	}
 	s.pickLocked(kind, key)
+	f.byCommand = addSignalled(f.byCommand, kind, key, s.now())
 }
 
-// fallbackPickLocked counts a pick the fallback saw. f.mu is held.
+// fallbackPickLocked counts a pick the fallback saw, unless the command
+// of the same accept counted it already. f.mu is held.
 func (s *Server) fallbackPickLocked(p pendingPick) {
 	f := &s.frec
-	s.pickLocked(p.kind, p.key)
-	if len(f.counted) == maxFallbackCounted {
-		f.counted = slices.Delete(f.counted, 0, 1)
+	if takeSignalled(&f.byCommand, p.kind, p.key, s.now()) {
+		return
 	}
-	f.counted = append(f.counted, countedPick{kind: p.kind, key: p.key, at: s.now()})
+	s.pickLocked(p.kind, p.key)
+	f.byEdit = addSignalled(f.byEdit, p.kind, p.key, s.now())
+}
+
+// takeSignalled removes from *list the pick of key counted within
+// sameAcceptWindow before now, and reports whether there was one.
+func takeSignalled(list *[]signalled, kind frecency.Kind, key string, now time.Time) bool {
+	for i, c := range *list {
+		if c.kind == kind && c.key == key && now.Sub(c.at) < sameAcceptWindow {
+			*list = slices.Delete(*list, i, i+1)
+			return true
+		}
+	}
+	return false
+}
+
+// addSignalled appends a pick to list, dropping the oldest past
+// maxUnpaired.
+func addSignalled(list []signalled, kind frecency.Kind, key string, now time.Time) []signalled {
+	if len(list) == maxUnpaired {
+		list = slices.Delete(list, 0, 1)
+	}
+	return append(list, signalled{kind: kind, key: key, at: now})
 }
 
 // pickLocked records a pick and schedules its save. f.mu is held.
@@ -458,7 +567,7 @@ func (s *Server) forgetPicksCall() (call, error) {
 			return map[string]int{"forgotten": 0}, nil
 		}
 		n := f.store.Table().Len()
-		f.pending, f.offers = nil, nil
+		f.pending, f.offers, f.byEdit, f.byCommand = nil, nil, nil, nil
 		if err := f.store.Forget(); err != nil {
 			return nil, err
 		}
@@ -531,7 +640,7 @@ func (s *Server) rememberOffer(uri, text string, start int, items []completionIt
 	f := &s.frec
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.store == nil || f.runsCommands {
+	if f.store == nil {
 		return
 	}
 	if p, ok := f.pending[uri]; ok && p.start != start {
@@ -553,7 +662,7 @@ func (s *Server) frecencyWatches(uri string) bool {
 	f := &s.frec
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.store == nil || f.runsCommands {
+	if f.store == nil {
 		return false
 	}
 	_, o := f.offers[uri]
@@ -565,15 +674,16 @@ func (s *Server) frecencyWatches(uri string) bool {
 // an edit that inserts exactly the text of an item the last completion
 // offered there, at the `@` it was offered for, is a pick of that item.
 // It is counted once the document changes again with the item in place
-// (or is closed, or the server stops); an edit that replaces it with
-// another offered item (a menu being stepped through) or with what it
-// replaced (an undo) drops it. A client that ran CommandAccepted is
-// counted by its commands alone.
+// (or is closed, or the server stops, or a completion is asked for
+// another `@`); an edit that replaces it with another offered item (a
+// menu being stepped through) or with what it replaced (an undo) drops
+// it. Typing an offered text out to its last character is an insertion
+// of it too.
 func (s *Server) frecencyChanged(uri, prev, next string) {
 	f := &s.frec
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.store == nil || f.runsCommands {
+	if f.store == nil {
 		return
 	}
 	o, hasOffer := f.offers[uri]
@@ -594,7 +704,7 @@ func (s *Server) frecencyChanged(uri, prev, next string) {
 		return // no change
 	}
 	prevEnd, nextEnd := len(prev)-tail, len(next)-tail
-	newPick, found := s.insertedItemLocked(o, hasOffer, prev, next, from, prevEnd, nextEnd)
+	newPick, found := insertedItem(o, hasOffer, prev, next, from, prevEnd, nextEnd)
 	if hasPending {
 		end := p.start + len(p.newText)
 		touched := (from < end && prevEnd > p.start) || (from == prevEnd && from > p.start && from < end)
@@ -628,11 +738,11 @@ func (s *Server) frecencyChanged(uri, prev, next string) {
 	}
 }
 
-// insertedItemLocked looks for the item of o whose text the edit
+// insertedItem looks for the item of o whose text the edit
 // (next[from:nextEnd] replacing prev[from:prevEnd]) inserted at the `@` it
 // was offered for: the longest offered text now there that was not there
-// before and that holds the whole edit. f.mu is held.
-func (s *Server) insertedItemLocked(o offer, hasOffer bool, prev, next string, from, prevEnd, nextEnd int) (pendingPick, bool) {
+// before and that holds the whole edit.
+func insertedItem(o offer, hasOffer bool, prev, next string, from, prevEnd, nextEnd int) (pendingPick, bool) {
 	if !hasOffer || from < o.start || o.start > len(prev) || o.start > len(next) {
 		return pendingPick{}, false
 	}

@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/dsh-refls/dsh-refls/completion"
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/internal/lsptest"
 )
@@ -135,13 +137,32 @@ func find(t *testing.T, items []frecencyItem, label string) frecencyItem {
 	return frecencyItem{}
 }
 
-// runAccepted runs an item's command as a client does.
+// resolveItem asks completionItem/resolve for it, as a client does for
+// the item it focuses or accepts.
+func (fx *frecencyFixture) resolveItem(t *testing.T, it frecencyItem) frecencyItem {
+	t.Helper()
+	var raw map[string]json.RawMessage
+	in, err := json.Marshal(it)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(in, &raw); err != nil {
+		t.Fatal(err)
+	}
+	var out frecencyItem
+	fx.h.mustCall("completionItem/resolve", raw, &out)
+	return out
+}
+
+// runAccepted resolves an item and runs the command that comes with it,
+// as a client does.
 func (fx *frecencyFixture) runAccepted(t *testing.T, it frecencyItem) {
 	t.Helper()
-	if it.Command == nil {
-		t.Fatalf("%q carries no command", it.Label)
+	r := fx.resolveItem(t, it)
+	if r.Command == nil {
+		t.Fatalf("%q resolves without a command", it.Label)
 	}
-	fx.h.mustCall("workspace/executeCommand", map[string]any{"command": it.Command.Command, "arguments": it.Command.Arguments}, nil)
+	fx.h.mustCall("workspace/executeCommand", map[string]any{"command": r.Command.Command, "arguments": r.Command.Arguments}, nil)
 }
 
 // pick types @query, accepts the item labelled label (its edit), and runs
@@ -174,15 +195,21 @@ func before(items []frecencyItem, a, b string) bool {
 	return i >= 0 && j >= 0 && i < j
 }
 
-func TestItemsCarryTheAcceptedCommand(t *testing.T) {
+// The list carries no command (its bytes are typing's cost); every
+// session and file item resolves with CommandAccepted and its data.
+func TestResolvedItemsCarryTheAcceptedCommand(t *testing.T) {
 	fx := newFrecencyFixture(t, Options{}, nil)
 	items := fx.complete(t, "")
-	if len(items) == 0 {
-		t.Fatal("no items")
+	if len(items) < 5 {
+		t.Fatalf("%d items", len(items))
 	}
 	for _, it := range items {
-		if it.Command == nil || it.Command.Command != CommandAccepted || len(it.Command.Arguments) != 1 || string(it.Command.Arguments[0]) != string(it.Data) {
-			t.Errorf("item %q: command %+v, data %s; want %s with the data", it.Label, it.Command, it.Data, CommandAccepted)
+		if it.Command != nil {
+			t.Errorf("item %q carries a command in the list", it.Label)
+		}
+		r := fx.resolveItem(t, it)
+		if r.Command == nil || r.Command.Command != CommandAccepted || len(r.Command.Arguments) != 1 || string(r.Command.Arguments[0]) != string(it.Data) {
+			t.Errorf("item %q resolves with command %+v, data %s; want %s with the data", it.Label, r.Command, it.Data, CommandAccepted)
 		}
 	}
 }
@@ -366,18 +393,40 @@ func TestFallbackCountsWhatTheEditInserted(t *testing.T) {
 }
 
 // A client whose edit the fallback sees and that runs the command too is
-// counted once, however the two arrive; from then on only its commands
-// count.
+// counted once, however the two arrive.
 func TestEditAndCommandCountOnce(t *testing.T) {
 	fx := newFrecencyFixture(t, Options{}, nil)
 	fx.pick(t, "bill", "Fix billing totals", true) // the edit, then the command
 	if st := fx.status(t); st.Picks != 1 {
 		t.Fatalf("%d picks after one accept, want 1", st.Picks)
 	}
+	// The document moves on: the edit's pick was the command's.
+	cur0, _, _ := fx.h.editor.Text(fx.uri)
+	end0 := lsptest.OffsetPosition(cur0, len(cur0), lsptest.UTF16)
+	if err := fx.h.editor.EditFile(fx.h.ctx, fx.uri, lsptest.Edit{Range: lsptest.Range{Start: end0, End: end0}, Text: " "}); err != nil {
+		t.Fatal(err)
+	}
+	if st := fx.status(t); st.Picks != 1 {
+		t.Fatalf("%d picks once the document moved on, want 1", st.Picks)
+	}
+	// A client that runs the command before it applies the edit: once.
+	it := find(t, fx.complete(t, "bill"), "Billing rounding")
+	fx.runAccepted(t, it)
+	if err := fx.h.editor.EditFile(fx.h.ctx, fx.uri, lsptest.Edit{Range: it.TextEdit.Range, Text: it.TextEdit.NewText}); err != nil {
+		t.Fatal(err)
+	}
+	cur1, _, _ := fx.h.editor.Text(fx.uri)
+	end1 := lsptest.OffsetPosition(cur1, len(cur1), lsptest.UTF16)
+	if err := fx.h.editor.EditFile(fx.h.ctx, fx.uri, lsptest.Edit{Range: lsptest.Range{Start: end1, End: end1}, Text: " "}); err != nil {
+		t.Fatal(err)
+	}
+	if st := fx.status(t); st.Picks != 2 {
+		t.Fatalf("%d picks after a command then its edit, want 2", st.Picks)
+	}
 	// The edit settled before the command arrives (Neovim applies the
 	// edit in steps): still once.
 	fx2 := newFrecencyFixture(t, Options{}, nil)
-	it := find(t, fx2.complete(t, "bill"), "Fix billing totals")
+	it = find(t, fx2.complete(t, "bill"), "Fix billing totals")
 	if err := fx2.h.editor.EditFile(fx2.h.ctx, fx2.uri, lsptest.Edit{Range: it.TextEdit.Range, Text: it.TextEdit.NewText}); err != nil {
 		t.Fatal(err)
 	}
@@ -393,10 +442,15 @@ func TestEditAndCommandCountOnce(t *testing.T) {
 	if st := fx2.status(t); st.Picks != 1 {
 		t.Errorf("edit and command counted %d picks, want 1", st.Picks)
 	}
-	// The next accept: the command alone counts.
+	// The next accept, edit and command: once more.
 	fx2.pick(t, "bill", "Fix billing totals", true)
 	if st := fx2.status(t); st.Picks != 2 {
 		t.Errorf("%d picks after the second accept, want 2", st.Picks)
+	}
+	// A command alone (a client whose edit the fallback cannot tell) counts.
+	fx2.runAccepted(t, find(t, fx2.complete(t, "bill"), "Rebilling"))
+	if st := fx2.status(t); st.Picks != 3 {
+		t.Errorf("%d picks after a command alone, want 3", st.Picks)
 	}
 }
 
@@ -443,8 +497,8 @@ func TestFrecencySettingOff(t *testing.T) {
 		t.Errorf("with frecency off @ lists %q first", items[0].Label)
 	}
 	for _, it := range items {
-		if it.Command != nil {
-			t.Errorf("item %q carries a command with frecency off", it.Label)
+		if r := fx.resolveItem(t, it); r.Command != nil {
+			t.Errorf("item %q resolves with a command with frecency off", it.Label)
 		}
 	}
 	fx.h.mustCall("workspace/executeCommand", map[string]any{"command": CommandAccepted,
@@ -545,5 +599,134 @@ func TestFrecencySettingIsValidated(t *testing.T) {
 	err = h.call("initialize", initParams(initOptions{root: ws, settings: map[string]any{"frecency": "yes"}}), nil)
 	if code, data := rpcError(t, err); code != -32010 || data != "SESSION_REFERENCE_INVALID_CONFIG" {
 		t.Errorf("initialize with frecency \"yes\": %d %s", code, data)
+	}
+}
+
+// stepClock is a clock a test moves on by hand.
+type stepClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *stepClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *stepClock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// The command of an item whose edit is still pending takes the edit's
+// place: however long the document then waits to move on, the accept is
+// counted once; an edit and a command of the same item further apart than
+// sameAcceptWindow are two accepts.
+func TestCommandTakesThePendingEditsPlace(t *testing.T) {
+	clock := &stepClock{now: time.Now()}
+	fx := newFrecencyFixture(t, Options{Now: clock.Now}, nil)
+	it := find(t, fx.complete(t, "bill"), "Fix billing totals")
+	if err := fx.h.editor.EditFile(fx.h.ctx, fx.uri, lsptest.Edit{Range: it.TextEdit.Range, Text: it.TextEdit.NewText}); err != nil {
+		t.Fatal(err)
+	}
+	fx.runAccepted(t, it)
+	clock.add(2 * sameAcceptWindow)
+	moveOn := func() {
+		t.Helper()
+		cur, _, _ := fx.h.editor.Text(fx.uri)
+		end := lsptest.OffsetPosition(cur, len(cur), lsptest.UTF16)
+		if err := fx.h.editor.EditFile(fx.h.ctx, fx.uri, lsptest.Edit{Range: lsptest.Range{Start: end, End: end}, Text: " "}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	moveOn()
+	if st := fx.status(t); st.Picks != 1 {
+		t.Fatalf("%d picks, want 1", st.Picks)
+	}
+	// A command now, and the same item's edit long after: two accepts.
+	it = find(t, fx.complete(t, "bill"), "Rebilling")
+	fx.runAccepted(t, it)
+	clock.add(2 * sameAcceptWindow)
+	if err := fx.h.editor.EditFile(fx.h.ctx, fx.uri, lsptest.Edit{Range: it.TextEdit.Range, Text: it.TextEdit.NewText}); err != nil {
+		t.Fatal(err)
+	}
+	moveOn()
+	if st := fx.status(t); st.Picks != 3 {
+		t.Errorf("%d picks, want 3", st.Picks)
+	}
+}
+
+// orderByFrecency moves a scored item up within its band only: not across
+// a rank, not above an exact file name or a better match tier, not above
+// a file whose fuzzy score is more than fileScoreBand higher than the
+// band's first; equal scores keep their order.
+func TestOrderByFrecencyBands(t *testing.T) {
+	type it struct {
+		rank  completion.Rank
+		score float64
+		q     itemQuality
+	}
+	file := func(class, score int) itemQuality { return itemQuality{class: class, score: score, file: true} }
+	session := func(class int) itemQuality { return itemQuality{class: class} }
+	cases := []struct {
+		name  string
+		items []it
+		want  []int32
+	}{
+		{"rank", []it{{0, 0, session(classTitlePrefix)}, {1, 9, file(classFuzzyFile, 100)}}, []int32{0, 1}},
+		{"tier", []it{{0, 0, session(classTitlePrefix)}, {0, 9, session(classWordStart)}}, []int32{0, 1}},
+		{"same tier", []it{{0, 0, session(classWordStart)}, {0, 1, session(classWordStart)}, {0, 2, session(classWordStart)}}, []int32{2, 1, 0}},
+		{"exact name", []it{{1, 0, file(classExactFile, 1<<24)}, {1, 9, file(classFuzzyFile, 200)}}, []int32{0, 1}},
+		{"within the band", []it{{1, 0, file(classFuzzyFile, 200)}, {1, 3, file(classFuzzyFile, 200-fileScoreBand)}}, []int32{1, 0}},
+		{"past the band", []it{{1, 0, file(classFuzzyFile, 200)}, {1, 3, file(classFuzzyFile, 200-fileScoreBand-1)}}, []int32{0, 1}},
+		// The band is the first's: the third is within 16 of the second
+		// but not of the first, so it starts a band of its own.
+		{"the first's band", []it{{1, 0, file(classFuzzyFile, 200)}, {1, 0, file(classFuzzyFile, 190)}, {1, 5, file(classFuzzyFile, 180)}}, []int32{0, 1, 2}},
+		{"ties keep order", []it{{0, 1, session(classTitlePrefix)}, {0, 0, session(classTitlePrefix)}, {0, 1, session(classTitlePrefix)}}, []int32{0, 2, 1}},
+		{"other workspace", []it{{0, 0, session(classTitlePrefix)}, {0, 4, session(classTitlePrefix + classOtherWorkspace)}}, []int32{0, 1}},
+	}
+	for _, c := range cases {
+		order := make([]int32, len(c.items))
+		ranks := make([]completion.Rank, len(c.items))
+		scores := make([]float64, len(c.items))
+		for i, x := range c.items {
+			order[i], ranks[i], scores[i] = int32(i), x.rank, x.score
+		}
+		orderByFrecency(order, ranks, scores, func(i int32) itemQuality { return c.items[i].q })
+		if !slices.Equal(order, c.want) {
+			t.Errorf("%s: order %v, want %v", c.name, order, c.want)
+		}
+	}
+	// Below the last scored item nothing is looked at.
+	order, ranks, scores := []int32{0, 1, 2, 3}, make([]completion.Rank, 4), []float64{0, 2, 0, 0}
+	var asked []int32
+	orderByFrecency(order, ranks, scores, func(i int32) itemQuality { asked = append(asked, i); return session(classWordStart) })
+	if !slices.Equal(order, []int32{1, 0, 2, 3}) || slices.Contains(asked, 2) || slices.Contains(asked, 3) {
+		t.Errorf("order %v, qualities asked for %v: want 1 first and nothing below it asked", order, asked)
+	}
+}
+
+func TestHasFoldedPrefix(t *testing.T) {
+	for _, c := range []struct {
+		s, q string
+		want bool
+	}{
+		{"Billing export", "bill", true},
+		{"Billing export", "billing e", true},
+		{"Billing export", "bills", false},
+		{"Bi", "bil", false},
+		{"", "", true},
+		{"ÉTÉ à Paris", "été", true},
+		{"Straße", "straße", true},
+		{"登录页面白屏", "登录", true},
+		{"KELVIN", "kelvin", true},
+		{"İstanbul", "ist", true}, // İ (two bytes) folds to i (one)
+		{"Ist", "istanbul", false},
+	} {
+		if got, want := hasFoldedPrefix(c.s, c.q), strings.HasPrefix(strings.ToLower(c.s), c.q); got != want || got != c.want {
+			t.Errorf("hasFoldedPrefix(%q, %q) = %v; strings.ToLower gives %v; want %v", c.s, c.q, got, want, c.want)
+		}
 	}
 }

@@ -236,25 +236,15 @@ type labelDetails struct {
 }
 
 type completionItem struct {
-	Label         string         `json:"label"`
-	LabelDetails  *labelDetails  `json:"labelDetails,omitempty"`
-	Kind          int            `json:"kind,omitempty"`
-	Detail        string         `json:"detail,omitempty"`
-	Documentation *markupContent `json:"documentation,omitempty"`
-	SortText      string         `json:"sortText,omitempty"`
-	FilterText    string         `json:"filterText,omitempty"`
-	TextEdit      any            `json:"textEdit,omitempty"`
-	// Command reports the item accepted (CommandAccepted, frecency.go).
-	Command *itemCommand    `json:"command,omitempty"`
-	Data    *completionData `json:"data,omitempty"`
-}
-
-// itemCommand is the command of a completion item: CommandAccepted with
-// the item's data.
-type itemCommand struct {
-	Title     string            `json:"title"`
-	Command   string            `json:"command"`
-	Arguments []*completionData `json:"arguments"`
+	Label         string          `json:"label"`
+	LabelDetails  *labelDetails   `json:"labelDetails,omitempty"`
+	Kind          int             `json:"kind,omitempty"`
+	Detail        string          `json:"detail,omitempty"`
+	Documentation *markupContent  `json:"documentation,omitempty"`
+	SortText      string          `json:"sortText,omitempty"`
+	FilterText    string          `json:"filterText,omitempty"`
+	TextEdit      any             `json:"textEdit,omitempty"`
+	Data          *completionData `json:"data,omitempty"`
 }
 
 type completionList struct {

@@ -62,11 +62,37 @@ func (r *frecencyRun) start(settings map[string]any) *wireProc {
 }
 
 type wireItem struct {
-	Label   string `json:"label"`
-	Command *struct {
-		Command   string            `json:"command"`
-		Arguments []json.RawMessage `json:"arguments"`
-	} `json:"command"`
+	Label   string          `json:"label"`
+	Data    json.RawMessage `json:"data"`
+	Command *wireCommand    `json:"command"`
+}
+
+type wireCommand struct {
+	Command   string            `json:"command"`
+	Arguments []json.RawMessage `json:"arguments"`
+}
+
+// resolved is the command completionItem/resolve gives it, nil for none.
+func resolved(t *testing.T, p *wireProc, id int, it wireItem) *wireCommand {
+	t.Helper()
+	p.send(map[string]any{"id": id, "method": "completionItem/resolve", "params": map[string]any{"label": it.Label, "data": it.Data}})
+	var r wireItem
+	if err := json.Unmarshal(p.expectResult("resolve", strconv.Itoa(id)).Result, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r.Command
+}
+
+// accept runs the command it resolves with, as an editor does on accepting it.
+func accept(t *testing.T, p *wireProc, id int, it wireItem) {
+	t.Helper()
+	cmd := resolved(t, p, id, it)
+	if cmd == nil || cmd.Command != "dsh-refls.accepted" || len(cmd.Arguments) != 1 {
+		t.Fatalf("%q resolves with command %+v, want dsh-refls.accepted with its data", it.Label, cmd)
+	}
+	p.send(map[string]any{"id": id + 1, "method": "workspace/executeCommand", "params": map[string]any{
+		"command": cmd.Command, "arguments": cmd.Arguments}})
+	p.expectResult("accepted", strconv.Itoa(id+1))
 }
 
 // complete asks for the list at the end of "Please read @", once the
@@ -140,13 +166,7 @@ func TestBinaryFrecencySurvivesRestartAndCorruption(t *testing.T) {
 	if items[0].Label != "Migration plan for the billing database" {
 		t.Fatalf("at @ the newest session is listed first, got %q", items[0].Label)
 	}
-	login := r.find(items, "Fix flaky login test")
-	if login.Command == nil || login.Command.Command != "dsh-refls.accepted" {
-		t.Fatalf("the item carries no accepted command: %+v", login.Command)
-	}
-	p.send(map[string]any{"id": 2, "method": "workspace/executeCommand", "params": map[string]any{
-		"command": login.Command.Command, "arguments": login.Command.Arguments}})
-	p.expectResult("accepted", "2")
+	accept(t, p, 2, r.find(items, "Fix flaky login test"))
 	shutdown(t, p)
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -171,10 +191,7 @@ func TestBinaryFrecencySurvivesRestartAndCorruption(t *testing.T) {
 	if items[0].Label != "Migration plan for the billing database" {
 		t.Errorf("with a corrupt state @ lists %q first", items[0].Label)
 	}
-	rate := r.find(items, "Add rate limiting to the API")
-	p.send(map[string]any{"id": 2, "method": "workspace/executeCommand", "params": map[string]any{
-		"command": rate.Command.Command, "arguments": rate.Command.Arguments}})
-	p.expectResult("accepted", "2")
+	accept(t, p, 2, r.find(items, "Add rate limiting to the API"))
 	shutdown(t, p)
 	if n := strings.Count(p.stderr.String(), "frecency state"); n != 1 || !strings.Contains(p.stderr.String(), "replaced on the next save") {
 		t.Errorf("%d log lines about the state, want one saying it is replaced:\n%s", n, p.stderr.String())
@@ -189,16 +206,16 @@ func TestBinaryFrecencySurvivesRestartAndCorruption(t *testing.T) {
 	}
 }
 
-// With the setting off items carry no command and nothing is written; the
-// forget command removes what was saved.
+// With the setting off items resolve without the command and nothing is
+// written; the forget command removes what was saved.
 func TestBinaryFrecencyOffAndForget(t *testing.T) {
 	r := newFrecencyRun(t)
 	path := r.statePath()
 	p := r.start(map[string]any{"frecency": false})
 	items := r.complete(p, 1)
-	for _, it := range items {
-		if it.Command != nil {
-			t.Errorf("item %q carries a command with frecency off", it.Label)
+	for i, it := range items {
+		if it.Command != nil || resolved(t, p, 100+i, it) != nil {
+			t.Errorf("item %q carries or resolves with a command with frecency off", it.Label)
 		}
 	}
 	p.send(map[string]any{"id": 2, "method": "workspace/executeCommand", "params": map[string]any{
@@ -211,10 +228,7 @@ func TestBinaryFrecencyOffAndForget(t *testing.T) {
 
 	p = r.start(nil)
 	items = r.complete(p, 1)
-	login := r.find(items, "Fix flaky login test")
-	p.send(map[string]any{"id": 2, "method": "workspace/executeCommand", "params": map[string]any{
-		"command": login.Command.Command, "arguments": login.Command.Arguments}})
-	p.expectResult("accepted", "2")
+	accept(t, p, 2, r.find(items, "Fix flaky login test"))
 	shutdown(t, p)
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("no state file: %v", err)
