@@ -176,23 +176,37 @@ H.run('unit', function()
   end
   -- Without edit ranges the keyword before the cursor starts the completion.
   check(complete.start_col({ { label = 'x' } }, 'abc de', 0, 6, 'utf-16') == 4, 'keyword fallback')
-  -- The item's command rides along as user_data and comes back from the
-  -- accepted entry; an entry without one, or no entry, runs nothing.
-  local cmd = { title = 'count the pick', command = 'dsh-refls.accepted', arguments = { { kind = 'file', path = 'a.md' } } }
-  local with_cmd = complete.to_complete_items({ item('a.md', '@a.md', 0, { command = cmd }), item('b.md', '@b.md', 0) }, '@', 0, 0, 'utf-8')
-  check(vim.deep_equal(complete.accepted_command(with_cmd[1]), cmd), 'the command of an accepted entry: %s', vim.inspect(with_cmd[1]))
-  check(complete.accepted_command(with_cmd[2]) == nil and complete.accepted_command({}) == nil and complete.accepted_command(nil) == nil,
-    'no command without one')
+  -- The item's label and data ride along as user_data: the accepted entry
+  -- is resolved and runs the command it resolves with (an item that
+  -- carries a command runs it as it is); an entry without data, or no
+  -- entry, sends nothing.
+  local data = { kind = 'file', path = 'a.md' }
+  local cmd = { title = 'count the pick', command = 'dsh-refls.accepted', arguments = { data } }
+  local entries = complete.to_complete_items({ item('a.md', '@a.md', 0, { data = data }), item('b.md', '@b.md', 0),
+    item('c.md', '@c.md', 0, { data = { kind = 'file', path = 'c.md' }, command = cmd }) }, '@', 0, 0, 'utf-8')
+  check(vim.deep_equal(complete.accepted_item(entries[1]), { label = 'a.md', data = data }), 'the item of an accepted entry: %s', vim.inspect(entries[1]))
+  check(complete.accepted_item(entries[2]) == nil and complete.accepted_item({}) == nil and complete.accepted_item(nil) == nil,
+    'no item without data')
   local sent = {}
-  local fake = { request = function(method, params) table.insert(sent, { method, params }) end }
-  if vim.fn.has('nvim-0.11') == 1 then
-    fake.request = function(_, method, params) table.insert(sent, { method, params }) end
+  local function request(method, params, handler)
+    table.insert(sent, { method, params })
+    if method == 'completionItem/resolve' then
+      handler(nil, vim.tbl_extend('force', params, { command = cmd }))
+    end
   end
-  complete.completed(fake, with_cmd[1], 0)
-  complete.completed(fake, with_cmd[2], 0)
-  complete.completed(nil, with_cmd[1], 0)
-  check(#sent == 1 and sent[1][1] == 'workspace/executeCommand' and vim.deep_equal(sent[1][2], { command = cmd.command, arguments = cmd.arguments }),
-    'completed sends the command once: %s', vim.inspect(sent))
+  local fake = { request = request }
+  if vim.fn.has('nvim-0.11') == 1 then
+    fake.request = function(_, ...) return request(...) end
+  end
+  complete.completed(fake, entries[1], 0)
+  complete.completed(fake, entries[2], 0)
+  complete.completed(nil, entries[1], 0)
+  check(#sent == 2 and sent[1][1] == 'completionItem/resolve' and vim.deep_equal(sent[1][2], { label = 'a.md', data = data })
+    and sent[2][1] == 'workspace/executeCommand' and vim.deep_equal(sent[2][2], { command = cmd.command, arguments = cmd.arguments }),
+    'completed resolves the item and runs its command once: %s', vim.inspect(sent))
+  sent = {}
+  complete.completed(fake, entries[3], 0)
+  check(#sent == 1 and sent[1][1] == 'workspace/executeCommand', 'an item with its command runs it: %s', vim.inspect(sent))
   -- An item starting later than the menu keeps the text in between.
   local mixed = complete.to_complete_items({ item('b', 'bb', 2) }, 'a bc', 0, 0, 'utf-8')
   check(mixed[1].word == 'a bb', 'text between starts kept: %s', mixed[1].word)

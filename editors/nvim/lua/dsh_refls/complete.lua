@@ -12,9 +12,9 @@
 -- server synchronously at findstart time, starts the completion where the
 -- server's textEdit starts (the "@"), and asks again whenever the typed text
 -- changes, so the server's own matching (title, id, cwd; fuzzy file search)
--- decides what is listed, whatever the filterTexts. The entry accepted runs
--- its item's command (the server counts the pick, frecency) from
--- CompleteDone, which Vim's own completion does not.
+-- decides what is listed, whatever the filterTexts. The entry accepted is
+-- resolved and runs the command it resolves with (the server counts the
+-- pick, frecency) from CompleteDone, which Vim's own completion does not.
 
 local compat = require('dsh_refls.compat')
 
@@ -130,32 +130,48 @@ function M.to_complete_items(items, line, row, start, encoding)
       -- The server already matched the typed text; Vim must not drop items
       -- whose inserted text does not start with it (a mention starts "@[").
       equal = 1,
-      -- The item's command, run when the entry is accepted (M.completed).
-      user_data = type(item.command) == 'table' and { dsh_refls = { command = item.command } } or nil,
+      -- What is resolved when the entry is accepted (M.completed).
+      user_data = item.data ~= nil and { dsh_refls = { item = { label = item.label, data = item.data, command = item.command } } } or nil,
     })
   end
   return out
 end
 
---- The command of the entry a completion ended with (completed, as
---- v:completed_item holds it), or nil: none was accepted, or it has none.
-function M.accepted_command(completed)
+--- The completion item of the entry a completion ended with (completed, as
+--- v:completed_item holds it): its label, data and command, or nil when
+--- none was accepted or it is not the server's.
+function M.accepted_item(completed)
   local ud = type(completed) == 'table' and completed.user_data or nil
-  local cmd = type(ud) == 'table' and type(ud.dsh_refls) == 'table' and ud.dsh_refls.command or nil
-  if type(cmd) ~= 'table' or type(cmd.command) ~= 'string' then
+  local item = type(ud) == 'table' and type(ud.dsh_refls) == 'table' and ud.dsh_refls.item or nil
+  if type(item) ~= 'table' or item.data == nil then
     return nil
   end
-  return cmd
+  return item
 end
 
---- Runs the command of the entry a completion ended with on client
---- (CompleteDone): the server counts the pick (frecency).
+--- Runs a command of the server on client.
+local function run_command(client, cmd, bufnr)
+  if type(cmd) == 'table' and type(cmd.command) == 'string' then
+    compat.request(client, 'workspace/executeCommand', { command = cmd.command, arguments = cmd.arguments }, function() end, bufnr)
+  end
+end
+
+--- Resolves the entry a completion ended with on client and runs the
+--- command it resolves with (CompleteDone): the server counts the pick
+--- (frecency). An item that carries its command runs it as it is.
 function M.completed(client, completed, bufnr)
-  local cmd = client and M.accepted_command(completed)
-  if not cmd then
+  local item = client and M.accepted_item(completed)
+  if not item then
     return
   end
-  compat.request(client, 'workspace/executeCommand', { command = cmd.command, arguments = cmd.arguments }, function() end, bufnr)
+  if item.command ~= nil then
+    return run_command(client, item.command, bufnr)
+  end
+  compat.request(client, 'completionItem/resolve', { label = item.label, data = item.data }, function(err, result)
+    if not err and type(result) == 'table' then
+      run_command(client, result.command, bufnr)
+    end
+  end, bufnr)
 end
 
 --- The omnifunc for a given client (see :help complete-functions).
