@@ -3,8 +3,9 @@ package main
 // The --picks mode (issue 30 item 2, frecency): after the set is typed, a
 // history of picks is replayed in the same server — for every other query
 // of the set (even index), a person types it and accepts its first
-// expected item where the list holds one, as an editor does: the item's
-// edit applied to the document, then its command run. Then the whole set
+// expected item where the list holds one, as an editor does: the item
+// resolved (VS Code resolves the item it focuses), its edit applied to
+// the document, then the command it resolved with run. Then the whole set
 // is typed again. The set has no picks of its own, so this is the honest
 // part of a simulation: the queries whose item was picked measure what
 // frecency gives someone who references the same things again (through
@@ -14,6 +15,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -34,16 +36,20 @@ type pickRun struct {
 
 // pickItem is what a pick reads of a completion item.
 type pickItem struct {
-	completionItem
+	Label    string          `json:"label"`
+	Data     json.RawMessage `json:"data"`
 	TextEdit struct {
 		NewText string         `json:"newText"`
 		Range   *lsptest.Range `json:"range"`
 		Replace *lsptest.Range `json:"replace"`
 	} `json:"textEdit"`
-	Command *struct {
-		Command   string `json:"command"`
-		Arguments []any  `json:"arguments"`
-	} `json:"command"`
+	Command *pickCommand `json:"command"`
+}
+
+// pickCommand is an item's command.
+type pickCommand struct {
+	Command   string `json:"command"`
+	Arguments []any  `json:"arguments"`
 }
 
 // replayAndType replays the history in the document at uri, then types
@@ -60,22 +66,41 @@ func (pr *pickRun) replayAndType(ctx context.Context, ed *lsptest.Editor, uri st
 			return err
 		}
 		var list struct {
-			Items []pickItem `json:"items"`
+			Items []json.RawMessage `json:"items"`
 		}
 		if err := ed.Completion(ctx, uri, pos, &list); err != nil {
 			return fmt.Errorf("@%s: %w", q.Query, err)
 		}
-		sort.SliceStable(list.Items, func(a, b int) bool { return list.Items[a].SortText < list.Items[b].SortText })
 		plain := make([]completionItem, len(list.Items))
-		for k, it := range list.Items {
-			plain[k] = it.completionItem
+		for k, raw := range list.Items {
+			if err := json.Unmarshal(raw, &plain[k]); err != nil {
+				return err
+			}
 		}
+		// ordered sorts stably by sortText; the raw items go along.
+		idx := make([]int, len(plain))
+		for k := range idx {
+			idx[k] = k
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return plain[idx[a]].SortText < plain[idx[b]].SortText })
 		items := ordered(plain)
 		at := rankOf(items, q.Expect)
 		if at == 0 {
 			continue // not listed: the person could not pick it here
 		}
-		it := list.Items[at-1]
+		var it pickItem
+		if err := json.Unmarshal(list.Items[idx[at-1]], &it); err != nil {
+			return err
+		}
+		if it.Command == nil {
+			var r struct {
+				Command *pickCommand `json:"command"`
+			}
+			if err := ed.Call(ctx, "completionItem/resolve", map[string]any{"label": it.Label, "data": it.Data}, &r); err != nil {
+				return fmt.Errorf("@%s: resolving %q: %w", q.Query, it.Label, err)
+			}
+			it.Command = r.Command
+		}
 		rng := it.TextEdit.Replace
 		if rng == nil {
 			rng = it.TextEdit.Range
