@@ -17,8 +17,8 @@ import (
 // logFrecency logs what the VS Code script's frecency steps saw.
 func logFrecency(t *testing.T, rep e2eReport) {
 	t.Helper()
-	t.Logf("frecency in VS Code: before the picks %q; after two picks %q; after a restart %q; %q; after it %q",
-		rep.FrecencyBefore, rep.FrecencyAfter, rep.FrecencyRestarted, rep.FrecencyForgotten, rep.FrecencyForgottenRows)
+	t.Logf("frecency in VS Code: before the picks %q; after two picks (%d reported by their command too) %q; after a restart %q; %q; after it %q",
+		rep.FrecencyBefore, rep.FrecencyCommands, rep.FrecencyAfter, rep.FrecencyRestarted, rep.FrecencyForgotten, rep.FrecencyForgottenRows)
 }
 
 // forgetFrecencyState removes the picks a run of the servers started with

@@ -66,6 +66,9 @@ type e2eReport struct {
 	FrecencyRestarted     []string `json:"frecencyRestarted"`
 	FrecencyForgottenRows []string `json:"frecencyForgottenRows"`
 	FrecencyForgotten     string   `json:"frecencyForgotten"`
+	// FrecencyCommands is how many of the two picks VS Code reported by
+	// their command too (an item resolved before Enter carries it).
+	FrecencyCommands int `json:"frecencyCommands"`
 	// The machine-setting run: whether the server started with the
 	// sessions root of the User settings, and the warning it then saw.
 	StartedWithUserRoot *bool  `json:"startedWithUserRoot"`
