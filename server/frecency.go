@@ -151,7 +151,7 @@ func (s *Server) openFrecency(on bool) {
 			s.saveFrecencyLocked()
 			f.store = nil
 		}
-		f.offers, f.pending = nil, nil
+		f.offers, f.pending, f.byEdit, f.byCommand = nil, nil, nil, nil
 		return
 	}
 	if f.store != nil {
