@@ -36,6 +36,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -409,9 +410,17 @@ func run(cfg config) error {
 // start starts a server on root and ws and waits for its indexes.
 func start(name, bin, root, ws, target, recallSearch string) (*server, error) {
 	cmd := exec.Command(bin, "--sessions-root", root, "--watch", "off")
-	// Each binary keeps its own index cache: an older build may not read a
-	// newer build's cache, and would then build from scratch.
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(os.TempDir(), "benche2e-cache-"+name))
+	// Each binary keeps its own index cache, named after its path: an
+	// older build may not read a newer build's cache, and would then build
+	// from scratch; two runs of different binaries at once must not share
+	// one either.
+	abs, err := filepath.Abs(bin)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256([]byte(abs))
+	cache := filepath.Join(os.TempDir(), fmt.Sprintf("benche2e-cache-%s-%x", name, sum[:6]))
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache)
 	started := time.Now()
 	pipes, err := lsptest.StartPipes(cmd)
 	if err != nil {
