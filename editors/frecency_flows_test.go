@@ -14,13 +14,6 @@ import (
 // frecencyPicks and frecencyAfterRestart, driveNeovimFlows, runEmacs30); their checks
 // fail the tests, and docs/editors.md's table has no column for them yet.
 
-// logFrecency logs what the VS Code script's frecency steps saw.
-func logFrecency(t *testing.T, rep e2eReport) {
-	t.Helper()
-	t.Logf("frecency in VS Code: before the picks %q; after two picks (%d reported by their command too) %q; after a restart %q; %q; after it %q",
-		rep.FrecencyBefore, rep.FrecencyCommands, rep.FrecencyAfter, rep.FrecencyRestarted, rep.FrecencyForgotten, rep.FrecencyForgottenRows)
-}
-
 // forgetFrecencyState removes the picks a run of the servers started with
 // env saved (under its XDG_CACHE_HOME), so that a retry starts without them.
 func forgetFrecencyState(t *testing.T, env []string) {

@@ -470,3 +470,10 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// logFrecency logs what the VS Code script's frecency steps saw.
+func logFrecency(t *testing.T, rep e2eReport) {
+	t.Helper()
+	t.Logf("frecency in VS Code: before the picks %q; after two picks (%d reported by their command too) %q; after a restart %q; %q; after it %q",
+		rep.FrecencyBefore, rep.FrecencyCommands, rep.FrecencyAfter, rep.FrecencyRestarted, rep.FrecencyForgotten, rep.FrecencyForgottenRows)
+}
