@@ -356,17 +356,72 @@ const chunkMax = 16<<10 - 64
 // and 42% is within the on-disk bound of half the text.
 func appendRecord(recs, raw []byte) (out []byte, n uint32) {
 	at := len(recs)
-	pieces := (len(raw) + chunkMax - 1) / chunkMax
-	need := recordHeaderLen + 2*pieces + s2.MaxEncodedLen(min(len(raw), chunkMax))*pieces
-	recs = slices.Grow(recs, need)[:at+recordHeaderLen]
+	recs = slices.Grow(recs, recordHeaderLen)[:at+recordHeaderLen]
 	for off := 0; off < len(raw); off += chunkMax {
-		piece := raw[off:min(len(raw), off+chunkMax)]
-		k := len(recs)
-		recs = recs[:k+2+s2.MaxEncodedLen(len(piece))]
-		enc := s2.Encode(recs[k+2:], piece)
-		binary.LittleEndian.PutUint16(recs[k:], uint16(len(enc)))
-		recs = recs[:k+2+len(enc)]
+		recs = appendChunk(recs, raw[off:min(len(raw), off+chunkMax)])
 	}
+	return closeRecord(recs, at)
+}
+
+// appendRecordOf is appendRecord(recs, encodeBlock(nil, msgs)) without the
+// encoded block in memory at once: the encoding goes through piece, a
+// buffer of chunkMax bytes that it returns for the next call, and each
+// full piece is compressed. A block of one 32 MiB message took 32 MiB
+// more, encoded whole, beside the text it was encoded from.
+func appendRecordOf(recs, piece []byte, msgs []rawMessage) (out, pieceOut []byte, n uint32) {
+	at := len(recs)
+	w := recordWriter{recs: slices.Grow(recs, recordHeaderLen)[:at+recordHeaderLen], piece: piece[:0]}
+	var v [binary.MaxVarintLen64]byte
+	for _, m := range msgs {
+		writePieces(&w, binary.PutUvarint(v[:], uint64(len(m.role))), v[:])
+		writePieces(&w, len(m.role), m.role)
+		writePieces(&w, binary.PutVarint(v[:], m.seq), v[:])
+		writePieces(&w, binary.PutUvarint(v[:], uint64(len(m.text))), v[:])
+		writePieces(&w, len(m.text), m.text)
+	}
+	if len(w.piece) > 0 {
+		w.recs = appendChunk(w.recs, w.piece)
+	}
+	out, n = closeRecord(w.recs, at)
+	return out, w.piece[:0], n
+}
+
+// recordWriter cuts what appendRecordOf encodes into pieces of chunkMax
+// bytes and appends each, compressed, to recs.
+type recordWriter struct {
+	recs, piece []byte
+}
+
+// writePieces writes s[:n] through w.
+func writePieces[S ~string | ~[]byte](w *recordWriter, n int, s S) {
+	s = s[:n]
+	for len(s) > 0 {
+		k := min(chunkMax-len(w.piece), len(s))
+		w.piece = append(w.piece, s[:k]...)
+		s = s[k:]
+		if len(w.piece) == chunkMax {
+			w.recs = appendChunk(w.recs, w.piece)
+			w.piece = w.piece[:0]
+		}
+	}
+}
+
+// appendChunk appends piece, at most chunkMax bytes, compressed and
+// preceded by its compressed length, to recs. It grows recs by one
+// piece's worst case at a time: reserving every piece's at once took as
+// much again as a long block that compresses to a fraction.
+func appendChunk(recs, piece []byte) []byte {
+	recs = slices.Grow(recs, 2+s2.MaxEncodedLen(len(piece)))
+	k := len(recs)
+	recs = recs[:k+2+s2.MaxEncodedLen(len(piece))]
+	enc := s2.Encode(recs[k+2:], piece)
+	binary.LittleEndian.PutUint16(recs[k:], uint16(len(enc)))
+	return recs[:k+2+len(enc)]
+}
+
+// closeRecord writes the header of the record that starts at recs[at:]:
+// its body's length and checksum.
+func closeRecord(recs []byte, at int) ([]byte, uint32) {
 	body := recs[at+recordHeaderLen:]
 	binary.LittleEndian.PutUint32(recs[at:], uint32(len(body)))
 	binary.LittleEndian.PutUint32(recs[at+4:], crc32.Checksum(body, castagnoli))

@@ -482,7 +482,9 @@ type worker struct {
 	gs          *gramSet
 	ts          *tokenSet
 	folded, raw []byte
-	pending     []rawMessage
+	// piece is appendRecordOf's buffer.
+	piece   []byte
+	pending []rawMessage
 	// reader reads the logs of sessions that keep no cursor; its texts
 	// are valid until its next read, and build copies what it keeps.
 	reader sessionref.ProjectionReader
@@ -517,6 +519,12 @@ const yieldEvery = 32 << 10
 // a session's first: all the blocks of the newest sessions (as before)
 // filled the quarter with the 3 newest of a 10,000-session store.
 const warmSessions = 64
+
+// maxWarmBlock is the largest first block a build keeps decoded: a block
+// of one long message (a pasted log of 32 MiB) would cost its size twice
+// more (a clone and its folding) for the lifetime of the cache; a search
+// reads it back when it needs it.
+const maxWarmBlock = 1 << 20
 
 func newWorker(free chan []byte, freeIDs chan []uint32, yield func(context.Context, int), ctx context.Context, k int) *worker {
 	return &worker{f: newFolder(), gs: newGramSet(), ts: newTokenSet(), free: free, freeIDs: freeIDs, yield: yield, ctx: ctx, k: k}
@@ -708,15 +716,15 @@ func (ix *Index) build(ctx context.Context, w *worker, i int, e *sessionref.Entr
 	var text, folded int64
 	flush := func() {
 		if len(w.pending) > 0 {
-			w.raw = encodeBlock(w.raw[:0], w.pending)
-			var n uint32
-			r.recs, n = appendRecord(r.recs, w.raw)
-			r.lens = append(r.lens, n)
-			if i < warmSessions && len(r.lens) == 1 {
+			if i < warmSessions && len(r.lens) == 0 && size <= maxWarmBlock {
+				w.raw = encodeBlock(w.raw[:0], w.pending)
 				if b, err := decodeBlock(bytes.Clone(w.raw), w.f); err == nil { // w.raw is reused
 					r.warm = append(r.warm, b)
 				}
 			}
+			var n uint32
+			r.recs, w.piece, n = appendRecordOf(r.recs, w.piece, w.pending)
+			r.lens = append(r.lens, n)
 			clear(w.pending)
 			w.pending, size = w.pending[:0], 0
 		}
@@ -726,10 +734,8 @@ func (ix *Index) build(ctx context.Context, w *worker, i int, e *sessionref.Entr
 			w.since = 0
 			w.pause()
 		}
-		w.folded = w.f.appendFold(w.folded[:0], m.Text)
-		w.ts.add(w.folded, w.gs)
 		text += int64(len(m.Text))
-		folded += int64(len(w.folded) + 1)
+		folded += int64(w.addText(m.Text) + 1)
 		w.pending = append(w.pending, rawMessage{role: m.Role, seq: m.Seq, text: m.Text})
 		if size += len(m.Text); size >= blockTarget {
 			flush()

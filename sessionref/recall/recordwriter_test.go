@@ -1,0 +1,50 @@
+package recall
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestAppendRecordOfIsAppendRecordOfTheEncoding: streaming a block's
+// messages into a record writes the bytes that encoding the block whole
+// and compressing it write, whatever falls on a piece's edge: varints,
+// roles and texts cut across pieces, a text of several pieces, a block
+// of exactly one piece, and a reused piece buffer.
+func TestAppendRecordOfIsAppendRecordOfTheEncoding(t *testing.T) {
+	long := strings.Repeat("0123456789abcdefghij", 3*chunkMax/20+7)
+	blocks := map[string][]rawMessage{
+		"one short message": {{role: "user", seq: 1, text: "hello"}},
+		"an empty text":     {{role: "assistant", seq: -5, text: ""}},
+		"a text of several pieces, between short ones": {
+			{role: "user", seq: 1, text: "before"}, {role: "assistant", seq: 1 << 40, text: long}, {role: "user", seq: 3, text: "after"}},
+		"texts that end on a piece's edge": edgeMessages(),
+	}
+	var piece []byte
+	for name, msgs := range blocks {
+		t.Run(name, func(t *testing.T) {
+			want, wantN := appendRecord([]byte("prefix"), encodeBlock(nil, msgs))
+			got, p, gotN := appendRecordOf([]byte("prefix"), piece, msgs)
+			piece = p
+			if gotN != wantN || !bytes.Equal(got, want) {
+				t.Errorf("streamed record: %d bytes, body %d; encoded whole: %d bytes, body %d", len(got), gotN, len(want), wantN)
+			}
+			if cap(piece) > 2*chunkMax {
+				t.Errorf("the piece buffer grew to %d bytes", cap(piece))
+			}
+			raw, err := decodeChunks(got[len("prefix")+recordHeaderLen:])
+			if err != nil || !bytes.Equal(raw, encodeBlock(nil, msgs)) {
+				t.Errorf("the streamed record reads back to %d bytes (%v), not the encoded block", len(raw), err)
+			}
+		})
+	}
+}
+
+// edgeMessages are three messages: the first's encoding fills exactly one
+// piece, the second's nearly the next.
+func edgeMessages() []rawMessage {
+	// role "r" (1 + 1 bytes), seq 7 (1 byte), a text length of 2 bytes.
+	first := rawMessage{role: "r", seq: 7, text: strings.Repeat("x", chunkMax-5)}
+	second := rawMessage{role: "user", seq: 300, text: strings.Repeat("y", chunkMax-8)}
+	return []rawMessage{first, second, {role: "assistant", seq: 9, text: "z"}}
+}
