@@ -1,6 +1,9 @@
 package sessionref
 
-import "bytes"
+import (
+	"bytes"
+	"runtime"
+)
 
 // shortLineBytes is the length up to which a partial line is kept in one
 // reused buffer. A longer partial line is kept in one buffer of the size
@@ -9,6 +12,25 @@ import "bytes"
 // chunks of this size, so holding it never needs the transient doubling of
 // a growing slice, and a line that passes the cap costs at most the cap.
 const shortLineBytes = 1 << 20
+
+// collectBeforeLineBytes is the size of a line buffer before whose
+// allocation the garbage is collected. Such lines are rare (a pasted log,
+// a huge tool output), and the one before is often garbage by then: a
+// session with one 32 MiB message is read by the session index, then by
+// the recall index; at the collector's default target the second buffer
+// came before the first was collected, and the process peaked at 2.14x
+// the message above idle (scripts/benchmemory --large-message-mb 32;
+// with the collection first, see the commit that added it).
+const collectBeforeLineBytes = 8 << 20
+
+// makeLineBuffer makes an empty buffer of capacity n for one line,
+// collecting the garbage first when n is at least collectBeforeLineBytes.
+func makeLineBuffer(n int64) []byte {
+	if n >= collectBeforeLineBytes {
+		runtime.GC()
+	}
+	return make([]byte, 0, n)
+}
 
 // lineSplitter cuts a byte stream into lines for a callback, holding at most
 // one partial line, and that only up to a cap: a longer line is counted
@@ -145,7 +167,7 @@ func (s *lineSplitter) hold(p []byte) {
 	if s.chunks == nil && s.more >= 0 {
 		// The line is at most what is held plus what follows: one buffer
 		// of that size (capped at the line cap) holds it to its end.
-		s.long = make([]byte, 0, min(s.held+s.more, s.max))
+		s.long = makeLineBuffer(min(s.held+s.more, s.max))
 		s.long = append(append(s.long, s.short...), p...)
 		s.short = s.short[:0]
 		return
@@ -178,7 +200,7 @@ func (s *lineSplitter) join(seg []byte) (line []byte, own bool) {
 		s.short = append(s.short, seg...)
 		return s.short, false
 	}
-	line = make([]byte, 0, s.held+int64(len(seg)))
+	line = makeLineBuffer(s.held + int64(len(seg)))
 	for _, c := range s.chunks {
 		line = append(line, c...)
 	}
