@@ -185,6 +185,15 @@ func (s *Session) Parent(parent string) *Session {
 	return s
 }
 
+// ForkOf marks the session as a fork of parent, as dsh's session fork
+// writes one (docs/subsystems/session.md, "Live-session fork API", at
+// zq0929/deepseek-harness@5593cc2): parentSession and a seeded header
+// (seedLength n in v0/v1, isSeeded in v2+), no origin, delegation depth 0.
+func (s *Session) ForkOf(parent string, n int) *Session {
+	s.parent, s.origin, s.depth = parent, "", 0
+	return s.Seeded(n)
+}
+
 // DelegationDepth sets the header delegationDepth.
 func (s *Session) DelegationDepth(n int) *Session {
 	s.depth = n
@@ -421,6 +430,21 @@ func (s *Session) UserPlugin(plugin, text string) *Session {
 		{"sections", []any{obj{{"name", "context"}, {"text", text}}}}}
 	if s.version >= 4 { // v4 has no plugin kind: every producer owns one (§1.7)
 		src = obj{{"kind", "plugin:" + plugin}}
+	}
+	s.userMessage(src, false, text)
+	return s
+}
+
+// Webhook writes the first message of a session a webhook delivery
+// started: a user message whose source kind is "webhook" with the
+// delivery's identifiers (v4), {kind:"plugin", plugin:"webhook"} before
+// (docs/subsystems/webhook.md, "Session creation"; FORMAT-v4 §8.3).
+// Projection skips it: it is not a person's prompt.
+func (s *Session) Webhook(text string) *Session {
+	src := obj{{"kind", "plugin"}, {"plugin", "webhook"}}
+	if s.version >= 4 {
+		src = obj{{"kind", "webhook"}, {"provider", "github"}, {"source", "repo-events"},
+			{"delivery", s.newID()}, {"rule", "review-pull-requests"}}
 	}
 	s.userMessage(src, false, text)
 	return s
