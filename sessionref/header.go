@@ -27,6 +27,9 @@ type Header struct {
 	// format v4 requires both (SPEC §1.7).
 	HasDelegationDepth bool
 	HasIsSeeded        bool
+	// Seeded says the log starts with events inherited from
+	// ParentSession: isSeeded true (v2+), or a seedLength above 0 (v0, v1).
+	Seeded bool
 }
 
 type rawHeader struct {
@@ -117,6 +120,7 @@ func headerOf(raw rawHeader) (Header, error) {
 		h.AgentPreset = *raw.AgentPreset
 	}
 	h.HasIsSeeded = raw.IsSeeded != nil
+	h.Seeded = raw.IsSeeded != nil && *raw.IsSeeded || positiveNumber(raw.SeedLength)
 	return h, nil
 }
 
@@ -148,6 +152,12 @@ func headerVersion(line []byte) (int, bool) {
 	}
 	n, err := nonNegativeInt(*v.Version, "version")
 	return n, err == nil
+}
+
+// positiveNumber reports whether raw is a JSON number above 0.
+func positiveNumber(raw *json.RawMessage) bool {
+	var f float64
+	return raw != nil && json.Unmarshal(*raw, &f) == nil && f > 0
 }
 
 func nonNegativeInt(n json.Number, field string) (int, error) {

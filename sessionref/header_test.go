@@ -24,7 +24,7 @@ const fullHeader = `{"type":"session","version":4,"id":"s1","createdAt":17000000
 
 func TestParseHeaderDecodesTheFirstValue(t *testing.T) {
 	want := Header{Version: 4, ID: "s1", CreatedAt: 1700000000000, Cwd: "/w", HasCwd: true, ParentSession: "p",
-		Origin: "o", DelegationDepth: 1, AgentPreset: "a", HasDelegationDepth: true, HasIsSeeded: true}
+		Origin: "o", DelegationDepth: 1, AgentPreset: "a", HasDelegationDepth: true, HasIsSeeded: true, Seeded: true}
 	for _, tt := range []struct{ name, line string }{
 		{name: "the value alone", line: fullHeader},
 		{name: "a value then more on the line", line: fullHeader + ` {"type":"x"} trailing`},

@@ -511,7 +511,7 @@ func (ix *Index) readTracked(t *tracked) bool {
 		h.Cwd, h.Origin = ix.names.intern(h.Cwd), ix.names.intern(h.Origin)
 		t.entry.ID, t.entry.Cwd, t.entry.HasCwd = h.ID, h.Cwd, h.HasCwd
 		t.entry.CreatedAt, t.entry.ParentSession, t.entry.Origin = h.CreatedAt, h.ParentSession, h.Origin
-		t.entry.FormatVersion, t.entry.DelegationDepth = h.Version, h.DelegationDepth
+		t.entry.FormatVersion, t.entry.DelegationDepth, t.entry.Seeded = h.Version, h.DelegationDepth, h.Seeded
 		if ierr := checkIdentity(t.dir, h); ierr != nil {
 			t.setIdentityErr(ierr.Error())
 		}

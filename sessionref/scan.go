@@ -43,6 +43,9 @@ func (s *titleScanner) line(line []byte) {
 		}
 		s.countUnknown(e.Type)
 		s.decodeTitled(e.Type, line)
+		if e.Type == typeUserMessage || e.Type == typeSteeringMessage {
+			s.notePrompt(line)
+		}
 		return
 	}
 	if len(typ) == 0 || !endsLikeObject(line) {
@@ -69,6 +72,9 @@ func (s *titleScanner) line(line []byte) {
 	case typeWorkDir:
 		s.fastSeqOrDecode(rest, line)
 		s.decodeTitled(typeWorkDir, line)
+	case typeUserMessage, typeSteeringMessage:
+		s.fastSeqOrDecode(rest, line)
+		s.notePrompt(line)
 	default:
 		s.fastSeqOrDecode(rest, line)
 	}
@@ -100,6 +106,7 @@ func (s *titleScanner) decodeTitled(typ string, line []byte) {
 			s.entry.Title, s.entry.HasTitle = *t.Data.Title, true
 		}
 	case typeDescriptor:
+		s.entry.Described = true // whatever it says: only children hold one
 		var d struct {
 			Data json.RawMessage `json:"data"`
 		}
@@ -149,6 +156,15 @@ func (s *titleScanner) decodeTitled(typ string, line []byte) {
 		}
 		labels[*c.Data.ChildID] = label
 		s.entry.ChildLabels = labels
+	}
+}
+
+// notePrompt classifies a user message line while the log's first prompt
+// is not known (Entry.Prompt, kind.go): once it is, no line is decoded for
+// it again.
+func (s *titleScanner) notePrompt(line []byte) {
+	if s.entry.Prompt == PromptNone {
+		s.entry.Prompt = promptOf(line, s.entry.FormatVersion >= 4)
 	}
 }
 

@@ -24,7 +24,7 @@ import (
 // trusted.
 const (
 	cacheMagic  = "dsh-refls title index\n"
-	cacheFormat = 14 // 7: search texts folded with full Unicode case mapping; 8: search text parts as lengths; 9: Entry.LastEventAt; 10: flat binary body (titlecachecodec.go) instead of gob; 11: the search texts' total size in the header, sessions in snapshot order; 12: sessions in blocks of known size, decoded in parallel; 13: listed sessions first, a table of cwds, and each block's search filters and texts stored as the snapshot holds them; 14: Entry.WorkDir
+	cacheFormat = 15 // 7: search texts folded with full Unicode case mapping; 8: search text parts as lengths; 9: Entry.LastEventAt; 10: flat binary body (titlecachecodec.go) instead of gob; 11: the search texts' total size in the header, sessions in snapshot order; 12: sessions in blocks of known size, decoded in parallel; 13: listed sessions first, a table of cwds, and each block's search filters and texts stored as the snapshot holds them; 14: Entry.WorkDir; 15: Entry.Prompt, Seeded and Described (kind.go)
 )
 
 // maxCacheBytes bounds the cache file LoadCache reads (about 40 MB hold

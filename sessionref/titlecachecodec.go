@@ -227,6 +227,7 @@ func encodeSession(c *cacheWriter, s *cachedSession, cwd int) {
 	c.int(e.LastEventAt)
 	c.string(e.Corrupt)
 	c.string(e.WorkDir)
+	c.int(int64(kindBits(e)))
 	c.int(s.File.Size)
 	c.int(s.File.ModTime)
 	c.int(int64(s.File.Inode))
@@ -480,7 +481,7 @@ func (r *cacheReader) block() (blockHead, []byte) {
 
 // minSessionBytes is the fewest bytes one encoded session's fields take: a
 // byte per varint field and empty string, and the 32-byte tail sum.
-const minSessionBytes = 31 + 32
+const minSessionBytes = 32 + 32
 
 // session decodes one session's fields into s and its entry into e (which
 // it overwrites; &s.Entry but when LoadCache decodes straight into the
@@ -545,6 +546,9 @@ func (r *cacheReader) session(s *cachedSession, e *Entry, cwds []cachedCwd, ld *
 	e.LastEventAt = r.int()
 	e.Corrupt = r.string()
 	e.WorkDir = r.string()
+	if !setKindBits(e, r.int()) {
+		r.fail()
+	}
 	s.File.Size = r.int()
 	s.File.ModTime = r.int()
 	s.File.Inode = uint64(r.int())
@@ -562,6 +566,37 @@ func (r *cacheReader) session(s *cachedSession, e *Entry, cwds []cachedCwd, ld *
 		r.fail()
 	}
 	return searchLen, cwd
+}
+
+// The fields of Kind (kind.go) in one varint of the cache: the prompt in
+// the low two bits, then Seeded and Described.
+const (
+	kindBitsPrompt   = 3
+	kindBitSeeded    = 1 << 2
+	kindBitDescribed = 1 << 3
+)
+
+// kindBits packs e's Prompt, Seeded and Described.
+func kindBits(e *Entry) int {
+	b := int(e.Prompt)
+	if e.Seeded {
+		b |= kindBitSeeded
+	}
+	if e.Described {
+		b |= kindBitDescribed
+	}
+	return b
+}
+
+// setKindBits unpacks kindBits into e; false when b holds bits or a prompt
+// no writer gives.
+func setKindBits(e *Entry, b int64) bool {
+	if b < 0 || b > kindBitsPrompt|kindBitSeeded|kindBitDescribed || Prompt(b&kindBitsPrompt) > PromptWebhook {
+		return false
+	}
+	e.Prompt = Prompt(b & kindBitsPrompt)
+	e.Seeded, e.Described = b&kindBitSeeded != 0, b&kindBitDescribed != 0
+	return true
 }
 
 // filters decodes one session's search filters from b, filterBytes long.

@@ -29,6 +29,8 @@ func fillEvery(t *testing.T, v reflect.Value, seed int) {
 			f.SetInt(int64(-n * 1000003))
 		case reflect.Uint64:
 			f.SetUint(uint64(n) << 40)
+		case reflect.Uint8: // Entry.Prompt: the last value the cache accepts
+			f.SetUint(uint64(PromptWebhook))
 		case reflect.Map:
 			f.Set(reflect.ValueOf(map[string]string{"child-a": "label a", "child-b": ""}))
 		case reflect.Array:
@@ -205,5 +207,38 @@ func TestCacheReaderIntIsVarint(t *testing.T) {
 	r := &cacheReader{b: []byte{0x80}}
 	if v := r.int(); v != 0 || r.err == nil {
 		t.Errorf("a truncated varint decodes to %d (%v), want an error", v, r.err)
+	}
+}
+
+// TestCacheRefusesUnknownKindBits: a cached session whose kind field holds
+// a prompt no reader gives (3), or bits beyond Seeded and Described, makes
+// the cache unusable instead of classifying sessions at random.
+func TestCacheRefusesUnknownKindBits(t *testing.T) {
+	for _, bad := range []int64{3, 16, -1} {
+		var e Entry
+		if setKindBits(&e, bad) {
+			t.Errorf("setKindBits(%d) accepted", bad)
+		}
+	}
+	for b := int64(0); b < 16; b++ {
+		var e Entry
+		if ok := setKindBits(&e, b); ok != (b&kindBitsPrompt != 3) {
+			t.Errorf("setKindBits(%d) = %v", b, ok)
+		} else if ok && int64(kindBits(&e)) != b {
+			t.Errorf("kind bits %d came back as %d", b, kindBits(&e))
+		}
+	}
+	var s cachedSession
+	s.Entry.ID, s.Entry.Prompt = "bad-prompt", 3
+	var buf bytes.Buffer
+	w := bufio.NewWriter(&buf)
+	if err := encodeCache(w, &cacheFile{Format: cacheFormat, Root: "/r", Sessions: []cachedSession{s}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := decodeCache(buf.Bytes()); !errors.Is(err, errCacheTruncated) {
+		t.Errorf("decoding a session with prompt 3: %v, want errCacheTruncated", err)
 	}
 }

@@ -17,7 +17,17 @@ type Entry struct {
 	HasCwd bool
 	// HasTitle is false when the log has no session/title (Title is then
 	// ""). It sits beside HasCwd so the two flags share one word.
-	HasTitle        bool
+	HasTitle bool
+	// Prompt is where the log's first prompt came from (kind.go); with
+	// Seeded and Described it decides Kind, and the three share HasCwd's
+	// word.
+	Prompt Prompt
+	// Seeded says the log starts with events inherited from ParentSession
+	// (header isSeeded, or a v0/v1 seedLength above 0): a fork.
+	Seeded bool
+	// Described says the log holds a subagent/descriptor, which dsh writes
+	// only in a subagent child.
+	Described       bool
 	CreatedAt       int64
 	ParentSession   string
 	Origin          string
@@ -124,6 +134,9 @@ type CandidateQuery struct {
 	// last event (Entry.LastEventAt, else CreatedAt) instead of SPEC §2.2's
 	// creation order.
 	ByActivity bool
+	// Scope narrows the list (completion's scopes and hidden kinds); the
+	// zero value lists every session, as SPEC §2.2 does.
+	Scope Scope
 	// NoMention leaves each candidate's Mention empty, for a caller that
 	// writes Mention(DisplayTitle, SessionID) into its own buffer
 	// (AppendURIPayload) and would only copy the string.
