@@ -89,6 +89,40 @@ func BenchmarkCandidatesTyping(b *testing.B) {
 	}
 }
 
+// BenchmarkCandidatesTypingScoped is BenchmarkCandidatesTyping with
+// completion's scopes: "hide kinds" classifies every session it walks (the
+// bench store's are all interactive, so none is left out: the cost of
+// asking); "workspace" walks one directory's 250 sessions; "recent, none"
+// asks for sessions active in the last week of a store whose events are all
+// older, the worst case, in which every match is tested and none listed.
+func BenchmarkCandidatesTypingScoped(b *testing.B) {
+	root := benchStore(b)
+	ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	if err := ix.Build(context.Background(), nil); err != nil {
+		b.Fatal(err)
+	}
+	snap := ix.Snapshot()
+	query := []rune("fix the parser retry")
+	for _, sc := range []struct {
+		name  string
+		scope sessionref.Scope
+	}{
+		{"none", sessionref.Scope{}},
+		{"hide kinds", sessionref.Scope{HideKinds: true}},
+		{"workspace", sessionref.Scope{WorkspaceOnly: true, HideKinds: true}},
+		{"recent, none", sessionref.Scope{ActiveSince: 1783350000000, HideKinds: true}},
+	} {
+		b.Run(sc.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				q := string(query[:i%(len(query)+1)])
+				if _, _, err := snap.Candidates(sessionref.CandidateQuery{Query: q, TargetCwd: "/home/dev/project-07", ByActivity: true, Scope: sc.scope}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkIndexWarmRestart measures a restart over an unchanged root from
 // the cache (SPEC §5: ≤ 100 ms at 10,000 sessions).
 func BenchmarkIndexWarmRestart(b *testing.B) {

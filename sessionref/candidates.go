@@ -52,8 +52,12 @@ func (s *Snapshot) Candidates(q CandidateQuery) ([]Candidate, bool, error) {
 	if c, ok := s.cwds[targetCwd]; ok && hasTargetCwd {
 		targetGroup = c
 	}
+	var scope *Scope // nil: every session is in scope
+	if q.Scope.narrows() {
+		scope = &q.Scope
+	}
 	if !s.narrowable(query, len(s.Sessions)) && !s.sparse(query, sc) {
-		rq := rankQuery{query: query, limit: limit, target: target, targetCwd: targetGroup, byActivity: q.ByActivity}
+		rq := rankQuery{query: query, limit: limit, target: target, targetCwd: targetGroup, byActivity: q.ByActivity, scope: scope}
 		if ranked, capped, ok := s.rankLazily(&rq, sc); ok {
 			out := make([]Candidate, 0, len(ranked))
 			cwds := make([]string, len(ranked))
@@ -68,7 +72,7 @@ func (s *Snapshot) Candidates(q CandidateQuery) ([]Candidate, bool, error) {
 	// sessions that can still make the list, not for every match.
 	groups := &sc.groups
 	put := func(i int32) {
-		if i == target {
+		if i == target || scope != nil && !s.admits(scope, i, query, targetGroup) {
 			return
 		}
 		g := groupOther

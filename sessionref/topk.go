@@ -119,6 +119,8 @@ type rankQuery struct {
 	// number of the cwd of group 0 (< 0: none).
 	target, targetCwd int32
 	byActivity        bool
+	// scope narrows the list; nil lists every session.
+	scope *Scope
 }
 
 // lazyBudget is how many sessions a lazy walk may test before it gives up
@@ -146,7 +148,14 @@ func (s *Snapshot) rankLazily(rq *rankQuery, sc *queryScratch) (out []int32, cap
 		}
 	}()
 	tiers := &sc.tiers
+	var stopAt int64 // the activity below which a walk by activity stops
+	if rq.scope != nil && rq.byActivity {
+		stopAt = rq.scope.ActiveSince
+	}
 	for g := groupSameCwd; g <= groupOther; g++ {
+		if g != groupSameCwd && rq.scope != nil && rq.scope.WorkspaceOnly {
+			break // only this workspace's sessions are in scope
+		}
 		var members []int32
 		switch g {
 		case groupSameCwd:
@@ -180,10 +189,16 @@ func (s *Snapshot) rankLazily(rq *rankQuery, sc *queryScratch) (out []int32, cap
 					continue // walked as group 0 or 1
 				}
 			}
+			if stopAt > 0 && s.Sessions[i].lastActive() < stopAt {
+				break // walked by activity: every later session is older
+			}
 			if budget--; budget < 0 {
 				return nil, false, false
 			}
 			if rq.query != "" && !s.search.contains(i, rq.query, &need, &needPairs) {
+				continue
+			}
+			if rq.scope != nil && !s.admits(rq.scope, i, rq.query, rq.targetCwd) {
 				continue
 			}
 			if left == 0 {
