@@ -116,12 +116,15 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 	// With picks to rank by, how each item matched (frecency.go).
 	fv := s.frecencyFor(self)
 	var match itemMatches
+	// A scope switch (`@all:`) narrows sessions; files match all typed.
+	sq := s.sessionQueryOf(tok, cfg)
+	rankSessions := ranked && sq.text != ""
 
-	if sess := s.currentSessions(); sess != nil && !tok.Quoted && !strings.Contains(tok.Query, "/") {
+	if sess := s.currentSessions(); sess != nil && !tok.Quoted && !strings.Contains(sq.text, "/") {
 		snap := sess.Snapshot()
 		cands, _, err := snap.Candidates(sessionref.CandidateQuery{
-			Query: tok.Query, TargetID: cfg.SessionID, TargetCwd: cfg.Cwd, Limit: cfg.CandidateLimit,
-			ByActivity: cfg.CandidateOrder != candidateOrderCreated,
+			Query: sq.text, TargetID: cfg.SessionID, TargetCwd: cfg.Cwd, Limit: cfg.CandidateLimit,
+			ByActivity: cfg.CandidateOrder != candidateOrderCreated, Scope: sq.scope,
 		})
 		if err != nil {
 			return nil, err
@@ -132,7 +135,7 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 		list.Items = slices.Grow(list.Items, room)
 		ranks = make([]completion.Rank, 0, room)
 		if fv != nil {
-			match = itemMatches{query: strings.ToLower(tok.Query), sessions: cands, refs: make([]itemRef, 0, room)}
+			match = itemMatches{query: strings.ToLower(sq.text), sessions: cands, refs: make([]itemRef, 0, room)}
 		}
 		for i := range cands {
 			c := &cands[i]
@@ -159,12 +162,12 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 				item.Detail = strings.TrimPrefix(where+" · "+age, " · ")
 			}
 			list.Items = append(list.Items, item)
-			ranks = append(ranks, completion.SessionRank(!ranked || sessionref.WordMatch(*c, tok.Query), !ranked || c.SameWorkspace, false))
+			ranks = append(ranks, completion.SessionRank(!rankSessions || sessionref.WordMatch(*c, sq.text), !rankSessions || c.SameWorkspace, false))
 			if fv != nil {
 				match.refs = append(match.refs, itemRef{kind: refSession, i: int32(i)})
 			}
 		}
-		for _, b := range s.bodyItems(ctx, snap, line, tok, cands, cfg, edit) {
+		for _, b := range s.bodyItems(ctx, snap, line, tok, sq, cands, cfg, edit) {
 			list.Items = append(list.Items, b.item)
 			ranks = append(ranks, completion.SessionRank(false, b.sameWorkspace, true))
 			if fv != nil {

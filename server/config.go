@@ -70,6 +70,15 @@ type Config struct {
 	// nothing is recorded, read or written; the picks already saved stay
 	// until the forget command removes them.
 	Frecency bool `json:"frecency"`
+
+	// SessionScope is the sessions completion lists when no switch is
+	// typed: "all" (the default, as before), "workspace" or "recent"
+	// (session_scope.go).
+	SessionScope string `json:"sessionScope"`
+	// ShowAutomationSessions lists the hidden kinds (subagent children,
+	// webhook sessions, sessions without a prompt) in completion without
+	// `@all:` (sessionref.Kind).
+	ShowAutomationSessions bool `json:"showAutomationSessions"`
 }
 
 // DefaultConfig is the configuration before the client says anything.
@@ -89,6 +98,8 @@ func DefaultConfig() Config {
 		RecallSearch:             true,
 		CandidateOrder:           candidateOrderActive,
 		Frecency:                 true,
+
+		SessionScope:             sessionScopeAll,
 	}
 }
 
@@ -191,6 +202,12 @@ func applyConfig(base Config, raw json.RawMessage) (Config, []string, error) {
 				}
 			}
 			c.Watch = s
+		case "sessionScope":
+			c.SessionScope, err = decodeSessionScope(v)
+		case "showAutomationSessions":
+			if err = json.Unmarshal(v, &c.ShowAutomationSessions); err != nil {
+				err = fmt.Errorf("must be true or false")
+			}
 		case "candidateOrder":
 			c.CandidateOrder, err = decodeString(v)
 			if err == nil && c.CandidateOrder != candidateOrderActive && c.CandidateOrder != candidateOrderCreated {

@@ -263,7 +263,7 @@ func (s *Server) candidatesCall(params json.RawMessage) (call, error) {
 		}
 		// Sessions found by what was said in them come after every title,
 		// id and cwd match, in what the limit leaves.
-		body := s.bodyMatches(ctx, snap, s.syncedRecall(), p.Query, cands, cfg, limit-len(cands))
+		body := s.bodyMatches(ctx, snap, s.syncedRecall(), p.Query, sessionref.Scope{}, cands, cfg, limit-len(cands))
 		dst, slot := s.answers.Get(candidatesSize(len(cands) + len(body)))
 		raw, err := encodeCandidates(dst, cands, body)
 		s.answers.Settle(slot, raw)

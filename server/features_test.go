@@ -97,7 +97,9 @@ func TestCompletion(t *testing.T) {
 		{"cursor inside the token, utf-16", "😀 see @pa‸r", "@par", "pa", initOptions{}, []string{"Fix the parser", "src/parser.go"}, nil},
 		{"cursor inside the token, utf-8, insert/replace", "😀 see @pa‸r", "@par", "pa", initOptions{utf8: true, insertReplace: true}, []string{"Fix the parser", "src/parser.go"}, nil},
 		{"hidden only when asked", "@.hi‸", "@.hi", "hi", initOptions{}, []string{".hidden/"}, nil},
-		{"descriptor label", "@direct‸", "@direct", "direct", initOptions{labelDetails: true}, []string{"Check direct child"}, nil},
+		// A subagent child is listed after the switch that shows hidden kinds.
+		{"descriptor label", "@all:direct‸", "@all:direct", "direct", initOptions{labelDetails: true}, []string{"Check direct child"}, nil},
+		{"subagent child hidden", "@direct‸", "@direct", "direct", initOptions{labelDetails: true}, nil, []string{"Check direct child"}},
 		{"after a dot, no symbol", "@src/main.‸", "@src/main.", "", initOptions{}, []string{"src/main.go"}, nil},
 	}
 	for _, tt := range tests {

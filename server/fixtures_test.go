@@ -64,8 +64,17 @@ func fixtureHarness(t *testing.T, o initOptions) (*harness, map[string]expectedS
 func TestFixturesCompletionAndResolve(t *testing.T) {
 	h, exp := fixtureHarness(t, initOptions{utf8: false, markdown: true})
 	child := exp["subagent-child"]
-	pos := h.open("file:///f.md", "🇫🇷 ask @CHILD_‸", EncodingUTF16)
+	// A subagent child (origin "subagent" in dsh's log) is hidden at @…
+	pos := h.open("file:///hidden.md", "🇫🇷 ask @CHILD_‸", EncodingUTF16)
 	var list wireList
+	h.mustCall("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": "file:///hidden.md"}, "position": pos}, &list)
+	for _, it := range list.Items {
+		if it.Label == child.DisplayTitle {
+			t.Errorf("the subagent child %q is offered without @all:", it.Label)
+		}
+	}
+	// …and listed after @all:.
+	pos = h.open("file:///f.md", "🇫🇷 ask @all:CHILD_‸", EncodingUTF16)
 	h.mustCall("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": "file:///f.md"}, "position": pos}, &list)
 	var item *wireItem
 	for i := range list.Items {

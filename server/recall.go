@@ -389,7 +389,7 @@ func tagSafe(v any) (json.RawMessage, error) {
 // pick from) but that the title candidates did not list, as candidates
 // with their first match, at most limit of them. Queries shorter than three bytes find none: they would
 // match nearly every session.
-func (s *Server) bodyMatches(ctx context.Context, snap *sessionref.Snapshot, rh *recallHolder, query string, listed []sessionref.Candidate, cfg Config, limit int) []bodyCandidate {
+func (s *Server) bodyMatches(ctx context.Context, snap *sessionref.Snapshot, rh *recallHolder, query string, scope sessionref.Scope, listed []sessionref.Candidate, cfg Config, limit int) []bodyCandidate {
 	if rh == nil || snap == nil || limit <= 0 || len(strings.TrimSpace(query)) < 3 {
 		return nil
 	}
@@ -408,7 +408,7 @@ func (s *Server) bodyMatches(ctx context.Context, snap *sessionref.Snapshot, rh 
 			continue
 		}
 		c, ok := snap.CandidateOf(r.SessionID, cfg.SessionID, cfg.Cwd)
-		if !ok {
+		if !ok || !snap.Admits(scope, r.SessionID, cfg.SessionID, cfg.Cwd, query) {
 			continue
 		}
 		m := r.Matches[0]
@@ -459,12 +459,12 @@ type bodyItem struct {
 // that a client highlighting the typed word in labels highlights the word
 // that matched, and the title follows it; the documentation holds the
 // excerpt with the hits in bold.
-func (s *Server) bodyItems(ctx context.Context, snap *sessionref.Snapshot, line string, tok completion.Token, listed []sessionref.Candidate,
-	cfg Config, edit func(string) any) []bodyItem {
+func (s *Server) bodyItems(ctx context.Context, snap *sessionref.Snapshot, line string, tok completion.Token, sq sessionQuery,
+	listed []sessionref.Candidate, cfg Config, edit func(string) any) []bodyItem {
 	caps := s.clientCaps()
 	now := s.now()
 	var items []bodyItem
-	for _, b := range s.bodyMatches(ctx, snap, s.syncedRecall(), tok.Query, listed, cfg, cfg.CandidateLimit-len(listed)) {
+	for _, b := range s.bodyMatches(ctx, snap, s.syncedRecall(), sq.text, sq.scope, listed, cfg, cfg.CandidateLimit-len(listed)) {
 		label := bodyLabel(b.Match)
 		item := completionItem{
 			Label:      label,
