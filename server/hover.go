@@ -118,6 +118,9 @@ func (s *Server) sessionPreviewText(ctx context.Context, snap *sessionref.Snapsh
 	about = append(about,
 		fmt.Sprintf("log format v%d", entry.FormatVersion))
 	b.WriteString(sep + strings.Join(about, " · "))
+	for _, l := range relationLines(snap, &entry, markdown) {
+		b.WriteString(sep + l)
+	}
 
 	p, err := sessionref.PreviewSession(ctx, snap, id, cfg.Limits())
 	switch {
