@@ -211,7 +211,9 @@ func (s *Server) initialize(params json.RawMessage) (*initializeResult, error) {
 			PositionEncoding: string(caps.encoding),
 			TextDocumentSync: textDocumentSyncOptions{OpenClose: true, Change: 2},
 			CompletionProvider: completionOptions{
-				TriggerCharacters: []string{"@", "/", `"`, "#"},
+				// ":" ends a scope switch (@all:): clients that open the menu
+				// only at trigger characters close it at a colon otherwise.
+				TriggerCharacters: []string{"@", "/", `"`, "#", ":"},
 				ResolveProvider:   true,
 				CompletionItem:    &completionItemOptions{LabelDetailsSupport: true},
 			},

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -81,5 +82,24 @@ func TestSessionQueryOf(t *testing.T) {
 		if got.text != tt.text || got.scope != tt.want {
 			t.Errorf("%s, show %v, %q: %q %+v, want %q %+v", tt.setting, tt.show, tt.typed, got.text, got.scope, tt.text, tt.want)
 		}
+	}
+}
+
+// TestColonTriggersCompletion: ":" is a trigger character, so a client that
+// opens the menu only at trigger characters opens it again at the colon of
+// a switch; a colon outside an @ token gets an empty list.
+func TestColonTriggersCompletion(t *testing.T) {
+	opts, fake, ws := testOptions(t)
+	h := newHarness(t, opts)
+	res := h.initialize(initOptions{root: ws, settings: map[string]any{"cwd": "/home/dev/proj"}})
+	fake.waitBuilt(t)
+	if !slices.Contains(res.Capabilities.CompletionProvider.TriggerCharacters, ":") {
+		t.Errorf(": is not a trigger character: %v", res.Capabilities.CompletionProvider.TriggerCharacters)
+	}
+	if list := completeAt(t, h, "file:///colon.md", "see http:"+cursor); len(list.Items) != 0 {
+		t.Errorf("a colon outside an @ token lists %v", labelsOf(list))
+	}
+	if list := completeAt(t, h, "file:///switch.md", "see @all:"+cursor); len(list.Items) == 0 || !list.IsIncomplete {
+		t.Errorf("@all: lists %v (incomplete %v), want sessions, asked again as typing goes on", labelsOf(list), list.IsIncomplete)
 	}
 }
