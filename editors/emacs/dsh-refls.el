@@ -58,6 +58,20 @@ alike, see `dsh-refls-forget-picks').  Sent as initializationOptions and
 as the \"dsh\" configuration section."
   :type 'plist)
 
+(defcustom dsh-refls-session-scope nil
+  "Which sessions `@' lists: \"all\", \"workspace\" or \"recent\".
+nil leaves it to the server (\"all\").  Typing @here:, @recent: or @all:
+chooses for one mention.  Sent as the server option sessionScope unless
+`dsh-refls-settings' has :sessionScope."
+  :type '(choice (const :tag "Server default (all)" nil)
+                 (const "all") (const "workspace") (const "recent")))
+
+(defcustom dsh-refls-show-automation-sessions nil
+  "Non-nil: `@' also lists subagent children, webhook and prompt-less sessions.
+nil leaves them to @all: and typed ids.  Sent as the server option
+showAutomationSessions unless `dsh-refls-settings' has it."
+  :type 'boolean)
+
 (defcustom dsh-refls-modes '(markdown-mode gfm-mode text-mode)
   "Major modes whose buffers dsh-refls serves."
   :type '(repeat symbol))
@@ -76,10 +90,14 @@ as the \"dsh\" configuration section."
   (or (dsh-refls--settings) eglot--{}))
 
 (defun dsh-refls--settings ()
-  "`dsh-refls-settings' with sessionsRoot expanded."
+  "`dsh-refls-settings' with sessionsRoot expanded and the scope options added."
   (let ((s (copy-sequence dsh-refls-settings)))
     (when (plist-get s :sessionsRoot)
       (setq s (plist-put s :sessionsRoot (expand-file-name (plist-get s :sessionsRoot)))))
+    (when (and dsh-refls-session-scope (not (plist-member s :sessionScope)))
+      (setq s (plist-put s :sessionScope dsh-refls-session-scope)))
+    (when (and dsh-refls-show-automation-sessions (not (plist-member s :showAutomationSessions)))
+      (setq s (plist-put s :showAutomationSessions t)))
     s))
 
 (add-to-list 'eglot-server-programs

@@ -55,6 +55,8 @@ H.run('unit', function()
     recallSearch = false,
     redactSecrets = true,
     frecency = false,
+    sessionScope = ' workspace ',
+    showAutomationSessions = true,
   }))
   check(vim.deep_equal(so, {
     sessionsRoot = home .. '/.dsh/sessions',
@@ -72,10 +74,17 @@ H.run('unit', function()
     recallSearch = false,
     redactSecrets = true,
     frecency = false,
+    sessionScope = 'workspace',
+    showAutomationSessions = true,
   }), 'server_options: %s', vim.inspect(so))
-  check(vim.tbl_count(config.server_option_types) == 16, 'the 12 SPEC §4.1 keys and candidateOrder, recallSearch, redactSecrets, frecency are known')
+  check(vim.tbl_count(config.server_option_types) == 18,
+    'the 12 SPEC §4.1 keys and candidateOrder, recallSearch, redactSecrets, frecency, sessionScope, showAutomationSessions are known')
   local bad, berr = config.server_options({ candidateOrder = 'newest' })
   check(bad == nil and berr:find('candidateOrder'), 'a bad candidateOrder is rejected: %s', tostring(berr))
+  bad, berr = config.server_options({ sessionScope = 'here' })
+  check(bad == nil and berr:find('sessionScope must be'), 'a bad sessionScope is rejected: %s', tostring(berr))
+  bad, berr = config.server_options({ showAutomationSessions = 1 })
+  check(bad == nil and berr:find('showAutomationSessions must be a boolean'), 'a non-boolean showAutomationSessions is rejected: %s', tostring(berr))
   bad, berr = config.server_options({ recallSearch = 'yes' })
   check(bad == nil and berr:find('recallSearch must be a boolean'), 'a non-boolean recallSearch is rejected: %s', tostring(berr))
   check(vim.json.encode(config.as_object({})) == '{}', 'empty options encode as an object')

@@ -15,6 +15,9 @@ export const WATCH_MODES = ["auto", "fsnotify", "poll", "off"] as const;
 /** Values the server accepts for `candidateOrder`. */
 export const CANDIDATE_ORDERS = ["active", "created"] as const;
 
+/** Values the server accepts for `sessionScope`. */
+export const SESSION_SCOPES = ["all", "workspace", "recent"] as const;
+
 /** Values the server accepts for the `mode` of dsh/prepare. */
 export const PREPARE_MODES = ["replace", "preserve"] as const;
 
@@ -39,13 +42,19 @@ export interface ServerOptions {
   recallSearch?: boolean;
   redactSecrets?: boolean;
   frecency?: boolean;
+  sessionScope?: (typeof SESSION_SCOPES)[number];
+  showAutomationSessions?: boolean;
 }
 
 /** How a §4.1 key is read from a setting. */
-type Kind = "path" | "string" | "integer" | "number" | "boolean" | "stringList" | "watch" | "candidateOrder";
+type Kind = "path" | "string" | "integer" | "number" | "boolean" | "stringList" | "watch" | "candidateOrder" | "sessionScope";
 
 /** The values a setting of an enumerated kind may take. */
-const ENUMS: Partial<Record<Kind, readonly string[]>> = { watch: WATCH_MODES, candidateOrder: CANDIDATE_ORDERS };
+const ENUMS: Partial<Record<Kind, readonly string[]>> = {
+  watch: WATCH_MODES,
+  candidateOrder: CANDIDATE_ORDERS,
+  sessionScope: SESSION_SCOPES,
+};
 
 /**
  * Every §4.1 key and how its `dsh.<key>` setting is read. Paths get `~` and
@@ -69,6 +78,8 @@ export const SERVER_OPTION_KINDS: Readonly<Record<keyof ServerOptions, Kind>> = 
   recallSearch: "boolean",
   redactSecrets: "boolean",
   frecency: "boolean",
+  sessionScope: "sessionScope",
+  showAutomationSessions: "boolean",
 };
 
 /** Values used to expand `~` and `${workspaceFolder}` in path settings. */
@@ -131,7 +142,8 @@ export function mapSettings(raw: Record<string, unknown>, ctx: ExpandContext = {
       case "path":
       case "string":
       case "watch":
-      case "candidateOrder": {
+      case "candidateOrder":
+      case "sessionScope": {
         if (typeof value !== "string") {
           problems.push({ setting, reason: "must be a string" });
           continue;

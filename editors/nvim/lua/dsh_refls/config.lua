@@ -22,6 +22,8 @@ M.server_option_types = {
   recallSearch = 'boolean',
   redactSecrets = 'boolean',
   frecency = 'boolean',
+  sessionScope = 'string',
+  showAutomationSessions = 'boolean',
 }
 
 --- Server options that name a path: a leading ~ is expanded.
@@ -32,6 +34,9 @@ M.watch_modes = { auto = true, fsnotify = true, poll = true, off = true }
 
 --- Values the server accepts for `candidateOrder`.
 M.candidate_orders = { active = true, created = true }
+
+--- Values the server accepts for `sessionScope`.
+M.session_scopes = { all = true, workspace = true, recent = true }
 
 --- Values the server accepts for the mode of dsh/prepare.
 M.prepare_modes = { replace = true, preserve = true }
@@ -126,6 +131,9 @@ function M.server_options(settings)
       end
       if key == 'candidateOrder' and s ~= '' and not M.candidate_orders[s] then
         return nil, 'settings.candidateOrder must be "active" or "created"'
+      end
+      if key == 'sessionScope' and s ~= '' and not M.session_scopes[s] then
+        return nil, 'settings.sessionScope must be "all", "workspace" or "recent"'
       end
       if s ~= '' then
         out[key] = path_options[key] and expand_path(s) or s

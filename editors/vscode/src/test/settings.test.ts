@@ -30,7 +30,9 @@ describe("mapSettings", () => {
       "redactSecrets",
       "referenceContextFraction",
       "sessionId",
+      "sessionScope",
       "sessionsRoot",
+      "showAutomationSessions",
       "spillDir",
       "watch",
     ]);
@@ -55,6 +57,8 @@ describe("mapSettings", () => {
         recallSearch: false,
         redactSecrets: true,
         frecency: false,
+        sessionScope: " recent ",
+        showAutomationSessions: true,
         serverPath: "/ignored/here",
         prepareMode: "preserve",
       },
@@ -78,6 +82,8 @@ describe("mapSettings", () => {
       recallSearch: false,
       redactSecrets: true,
       frecency: false,
+      sessionScope: "recent",
+      showAutomationSessions: true,
     });
   });
 
@@ -108,6 +114,8 @@ describe("mapSettings", () => {
       ["recallSearch", "yes", /true or false/],
       ["redactSecrets", 1, /true or false/],
       ["frecency", "off", /true or false/],
+      ["sessionScope", "here", /all, workspace, recent/],
+      ["showAutomationSessions", "yes", /true or false/],
     ];
     for (const [key, value, reason] of cases) {
       const got = mapSettings({ [key]: value });
