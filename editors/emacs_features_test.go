@@ -154,8 +154,9 @@ func (e *emacsScreen) eval(t *testing.T, expr string) string {
 // document link; a missing file's diagnostic offers a quick fix that
 // eglot-code-actions applies (no diagnostic is left); M-. on a session
 // mention and xref-find-apropos (the server's workspace symbols) open the
-// read-only recall preview; and M-x dsh-refls-search finds a session by a
-// phrase said in it, RET opening its preview. -v prints the screens.
+// read-only recall preview; M-x dsh-refls-search finds a session by a
+// phrase said in it, RET opening its preview; and @all: lists the hidden
+// subagent child (scopeFlow). -v prints the screens.
 func TestEmacsFeatures(t *testing.T) {
 	// Emacs mostly waits on its screen: it runs beside the VS Code test.
 	t.Parallel()
@@ -181,6 +182,11 @@ func TestEmacsFeatures(t *testing.T) {
 	// an eglot request, which inhibits quitting).
 	e.keys("C-a", "C-k")
 	e.wait(t, "the line cleared", func(s string) bool { return !strings.Contains(s, "Body: @twenty") })
+
+	// The session scopes: M-TAB after @all:audit lists the demo's hidden
+	// subagent child, eldoc on its mention names its parent, and the
+	// defcustoms reach the server options (the plist wins).
+	e.scopeFlow(t)
 
 	// Completion after "#": the typed start line and the range to the end.
 	e.text("Lines: @" + linesFile + "#L2")

@@ -199,6 +199,8 @@ func (f *freshNvim) accept(t *testing.T, prefix, want string, entries int) strin
 //     (vim.lsp.buf.code_action) fixes the line and clears it;
 //   - gd on the mention opens its read-only recall preview;
 //   - :DshPrepare and :DshStatus show the prepared context and the index;
+//   - the session scopes (scopeFlow): @all: lists the hidden subagent
+//     child, and K on its mention names its parent;
 //   - :checkhealth dsh_refls reports no error;
 //   - :qa! ends Neovim and its server.
 func driveNeovimFlows(t *testing.T, f *freshNvim, rec *featureRun, how nvimCompletion) {
@@ -372,6 +374,11 @@ func driveNeovimFlows(t *testing.T, f *freshNvim, rec *featureRun, how nvimCompl
 		t.Errorf("the status does not give the sessions root %s:\n%s", d.root, status)
 	}
 	rec.ok(featStatus)
+	f.text(":only | buffer message.md")
+	f.keys("Enter")
+
+	// The session scopes: @all: lists the hidden subagent child.
+	f.scopeFlow(t, how)
 	f.text(":only | buffer message.md")
 	f.keys("Enter")
 

@@ -325,10 +325,14 @@ func testFlowsInCodeServer(t *testing.T, s e2eSetup) {
 		// The demo's body search phrase (cmd/dsh-refls demo): said in the
 		// session, in no title.
 		"searchPhrase": `"twenty times"`, "searchTitle": d.session.DisplayTitle, "serverLog": serverLog,
-		// Frecency: at @config both sessions match at a word start, the
-		// subagent's newer; two picks of the older put it first.
-		"frecency": map[string]any{"file": filepath.Join(d.workspace, "frecency.md"), "query": "config",
+		// Frecency: at @all:config both sessions match at a word start,
+		// the subagent child's newer (the all: switch lists it, the
+		// workspace scope hides it); two picks of the older put it first.
+		"frecency": map[string]any{"file": filepath.Join(d.workspace, "frecency.md"), "query": "all:config",
 			"first": "Audit config call sites", "picked": "Refactor config loader"},
+
+		// The session scopes: the demo's subagent child, hidden but at @all:.
+		"childTitle": demoChildTitle, "parentTitle": demoParentTitle,
 	}
 	// The browser drives a whole VS Code workbench on 2 shared cores; a run
 	// that stops on the way (a menu that never appears) is retried once

@@ -763,6 +763,48 @@ async function steps(browser) {
   // items' command); checked again after the restart below.
   await frecencyPicks();
 
+  // Session scopes (docs/sessions.md): "@audit" does not list the demo's
+  // subagent child (only the parent's text that says "auditing");
+  // "@all:audit" does (":" is a trigger character: the menu follows the
+  // switch); accepting it inserts its mention, and the hover on the
+  // mention says whose child it is.
+  await quickOpen(path.basename(p.features));
+  await page.keyboard.press("Control+End");
+  await page.keyboard.press("Enter");
+  await page.keyboard.type("Scope: @audit", { delay: 40 });
+  // "@au" lists nothing now that the child is hidden, and VS Code closes
+  // an empty list for good: ask again, as a person would, with Ctrl+Space.
+  await page.keyboard.press("Control+Space");
+  await until("the parent's text at @audit", () => [...document.querySelectorAll(".suggest-widget.visible .monaco-list-row .label-name")]
+    .some((e) => e.textContent.includes("auditing")));
+  report.hiddenRows = await suggestions();
+  check(!report.hiddenRows.includes(p.childTitle), `@audit lists no subagent child: ${JSON.stringify(report.hiddenRows)}`);
+  await shot("16b-scope-hidden.png");
+  await page.keyboard.press("Escape");
+  for (let i = 0; i < "@audit".length; i++) {
+    await page.keyboard.press("Backspace");
+  }
+  await page.keyboard.type("@all:audit", { delay: 40 });
+  await until("the subagent child at @all:audit", (t) => [...document.querySelectorAll(".suggest-widget.visible .monaco-list-row .label-name")]
+    .some((e) => e.textContent.trim() === t), p.childTitle);
+  report.allRows = await suggestions();
+  check(report.allRows[0] === p.childTitle, `@all:audit lists ${p.childTitle} first: ${JSON.stringify(report.allRows)}`);
+  await shot("16c-scope-all.png");
+  await focusSuggestion(p.childTitle);
+  await page.keyboard.press("Enter");
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("Control+S");
+  const childMention = `Scope: @[${p.childTitle}](dsh-session:`;
+  const scoped = await savedText(p.features, (t) => t.includes(childMention));
+  check(scoped.includes(childMention), `accepting the child inserted its mention: ${scoped}`);
+  const childToken = page.locator(".editor-instance .view-lines .view-line span[class*='mtk']", { hasText: p.childTitle }).last();
+  const childHover = page.locator(".monaco-hover:not(.hidden) .hover-contents", { hasText: "child of" }).first();
+  await hoverUntil(childToken, childHover);
+  report.childHover = await childHover.innerText();
+  check(report.childHover.includes(`child of ${p.parentTitle}`), `the hover names the parent ${p.parentTitle}: ${report.childHover}`);
+  await shot("16d-child-hover.png");
+  await page.mouse.move(5, 5);
+
   // Show Index Status: the sessions root of the settings and every session in it.
   let status = "";
   await fromServer("the index status", 1, async () => {
