@@ -132,6 +132,12 @@ func promptOf(line []byte, v4 bool) Prompt {
 	if src != nil {
 		kind, plugin = src.Kind, src.Plugin
 	}
+	return promptFromSource(kind, plugin, v4)
+}
+
+// promptFromSource says whose prompt a message of source kind and plugin
+// is (kind "user" without a source in v0–v3).
+func promptFromSource(kind, plugin string, v4 bool) Prompt {
 	switch {
 	case kind == sourceUser:
 		return PromptPerson

@@ -163,9 +163,15 @@ func (s *titleScanner) decodeTitled(typ string, line []byte) {
 // is not known (Entry.Prompt, kind.go): once it is, no line is decoded for
 // it again.
 func (s *titleScanner) notePrompt(line []byte) {
-	if s.entry.Prompt == PromptNone {
-		s.entry.Prompt = promptOf(line, s.entry.FormatVersion >= 4)
+	if s.entry.Prompt != PromptNone {
+		return
 	}
+	v4 := s.entry.FormatVersion >= 4
+	p, ok := promptFast(line, v4)
+	if !ok {
+		p = promptOf(line, v4)
+	}
+	s.entry.Prompt = p
 }
 
 // countUnknown counts an event type outside the v4 vocabulary in a v4 log.
