@@ -1,6 +1,9 @@
 package sessionref
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // Scope narrows the sessions a candidate query lists: completion's
 // session scopes and hidden kinds (docs/sessions.md). The zero value
@@ -35,14 +38,49 @@ func (s *Snapshot) admits(sc *Scope, i int32, query string, targetCwd int32) boo
 	if sc.WorkspaceOnly && (targetCwd < 0 || s.cwdOf[i] != targetCwd) {
 		return false
 	}
-	e := &s.Sessions[i]
-	if sc.ActiveSince > 0 && e.lastActive() < sc.ActiveSince {
+	if sc.ActiveSince > 0 && s.Sessions[i].lastActive() < sc.ActiveSince {
 		return false
 	}
-	if sc.HideKinds && e.Kind().Hidden() {
-		return len(query) >= MinHiddenIDPrefix && strings.HasPrefix(s.search.at(i).id, query)
+	if sc.HideKinds && s.hidden(i) {
+		return len(query) >= MinHiddenIDPrefix && strings.HasPrefix(s.search.idAt(i), query)
 	}
 	return true
+}
+
+// lazyHidden is a snapshot's bitset of the sessions whose kind is hidden,
+// built once (hiddenSet): a scope tests one bit per session it walks, where
+// reading each Entry's fields would bring a 256-byte record into the cache.
+type lazyHidden struct {
+	once sync.Once
+	bits []uint64
+}
+
+// hiddenSet returns the bitset of the hidden sessions of s (bit i: session
+// i), building it on first use; snapshots that share their sessions share
+// it. The index builds it as it publishes, so a query does not.
+func (s *Snapshot) hiddenSet() []uint64 {
+	if s.orders == nil { // a snapshot built without orders
+		return hiddenBits(s.Sessions)
+	}
+	h := &s.orders.hidden
+	h.once.Do(func() { h.bits = hiddenBits(s.Sessions) })
+	return h.bits
+}
+
+// hidden reports whether session i's kind is hidden.
+func (s *Snapshot) hidden(i int32) bool {
+	return s.hiddenSet()[i>>6]&(1<<(i&63)) != 0
+}
+
+// hiddenBits is the bitset of the hidden kinds among sessions.
+func hiddenBits(sessions []Entry) []uint64 {
+	bits := make([]uint64, (len(sessions)+63)/64)
+	for i := range sessions {
+		if sessions[i].Kind().Hidden() {
+			bits[i>>6] |= 1 << (i & 63)
+		}
+	}
+	return bits
 }
 
 // Admits reports whether the session id, as listed for a message written

@@ -55,6 +55,13 @@ func (c *searchColumns) at(i int32) searchText {
 		display: all[len(all)-int(sp.dispLen):], bytes: c.bytes[i], pairs: c.pairs[i]}
 }
 
+// idAt returns the folded id of session i: at(i).id without the copy of
+// its filters.
+func (c *searchColumns) idAt(i int32) string {
+	sp := &c.spans[i]
+	return c.text[sp.start : sp.start+sp.idLen]
+}
+
 // columnsBuilder appends search texts to new columns.
 type columnsBuilder struct {
 	text strings.Builder

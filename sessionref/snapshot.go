@@ -292,6 +292,7 @@ func (ix *Index) finishLocked(snap *Snapshot) {
 	for i := range snap.Sessions {
 		snap.UnknownEvents += snap.Sessions[i].UnknownEvents
 	}
+	snap.hiddenSet() // built by the writer, not by the first query
 	ix.finishSkipsLocked(snap)
 }
 
@@ -378,6 +379,7 @@ func (ix *Index) restoredSnapshotLocked(blocks []cacheBlock, rc *restoredCache, 
 	snap.Sessions, snap.cwdOf = rc.entries[:rc.listed:rc.listed], rc.cwdOf
 	snap.search = ix.cols
 	snap.walkOrder(true)
+	snap.hiddenSet()
 	p := ids()
 	if p.repeated > 0 {
 		return nil

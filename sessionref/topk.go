@@ -33,6 +33,7 @@ type walkOrder struct {
 type snapshotOrders struct {
 	created, active lazyOrder
 	pairs           lazyPairs
+	hidden          lazyHidden
 }
 
 type lazyOrder struct {
