@@ -42,9 +42,15 @@ func (s *Snapshot) admits(sc *Scope, i int32, query string, targetCwd int32) boo
 		return false
 	}
 	if sc.HideKinds && s.hidden(i) {
-		return len(query) >= MinHiddenIDPrefix && strings.HasPrefix(s.search.idAt(i), query)
+		return s.namedByID(i, query)
 	}
 	return true
+}
+
+// namedByID reports whether the case-folded query names session i by its
+// id: at least MinHiddenIDPrefix bytes that begin it.
+func (s *Snapshot) namedByID(i int32, query string) bool {
+	return len(query) >= MinHiddenIDPrefix && strings.HasPrefix(s.search.idAt(i), query)
 }
 
 // lazyHidden is a snapshot's bitset of the sessions whose kind is hidden,

@@ -153,6 +153,7 @@ func (s *Snapshot) rankLazily(rq *rankQuery, sc *queryScratch) (out []int32, cap
 	if rq.scope != nil && rq.byActivity {
 		stopAt = rq.scope.ActiveSince
 	}
+	hideKinds := rq.scope != nil && rq.scope.HideKinds
 	for g := groupSameCwd; g <= groupOther; g++ {
 		if g != groupSameCwd && rq.scope != nil && rq.scope.WorkspaceOnly {
 			break // only this workspace's sessions are in scope
@@ -192,6 +193,12 @@ func (s *Snapshot) rankLazily(rq *rankQuery, sc *queryScratch) (out []int32, cap
 			}
 			if stopAt > 0 && s.Sessions[i].lastActive() < stopAt {
 				break // walked by activity: every later session is older
+			}
+			if hideKinds && s.hidden(i) && !s.namedByID(i, rq.query) {
+				// A hidden session costs a bit test, not the walk's budget:
+				// else a store of many children ran the budget out and
+				// matched every session instead.
+				continue
 			}
 			if budget--; budget < 0 {
 				return nil, false, false
