@@ -103,6 +103,9 @@ type e2eParams struct {
 	SessionMention string   `json:"session_mention"`
 	LogFile        string   `json:"log_file"`
 	HoverContains  []string `json:"hover_contains"`
+	// Settings are server options beside sessionsRoot, for every
+	// setup() and update_settings() of the run.
+	Settings map[string]any `json:"settings,omitempty"`
 }
 
 // lookNvim returns the nvim binary or skips the test with the reason.
@@ -199,6 +202,9 @@ func TestNeovimEndToEnd(t *testing.T) {
 			SessionTitle:   s.DisplayTitle,
 			SessionMention: s.Mention,
 			HoverContains:  []string{s.DisplayTitle, s.SessionID, "messages kept", "budget"},
+			// The recorded subagent child is a hidden kind (docs/sessions.md):
+			// listed at @ with showAutomationSessions, from setup() on.
+			Settings: map[string]any{"showAutomationSessions": true},
 		})
 	})
 }

@@ -30,6 +30,12 @@ vim.o.shortmess = vim.o.shortmess .. 'c'
 vim.o.showmode = false
 
 --- Items of a completion result (a list or a CompletionList).
+-- The server options of the run: the sessions root, P.settings (when the
+-- test gives some), then extra.
+local function settings(extra)
+  return vim.tbl_extend('force', { sessionsRoot = P.sessions_root }, type(P.settings) == 'table' and P.settings or {}, extra or {})
+end
+
 local function items_of(result)
   if type(result) ~= 'table' then
     return {}
@@ -87,7 +93,7 @@ H.run('nvim e2e', function()
     server_path = P.server,
     log_level = 'debug',
     log_file = P.log_file,
-    settings = { sessionsRoot = P.sessions_root },
+    settings = settings(),
     on_exit = function(code, signal, id)
       exits[id] = { code = code, signal = signal }
     end,
@@ -247,12 +253,12 @@ H.run('nvim e2e', function()
   end
   local all_sessions = session_count()
   check(all_sessions > 1, 'want several sessions, got %d', all_sessions)
-  check(dsh.update_settings({ sessionsRoot = P.sessions_root, candidateLimit = 1 }), 'update_settings failed')
+  check(dsh.update_settings(settings({ candidateLimit = 1 })), 'update_settings failed')
   H.wait_for('candidateLimit 1 to apply', function()
     return session_count() == 1
   end)
   local old_id = client.id
-  check(dsh.update_settings({ sessionsRoot = P.sessions_root }), 'update_settings failed')
+  check(dsh.update_settings(settings()), 'update_settings failed')
   H.wait_for('the default candidate limit after clearing it', function()
     return session_count() == all_sessions
   end)
