@@ -230,6 +230,31 @@ func TestBinarySessionScopes(t *testing.T) {
 	if err := e.Prepare(ctx, map[string]any{"text": "see " + mention}, &prep); err != nil || len(prep.References) != 1 {
 		t.Errorf("prepare of the hidden child: %+v, %v", prep, err)
 	}
+	// Beside a mention of a session no store holds, which is diagnosed,
+	// the hidden child's mention is not.
+	diagURI := "file://" + ws + "/diagnosed.md"
+	unknown := sessionref.Mention("Gone", "no-such-session")
+	if _, err := e.OpenFile(ctx, diagURI, "see "+mention+"\nand "+unknown); err != nil {
+		t.Fatal(err)
+	}
+	m, err := e.Await(ctx, lsptest.DiagnosticsFor(diagURI, -1))
+	if err != nil {
+		t.Fatalf("no diagnostics for %s: %v", diagURI, err)
+	}
+	var diags struct {
+		Diagnostics []struct {
+			Range struct {
+				Start struct{ Line int } `json:"start"`
+			} `json:"range"`
+			Message string `json:"message"`
+		} `json:"diagnostics"`
+	}
+	if err := m.DecodeParams(&diags); err != nil {
+		t.Fatal(err)
+	}
+	if len(diags.Diagnostics) != 1 || diags.Diagnostics[0].Range.Start.Line != 1 {
+		t.Errorf("diagnostics %+v, want one, on the unknown session's line 1", diags.Diagnostics)
+	}
 }
 
 // TestBinarySessionScopeSettings: sessionScope "workspace" narrows a bare
