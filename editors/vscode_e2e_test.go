@@ -330,7 +330,6 @@ func testFlowsInCodeServer(t *testing.T, s e2eSetup) {
 		// workspace scope hides it); two picks of the older put it first.
 		"frecency": map[string]any{"file": filepath.Join(d.workspace, "frecency.md"), "query": "all:config",
 			"first": "Audit config call sites", "picked": "Refactor config loader"},
-
 		// The session scopes: the demo's subagent child, hidden but at @all:.
 		"childTitle": demoChildTitle, "parentTitle": demoParentTitle,
 	}

@@ -98,7 +98,6 @@ func DefaultConfig() Config {
 		RecallSearch:             true,
 		CandidateOrder:           candidateOrderActive,
 		Frecency:                 true,
-
 		SessionScope:             sessionScopeAll,
 	}
 }
