@@ -109,6 +109,7 @@ func (ix *Index) Apply(changes []Change) {
 	targets = escalate(targets, snap)
 	outer := outermost(targets)
 	var added []rawEntry
+	var addedSizes []uint32 // by index of added
 	var jobs []walkJob
 	var scratch []byte
 	type parentState struct {
@@ -140,10 +141,12 @@ func (ix *Index) Apply(changes []Change) {
 			continue // removed
 		}
 		isDir := fi.IsDir()
+		size := fi.Size() // the stat at hand: a changed file needs no measuring
 		switch {
 		case isDir, fi.Mode().IsRegular():
 		case fi.Mode()&os.ModeSymlink != 0:
-			if !ix.symlinkToFileInside(abs) {
+			var ok bool
+			if size, ok = ix.symlinkFileSize(abs); !ok {
 				continue
 			}
 		default:
@@ -157,6 +160,7 @@ func (ix *Index) Apply(changes []Change) {
 			continue
 		}
 		added = append(added, newRawEntry(t, isDir, f.hidden || strings.HasPrefix(name, ".")))
+		addedSizes = append(addedSizes, recordedSize(size))
 		if isDir {
 			jobs = append(jobs, walkJob{abs: abs, frame: f.child(name)})
 		}
@@ -167,24 +171,27 @@ func (ix *Index) Apply(changes []Change) {
 			ix.log.Warn("re-walking changed directories failed", zap.Error(err))
 		}
 		added = append(added, found...)
+		for range found {
+			addedSizes = append(addedSizes, sizeUnknown) // MeasureSizes reads them
+		}
 	}
-	// Sized for the worst case: the index is large and a grown slice
-	// would double it. newSnapshot copies what is kept.
-	kept := make([]entry, 0, len(old))
+	// The indices of the entries kept, sized for the worst case: the index
+	// is large and a grown slice would double it. newSnapshot copies them.
+	kept := make([]int32, 0, len(old))
 	switch {
 	case slices.Contains(outer, ""):
 		// The whole tree is re-walked.
 	case len(outer) <= smallTargetCount:
-		for _, e := range old {
+		for i := range old {
 			gone := false
 			for _, t := range outer {
-				if under(snap.path(&e), t) {
+				if under(snap.path(&old[i]), t) {
 					gone = true
 					break
 				}
 			}
 			if !gone {
-				kept = append(kept, e)
+				kept = append(kept, int32(i))
 			}
 		}
 	default:
@@ -192,15 +199,16 @@ func (ix *Index) Apply(changes []Change) {
 		for _, t := range outer {
 			set[t] = true
 		}
-		for _, e := range old {
-			if !coveredBy(snap.path(&e), set) {
-				kept = append(kept, e)
+		for i := range old {
+			if !coveredBy(snap.path(&old[i]), set) {
+				kept = append(kept, int32(i))
 			}
 		}
 	}
 
-	next := newSnapshot(snap, kept, added)
+	next := newSnapshot(snap, kept, added, addedSizes)
 	ix.publish(next, len(kept)+len(added))
+	ix.sumDirs(next)
 	ix.log.Debug("file index updated", zap.Int("changes", len(changes)), zap.Int("paths", len(next.entries)))
 }
 

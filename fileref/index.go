@@ -79,6 +79,9 @@ type Index struct {
 	snap atomic.Pointer[snapshot]
 	// built is set once the whole tree has been read (Build).
 	built atomic.Bool
+	// dirs is the latest snapshot summed by directory (DirTotals): nil
+	// until MeasureSizes or Apply summed one.
+	dirs atomic.Pointer[dirTable]
 
 	// applyMu makes Apply the single writer of snap.
 	applyMu sync.Mutex
@@ -99,6 +102,15 @@ type snapshot struct {
 	text    string
 	entries []entry
 	files   int
+	// sizes holds the size in bytes of each file entry (by index; 0 for a
+	// directory), sizeUnknown until it is measured. The build reads no
+	// sizes (a stat per file would double its cost, docs/files.md): they
+	// are measured afterwards by MeasureSizes, which writes them here in
+	// place. That is the one change a published snapshot ever sees: a size
+	// goes from sizeUnknown to a measured value, once.
+	sizes []atomic.Uint32
+	// unmeasured counts the files whose size is sizeUnknown.
+	unmeasured atomic.Int64
 }
 
 // entry is one indexed path, as offsets into its snapshot's text.
@@ -173,13 +185,15 @@ func newRawEntry(path string, dir, hidden bool) rawEntry {
 // (and whose size is an int on 32-bit platforms too).
 const maxSnapshotText = math.MaxInt32
 
-// newSnapshot packs the entries kept from old (nil for a first build)
-// and the added ones into a new snapshot. Paths that do not fit in maxSnapshotText bytes
-// are left out (publish logs it).
-func newSnapshot(old *snapshot, kept []entry, added []rawEntry) *snapshot {
+// newSnapshot packs the entries of old at the indices kept (old is nil
+// for a first build) and the added ones into a new snapshot. Kept entries
+// keep the sizes old knows; an added file takes addedSizes[i] when
+// addedSizes is given, else sizeUnknown. Paths that do not fit in
+// maxSnapshotText bytes are left out (publish logs it).
+func newSnapshot(old *snapshot, kept []int32, added []rawEntry, addedSizes []uint32) *snapshot {
 	size := 0
-	for i := range kept {
-		size += kept[i].textLen()
+	for _, k := range kept {
+		size += old.entries[k].textLen()
 	}
 	for i := range added {
 		size += added[i].e.textLen()
@@ -187,8 +201,16 @@ func newSnapshot(old *snapshot, kept []entry, added []rawEntry) *snapshot {
 	size = min(size, maxSnapshotText)
 	var b strings.Builder
 	b.Grow(size)
-	s := &snapshot{entries: make([]entry, 0, len(kept)+len(added))}
-	for _, e := range kept {
+	s := &snapshot{entries: make([]entry, 0, len(kept)+len(added)), sizes: make([]atomic.Uint32, len(kept)+len(added))}
+	unmeasured := int64(0)
+	setSize := func(v uint32) {
+		s.sizes[len(s.entries)-1].Store(v)
+		if v == sizeUnknown {
+			unmeasured++
+		}
+	}
+	for _, k := range kept {
+		e := old.entries[k]
 		if b.Len()+e.textLen() > size {
 			break
 		}
@@ -196,8 +218,11 @@ func newSnapshot(old *snapshot, kept []entry, added []rawEntry) *snapshot {
 		e.off = uint32(b.Len())
 		b.WriteString(src)
 		s.entries = append(s.entries, e)
+		if !e.dir() {
+			setSize(old.sizes[k].Load())
+		}
 	}
-	for _, r := range added {
+	for i, r := range added {
 		e := r.e
 		if len(s.entries) < len(kept) || b.Len()+e.textLen() > size {
 			break
@@ -214,13 +239,22 @@ func newSnapshot(old *snapshot, kept []entry, added []rawEntry) *snapshot {
 			}
 		}
 		s.entries = append(s.entries, e)
+		switch {
+		case e.dir():
+		case addedSizes != nil:
+			setSize(addedSizes[i])
+		default:
+			setSize(sizeUnknown)
+		}
 	}
 	s.text = b.String()
+	s.sizes = s.sizes[:len(s.entries)]
 	for i := range s.entries {
 		if !s.entries[i].dir() {
 			s.files++
 		}
 	}
+	s.unmeasured.Store(unmeasured)
 	return s
 }
 
@@ -308,7 +342,7 @@ func (ix *Index) Build(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("building file index of %s: %w", ix.root, err)
 	}
-	s := newSnapshot(nil, nil, entries)
+	s := newSnapshot(nil, nil, entries, nil)
 	ix.publish(s, len(entries))
 	ix.built.Store(true)
 	ix.log.Debug("file index built", zap.String("root", ix.root), zap.Int("paths", len(s.entries)))

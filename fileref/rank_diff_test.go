@@ -26,7 +26,7 @@ func memIndex(t testing.TB, paths []string) *Index {
 		hidden := strings.HasPrefix(p, ".") || strings.Contains(p, "/.")
 		raw = append(raw, newRawEntry(p, dir, hidden))
 	}
-	ix.publish(newSnapshot(nil, nil, raw), len(raw))
+	ix.publish(newSnapshot(nil, nil, raw, nil), len(raw))
 	ix.built.Store(true)
 	return ix
 }

@@ -121,7 +121,7 @@ func (ix *Index) fuzzy(ctx context.Context, query string, limit int) ([]Candidat
 		if err != nil {
 			return nil, false, fmt.Errorf("searching files for %q before the index is built: %w", query, err)
 		}
-		res, capped, err := ix.fuzzyIn(ctx, newSnapshot(nil, nil, entries), query, limit)
+		res, capped, err := ix.fuzzyIn(ctx, newSnapshot(nil, nil, entries, nil), query, limit)
 		return res, capped || len(entries) >= preBuildWalkLimit, err
 	}
 	// built is set after the snapshot is published: this one is whole.

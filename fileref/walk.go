@@ -196,15 +196,22 @@ const skipInvalidUTF8 = "skipping a name that is not valid UTF-8: it cannot be w
 // regular file inside the workspace. Directory symlinks are never
 // followed, and nothing outside the root is ever offered.
 func (ix *Index) symlinkToFileInside(abs string) bool {
+	_, ok := ix.symlinkFileSize(abs)
+	return ok
+}
+
+// symlinkFileSize is symlinkToFileInside that also returns the size of
+// the file the symlink resolves to.
+func (ix *Index) symlinkFileSize(abs string) (int64, bool) {
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return false
+		return 0, false
 	}
 	fi, err := os.Stat(real)
-	if err != nil || !fi.Mode().IsRegular() {
-		return false
+	if err != nil || !fi.Mode().IsRegular() || !within(ix.realRoot, real) {
+		return 0, false
 	}
-	return within(ix.realRoot, real)
+	return fi.Size(), true
 }
 
 // within reports whether path is root or below it (both cleaned, absolute).
