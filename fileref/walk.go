@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 	"unsafe"
 
@@ -29,8 +30,10 @@ type walkQueue struct {
 	pending int // jobs queued or being processed
 	err     error
 	// found counts the entries kept so far; when limit is positive and
-	// found reaches it, full is set and the walk stops early.
+	// found reaches it, or when the deadline (if set) has passed, full is
+	// set and the walk stops early.
 	found, limit int
+	deadline     time.Time
 	full         bool
 }
 
@@ -43,10 +46,17 @@ const walkCtxCheckEvery = 64
 // directories themselves are not included). limit > 0 stops the walk once
 // about that many entries were found (a directory is always read whole).
 func (ix *Index) walk(ctx context.Context, start []walkJob, limit int) ([]rawEntry, error) {
+	entries, _, err := ix.walkUntil(ctx, start, limit, time.Time{})
+	return entries, err
+}
+
+// walkUntil is walk that also stops once deadline (when not zero) has
+// passed; cut reports whether the limit or the deadline stopped it.
+func (ix *Index) walkUntil(ctx context.Context, start []walkJob, limit int, deadline time.Time) (entries []rawEntry, cut bool, err error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	q := &walkQueue{jobs: start, pending: len(start), limit: limit}
+	q := &walkQueue{jobs: start, pending: len(start), limit: limit, deadline: deadline}
 	q.cond = sync.NewCond(&q.mu)
 	results := make([][]rawEntry, ix.workers)
 	var wg sync.WaitGroup
@@ -59,7 +69,7 @@ func (ix *Index) walk(ctx context.Context, start []walkJob, limit int) ([]rawEnt
 	}
 	wg.Wait()
 	if q.err != nil {
-		return nil, q.err
+		return nil, false, q.err
 	}
 	n := 0
 	for _, r := range results {
@@ -69,7 +79,7 @@ func (ix *Index) walk(ctx context.Context, start []walkJob, limit int) ([]rawEnt
 	for _, r := range results {
 		out = append(out, r...)
 	}
-	return out, nil
+	return out, q.full && q.pending > 0, nil
 }
 
 func (ix *Index) walkWorker(ctx context.Context, q *walkQueue) []rawEntry {
@@ -110,7 +120,7 @@ func (ix *Index) walkWorker(ctx context.Context, q *walkQueue) []rawEntry {
 		q.jobs = append(q.jobs, children...)
 		q.pending += len(children) - 1
 		q.found += len(out) - before
-		if q.limit > 0 && q.found >= q.limit {
+		if q.limit > 0 && q.found >= q.limit || !q.deadline.IsZero() && time.Now().After(q.deadline) {
 			q.full = true
 		}
 		done := q.pending == 0 || q.full
