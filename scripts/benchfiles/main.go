@@ -7,7 +7,8 @@
 //
 //	benchfiles gen -dir D [-files N -ignored M]   write the tree
 //	benchfiles build -dir D                       build once, print count and time
-//	benchfiles compare -dir D [-runs N]           interleave fdfind and build runs
+//	benchfiles compare -dir D [-runs N] [-base B] interleave fdfind and build runs (and B's build mode)
+//	benchfiles sizes -dir D                       measuring sizes, directory totals and facts
 //	benchfiles search -dir D                      typing latency and peak RSS
 //	benchfiles query -dir D Q...                  print the top results of queries
 package main
@@ -66,6 +67,7 @@ func main() {
 	sessions := fs.Int("sessions", 60, "typing sessions of 20-character queries")
 	parallelism := fs.Int("parallelism", 0, "directory readers (0: the index default)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured part here")
+	base := fs.String("base", "", "compare: another benchfiles binary (an older build) whose build runs interleaved too")
 	_ = fs.Parse(os.Args[2:])
 	readers = *parallelism
 	if *dir == "" {
@@ -86,7 +88,9 @@ func main() {
 	case "build":
 		err = buildOnce(*dir)
 	case "compare":
-		err = compare(*dir, *runs)
+		err = compare(*dir, *runs, *base)
+	case "sizes":
+		err = sizes(*dir)
 	case "search":
 		err = search(*dir, *sessions)
 	case "query":
@@ -225,12 +229,13 @@ func median(ds []time.Duration) time.Duration {
 // compare interleaves whole-process runs of fdfind and of this program's
 // build mode, so that both pay process start-up and both see the same
 // cache state.
-func compare(dir string, runs int) error {
+func compare(dir string, runs int, base string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	var fdW, ixW, fdC, ixC, gitW, gitC []time.Duration
+	var fdW, ixW, fdC, ixC, gitW, gitC, baseW, baseC []time.Duration
+	var baseLine string
 	var fdN, gitN int
 	var ixLine string
 	// git applies the same ignore rules to the same walk (the tree is a
@@ -255,6 +260,16 @@ func compare(dir string, runs int) error {
 		if err != nil {
 			return err
 		}
+		if base != "" {
+			br, err := timeCmd(base, "build", "-dir", dir, "-parallelism", fmt.Sprint(readers))
+			if err != nil {
+				return err
+			}
+			if i >= 0 {
+				baseW, baseC = append(baseW, br.wall), append(baseC, br.cpu)
+			}
+			baseLine = strings.TrimSpace(string(br.out))
+		}
 		if i >= 0 {
 			fdW, fdC = append(fdW, fr.wall), append(fdC, fr.cpu)
 			ixW, ixC = append(ixW, ir.wall), append(ixC, ir.cpu)
@@ -267,6 +282,12 @@ func compare(dir string, runs int) error {
 		median(ixW).Round(time.Millisecond), roundAll(ixW), median(ixC).Round(time.Millisecond))
 	fmt.Printf("build ratio fileref/fdfind over %d interleaved runs: wall %.2fx, cpu %.2fx (target <= 1.0x)\n", runs,
 		float64(median(ixW))/float64(median(fdW)), float64(median(ixC))/float64(median(fdC)))
+	if len(baseW) > 0 {
+		fmt.Printf("base build (%s): %s; wall median %s %v; cpu median %s; base/fdfind wall %.2fx, cpu %.2fx; this/base wall %.2fx, cpu %.2fx\n", base, baseLine,
+			median(baseW).Round(time.Millisecond), roundAll(baseW), median(baseC).Round(time.Millisecond),
+			float64(median(baseW))/float64(median(fdW)), float64(median(baseC))/float64(median(fdC)),
+			float64(median(ixW))/float64(median(baseW)), float64(median(ixC))/float64(median(baseC)))
+	}
 	if len(gitW) > 0 {
 		fmt.Printf("git ls-files --others --exclude-standard: %d files; wall median %s; cpu median %s; fileref/git wall %.2fx, cpu %.2fx\n", gitN,
 			median(gitW).Round(time.Millisecond), median(gitC).Round(time.Millisecond),
@@ -469,5 +490,90 @@ func query(dir string, qs []string) error {
 			fmt.Printf("  %5d  %s%s\n", c.Score, m, map[bool]string{true: "  (ignored)"}[c.Ignored])
 		}
 	}
+	return nil
+}
+
+// sizes measures what directory facts cost on a built index: measuring
+// every file's size after the build (one stat each), summing the index by
+// directory, the constant-time totals a completion row reads, the facts
+// and tree a hover reads (of the root and of a top directory), and a
+// change applied with its totals.
+func sizes(dir string) error {
+	ix, d, err := buildIndex(dir)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("index: %d files, %d paths, built in %s; %d sizes to measure\n", ix.Files(), ix.Len(), d.Round(time.Millisecond), ix.Unmeasured())
+	c0 := cputime.Process()
+	start := time.Now()
+	if err := ix.MeasureSizes(context.Background()); err != nil {
+		return err
+	}
+	fmt.Printf("MeasureSizes: %s wall, %s process CPU (%d files; the build took %s)\n", time.Since(start).Round(time.Millisecond),
+		(cputime.Process() - c0).Round(time.Millisecond), ix.Files(), d.Round(time.Millisecond))
+	root, ok := ix.DirTotals("")
+	if !ok {
+		return fmt.Errorf("no totals after MeasureSizes")
+	}
+	fmt.Printf("root totals: %d files, %d directories, %d bytes, ~%d tokens\n", root.Files, root.Dirs, root.Bytes, root.Tokens())
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var tops []string
+	for _, de := range des {
+		if de.IsDir() && !strings.HasPrefix(de.Name(), ".") {
+			tops = append(tops, de.Name())
+		}
+	}
+	if len(tops) == 0 {
+		return fmt.Errorf("no top directory under %s", dir)
+	}
+	var lookups []time.Duration
+	for range 1000 {
+		start := time.Now()
+		for _, top := range tops {
+			if _, ok := ix.DirTotals(top); !ok {
+				return fmt.Errorf("no totals of %s", top)
+			}
+		}
+		lookups = append(lookups, time.Since(start))
+	}
+	slices.Sort(lookups)
+	fmt.Printf("DirTotals of the %d top directories (a root listing's rows): p50 %s p99 %s\n", len(tops),
+		lookups[len(lookups)/2], lookups[len(lookups)*99/100])
+	ctx := context.Background()
+	for _, rel := range []string{tops[0], ""} {
+		var lat []time.Duration
+		var facts fileref.DirFacts
+		for range 30 {
+			start := time.Now()
+			facts, err = ix.DirFacts(ctx, rel, fileref.DirFactsOptions{Depth: 2, Width: 8})
+			if err != nil {
+				return err
+			}
+			lat = append(lat, time.Since(start))
+		}
+		slices.Sort(lat)
+		fmt.Printf("DirFacts %q, depth 2, width 8 (a hover; %d files): p50 %s p99 %s\n", rel+"/", facts.Files,
+			lat[len(lat)/2].Round(time.Microsecond), lat[len(lat)-1].Round(time.Microsecond))
+	}
+	// A change and its totals: Apply sums the index again.
+	probe := filepath.Join(dir, tops[0], "zz-sizes-probe.txt")
+	var applied []time.Duration
+	for i := range 5 {
+		if err := os.WriteFile(probe, []byte(strings.Repeat("x", 100*(i+1))), 0o644); err != nil {
+			return err
+		}
+		start := time.Now()
+		ix.Apply([]fileref.Change{{Path: probe}})
+		applied = append(applied, time.Since(start))
+		if err := os.Remove(probe); err != nil {
+			return err
+		}
+		ix.Apply([]fileref.Change{{Path: probe}})
+	}
+	fmt.Printf("Apply of a created file, index summed again: median %s over %d paths\n", median(applied).Round(time.Microsecond), ix.Len())
+	fmt.Printf("peak RSS: %s\n", peakRSS())
 	return nil
 }
