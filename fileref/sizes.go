@@ -239,6 +239,14 @@ func (ix *Index) DirTotals(rel string) (Totals, bool) {
 // until MeasureSizes reads them.
 func (ix *Index) Unmeasured() int { return int(ix.snap.Load().unmeasured.Load()) }
 
+// Summed reports whether the current snapshot has been summed by
+// directory (DirTotals answers from it). Build leaves it unsummed until
+// MeasureSizes; Apply sums the snapshot it publishes.
+func (ix *Index) Summed() bool {
+	t := ix.dirs.Load()
+	return t != nil && t.snap == ix.snap.Load()
+}
+
 // measureCtxCheckEvery: files measured between context checks.
 const measureCtxCheckEvery = 256
 
@@ -260,7 +268,7 @@ func (ix *Index) MeasureSizes(ctx context.Context) error {
 		}
 		ix.applyMu.Lock()
 		if ix.snap.Load() == s {
-			if t := ix.dirs.Load(); t == nil || t.snap != s || s.unmeasured.Load() == 0 {
+			if t := ix.dirs.Load(); t == nil || t.snap != s || t.totals[0].Unmeasured > 0 {
 				ix.sumDirs(s)
 			}
 			ix.applyMu.Unlock()

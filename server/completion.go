@@ -216,6 +216,8 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 			}
 			if f.Ignored {
 				item.Detail = "ignored"
+			} else if f.Kind == fileref.KindDirectory {
+				directoryRow(&item, fh.f, f.Path, caps.labelDetails)
 			}
 			list.Items = append(list.Items, item)
 			r := completion.RankFile

@@ -338,6 +338,10 @@ type statusResult struct {
 	// Frecency says whether completion learns from accepted items and
 	// how many it remembers (frecency.go).
 	Frecency *frecencyStatus `json:"frecency"`
+
+	// FileSizesPending counts the indexed files whose size is still being
+	// measured: until it is 0, directory facts are lower bounds.
+	FileSizesPending int `json:"fileSizesPending"`
 }
 
 func (s *Server) statusCall() (call, error) {
@@ -386,6 +390,7 @@ func (s *Server) status() statusResult {
 	}
 	if f := s.currentFiles(); f != nil {
 		res.FilesIndexed = f.Count()
+		res.FileSizesPending = s.fileSizesPending()
 	}
 	if rh := s.recall.Load(); rh != nil {
 		st := rh.ix.Stats()

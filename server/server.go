@@ -214,6 +214,9 @@ type Server struct {
 	// dsh/status. An atomic: the watch goroutine sets it, status reads it.
 	workspaceWatcher atomic.Pointer[watch.Watcher]
 
+	// sizing is set while file sizes are measured (kickSizes).
+	sizing atomic.Bool
+
 	// filesMu serialises publishing a built workspace index with the
 	// workspace changes that arrive meanwhile: pendingChanges holds what
 	// the client reported while the index was building (pendingOverflow

@@ -99,6 +99,7 @@ func (s *Server) watchWorkspace(ctx context.Context, root string, cfg Config, a 
 			}
 			a.Apply(paths)
 			s.diags.scheduleAll()
+			s.kickSizes()
 		})
 		if err != nil {
 			s.logger.Warn("workspace watcher stopped", zap.Error(err))

@@ -105,5 +105,6 @@ func (s *Server) didChangeWatchedFiles(params json.RawMessage) error {
 	}
 	s.filesMu.Unlock()
 	s.diags.scheduleAll()
+	s.kickSizes()
 	return nil
 }

@@ -141,6 +141,7 @@ func (s *Server) openFiles(root string, cfg Config) {
 		}
 		s.logger.Info("workspace indexed", zap.String("root", root), zap.Int("files", f.Count()), zap.Duration("took", time.Since(start)))
 		s.diags.scheduleAll()
+		s.kickSizes()
 	}()
 }
 

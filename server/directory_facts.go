@@ -1,0 +1,172 @@
+package server
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/dsh-refls/dsh-refls/fileref"
+)
+
+// Directory facts (issue 30 item 3): what a `@dir/` mention would bring
+// if every file below it were read, counted from the workspace index
+// without reading a file body (fileref.Totals, fileref.DirFacts).
+
+// dirFacter is a file source that knows directory facts: fileref's index,
+// built (filesAdapter) or only opened (interimFiles).
+type dirFacter interface {
+	// DirTotals answers in constant time, once the index is summed.
+	DirTotals(rel string) (fileref.Totals, bool)
+	// DirFacts counts one directory, reading the disk for a bounded time.
+	DirFacts(ctx context.Context, rel string, opt fileref.DirFactsOptions) (fileref.DirFacts, error)
+}
+
+// sizer is a file index whose file sizes are measured after its build and
+// after changes (fileref.Index.MeasureSizes).
+type sizer interface {
+	MeasureSizes(ctx context.Context) error
+	Unmeasured() int
+	Summed() bool
+}
+
+// DirTotals implements dirFacter.
+func (a *filesAdapter) DirTotals(rel string) (fileref.Totals, bool) { return a.ix.DirTotals(rel) }
+
+// DirFacts implements dirFacter.
+func (a *filesAdapter) DirFacts(ctx context.Context, rel string, opt fileref.DirFactsOptions) (fileref.DirFacts, error) {
+	return a.ix.DirFacts(ctx, rel, opt)
+}
+
+// MeasureSizes implements sizer.
+func (a *filesAdapter) MeasureSizes(ctx context.Context) error { return a.ix.MeasureSizes(ctx) }
+
+// Unmeasured implements sizer.
+func (a *filesAdapter) Unmeasured() int { return a.ix.Unmeasured() }
+
+// Summed implements sizer.
+func (a *filesAdapter) Summed() bool { return a.ix.Summed() }
+
+// DirTotals implements dirFacter: nothing is summed before the build.
+func (f interimFiles) DirTotals(string) (fileref.Totals, bool) { return fileref.Totals{}, false }
+
+// DirFacts implements dirFacter: a bounded walk of the directory.
+func (f interimFiles) DirFacts(ctx context.Context, rel string, opt fileref.DirFactsOptions) (fileref.DirFacts, error) {
+	return f.ix.DirFacts(ctx, rel, opt)
+}
+
+// kickSizes measures, in the background, the sizes the current file index
+// lacks (all of them after its build, those of a walked directory after a
+// change), one run at a time, and then has diagnostics recomputed: a
+// directory's budget check depends on them.
+func (s *Server) kickSizes() {
+	h := s.files.Load()
+	if h == nil {
+		return
+	}
+	sz, ok := h.f.(sizer)
+	if !ok || sz.Unmeasured() == 0 && sz.Summed() || !s.sizing.CompareAndSwap(false, true) {
+		return
+	}
+	s.bgWG.Add(1)
+	go func() {
+		defer s.bgWG.Done()
+		for {
+			if err := sz.MeasureSizes(h.ctx); err != nil && h.ctx.Err() == nil {
+				s.logger.Warn("file sizes not measured", zap.Error(err))
+			}
+			s.diags.scheduleAll()
+			s.sizing.Store(false)
+			// A change that came after the last look left sizes to
+			// measure, and its kickSizes found this run still going.
+			if h.ctx.Err() != nil || sz.Unmeasured() == 0 && sz.Summed() || !s.sizing.CompareAndSwap(false, true) {
+				return
+			}
+		}
+	}()
+}
+
+// fileSizesPending is the number of indexed files whose size is not in
+// the directory totals yet, for dsh/status: every file until the index is
+// first summed, then those still unmeasured.
+func (s *Server) fileSizesPending() int {
+	f := s.currentFiles()
+	sz, ok := f.(sizer)
+	if !ok {
+		return 0
+	}
+	if !sz.Summed() {
+		return f.Count()
+	}
+	t, _ := f.(dirFacter).DirTotals("")
+	return t.Unmeasured
+}
+
+// directoryRow shows a directory's totals on its completion row: in
+// labelDetails' description when the client has it, else in detail. It
+// reads the index's sums only (constant time): nothing before they exist.
+func directoryRow(item *completionItem, files Files, path string, useLabelDetails bool) {
+	df, ok := files.(dirFacter)
+	if !ok {
+		return
+	}
+	t, ok := df.DirTotals(path)
+	if !ok {
+		return
+	}
+	summary := dirSummary(t)
+	if useLabelDetails {
+		item.LabelDetails = &labelDetails{Description: summary}
+		return
+	}
+	item.Detail = summary
+}
+
+// dirSummary writes totals in one short line: "412 files · 3.1 MB ·
+// ~820k tokens"; bytes and tokens read "≥ …" when they are lower bounds.
+func dirSummary(t fileref.Totals) string {
+	atLeast := ""
+	if !t.Exact() {
+		atLeast = "≥ "
+	}
+	parts := []string{plural(t.Files, "file", "files")}
+	if t.Files > 999 {
+		parts[0] = groupThousands(int64(t.Files)) + " files"
+	}
+	if t.Files > 0 {
+		parts = append(parts, atLeast+humanBytes(t.Bytes))
+		if t.TextBytes() > 0 || t.BinaryFiles < t.Files {
+			noun := " tokens"
+			if t.Tokens() == 1 {
+				noun = " token"
+			}
+			parts = append(parts, atLeast+"~"+humanTokens(t.Tokens())+noun)
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+// humanTokens writes a token count as a person reads it: "950", "1.2k",
+// "820k", "3.4M".
+func humanTokens(n int64) string {
+	switch {
+	case n < 1000:
+		return strconv.FormatInt(n, 10)
+	case n < 10_000:
+		return strings.TrimSuffix(strconv.FormatFloat(float64(n)/1000, 'f', 1, 64), ".0") + "k"
+	case n < 1_000_000:
+		return strconv.FormatInt((n+500)/1000, 10) + "k"
+	default:
+		return strings.TrimSuffix(strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64), ".0") + "M"
+	}
+}
+
+// groupThousands writes n with commas between groups of three digits.
+func groupThousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

@@ -1,0 +1,181 @@
+package server
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/dsh-refls/dsh-refls/fileref"
+)
+
+// factsWorkspace writes the workspace of the directory facts tests. src/
+// holds 6 counted files (12,600 bytes; 11,600 of text: 2,900 tokens):
+// big/ (8,000 bytes, 2,000 tokens), mid/ (2,400, 600), small/ (400, 100),
+// main.go (800, 200) and logo.png (1,000, binary); run.log and build/ are
+// ignored.
+func factsWorkspace(t *testing.T) string {
+	t.Helper()
+	ws := t.TempDir()
+	for rel, n := range map[string]int{
+		"src/big/a.txt": 4000, "src/big/b.txt": 4000, "src/mid/c.txt": 2400, "src/small/d.txt": 400,
+		"src/main.go": 800, "src/logo.png": 1000, "src/run.log": 5000, "src/build/x.o": 5000,
+	} {
+		writeSized(t, ws, rel, n)
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".gitignore"), []byte("build/\n*.log\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+// writeSized writes n bytes to rel under ws.
+func writeSized(t *testing.T, ws, rel string, n int) {
+	t.Helper()
+	p := filepath.Join(ws, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(strings.Repeat("x", n)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// factsHarness serves ws with the real workspace index (the client
+// reports changes) and waits until its sizes are summed.
+func factsHarness(t *testing.T, ws string, o initOptions) *harness {
+	t.Helper()
+	opts, _, _ := testOptions(t)
+	opts.OpenFiles = NewFilerefFactory(zap.NewNop())
+	h := newHarness(t, opts)
+	o.root = ws
+	o.watchedFiles = true
+	featureInit(t, h, o)
+	waitStatus(t, h, func(st statusResult) bool { return st.FilesIndexed > 0 && st.FileSizesPending == 0 })
+	return h
+}
+
+// rowsOf maps the labels of a completion list to their items.
+func rowsOf(list wireList) map[string]wireItem {
+	out := map[string]wireItem{}
+	for _, it := range list.Items {
+		out[it.Label] = it
+	}
+	return out
+}
+
+func TestDirectoryRows(t *testing.T) {
+	ws := factsWorkspace(t)
+	for _, withDetails := range []bool{true, false} {
+		t.Run(map[bool]string{true: "labelDetails", false: "detail"}[withDetails], func(t *testing.T) {
+			h := factsHarness(t, ws, initOptions{labelDetails: withDetails})
+			summary := func(it wireItem) string {
+				if withDetails {
+					if it.LabelDetails == nil {
+						return ""
+					}
+					if it.Detail != "" {
+						t.Errorf("%s: detail %q beside labelDetails", it.Label, it.Detail)
+					}
+					return it.LabelDetails.Description
+				}
+				return it.Detail
+			}
+			rows := rowsOf(completeAt(t, h, "file:///rows.md", "see @"+cursor))
+			if got, want := summary(rows["src/"]), "6 files · 12 KB · ~2.9k tokens"; got != want {
+				t.Errorf("@ row src/: %q, want %q", got, want)
+			}
+			rows = rowsOf(completeAt(t, h, "file:///rows.md", "see @src/"+cursor))
+			for label, want := range map[string]string{
+				"src/big/": "2 files · 8 KB · ~2k tokens", "src/mid/": "1 file · 2 KB · ~600 tokens",
+				"src/small/": "1 file · 400 bytes · ~100 tokens", "src/main.go": "",
+			} {
+				if got := summary(rows[label]); got != want {
+					t.Errorf("@src/ row %s: %q, want %q", label, got, want)
+				}
+			}
+			// A directory named explicitly though ignored keeps its mark.
+			rows = rowsOf(completeAt(t, h, "file:///rows.md", "see @src/build/"+cursor))
+			if it, ok := rows["src/build/x.o"]; !ok || it.Detail != "ignored" || it.LabelDetails != nil {
+				t.Errorf("@src/build/ rows %+v, want x.o marked ignored", rows)
+			}
+		})
+	}
+}
+
+// TestDirectoryRowsFollowChanges: a file the client reports is in the
+// totals of the next completion.
+func TestDirectoryRowsFollowChanges(t *testing.T) {
+	ws := factsWorkspace(t)
+	h := factsHarness(t, ws, initOptions{labelDetails: true})
+	writeSized(t, ws, "src/small/e.txt", 4000)
+	h.notify("workspace/didChangeWatchedFiles", fileEvents(fileEvent{URI: pathToURI(filepath.Join(ws, "src/small/e.txt")), Type: 1}))
+	want := "2 files · 4 KB · ~1.1k tokens"
+	deadline := time.Now().Add(testTimeout)
+	for {
+		rows := rowsOf(completeAt(t, h, "file:///rows.md", "see @src/"+cursor))
+		got := ""
+		if d := rows["src/small/"].LabelDetails; d != nil {
+			got = d.Description
+		}
+		if got == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("src/small/ row %q, want %q after the change", got, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// A removed directory leaves the totals above it.
+	if err := os.RemoveAll(filepath.Join(ws, "src/big")); err != nil {
+		t.Fatal(err)
+	}
+	h.notify("workspace/didChangeWatchedFiles", fileEvents(fileEvent{URI: pathToURI(filepath.Join(ws, "src/big")), Type: 3}))
+	want = "5 files · 8 KB · ~1.9k tokens"
+	for {
+		rows := rowsOf(completeAt(t, h, "file:///rows.md", "see @"+cursor))
+		got := ""
+		if d := rows["src/"].LabelDetails; d != nil {
+			got = d.Description
+		}
+		if got == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("src/ row %q, want %q after the removal", got, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestDirSummaryAndNumbers(t *testing.T) {
+	for _, c := range []struct {
+		t    fileref.Totals
+		want string
+	}{
+		{fileref.Totals{}, "0 files"},
+		{fileref.Totals{Files: 1, Bytes: 1}, "1 file · 1 byte · ~1 token"},
+		{fileref.Totals{Files: 2, Bytes: 2048, BinaryFiles: 2, BinaryBytes: 2048}, "2 files · 2 KB"},
+		{fileref.Totals{Files: 12345, Bytes: 3 << 20}, "12,345 files · 3.0 MB · ~786k tokens"},
+		{fileref.Totals{Files: 3, Bytes: 4000, Unmeasured: 1}, "3 files · ≥ 4 KB · ≥ ~1k tokens"},
+		{fileref.Totals{Files: 1, Bytes: 5200, Huge: 1}, "1 file · ≥ 5 KB · ≥ ~1.3k tokens"},
+	} {
+		if got := dirSummary(c.t); got != c.want {
+			t.Errorf("dirSummary(%+v) = %q, want %q", c.t, got, c.want)
+		}
+	}
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1k", 1049: "1k", 1050: "1.1k", 9999: "10k", 10_000: "10k",
+		820_400: "820k", 999_499: "999k", 1_000_000: "1M", 3_450_000: "3.5M"} {
+		if got := humanTokens(n); got != want {
+			t.Errorf("humanTokens(%d) = %q, want %q", n, got, want)
+		}
+	}
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567"} {
+		if got := groupThousands(n); got != want {
+			t.Errorf("groupThousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
