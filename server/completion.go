@@ -347,7 +347,7 @@ func (s *Server) resolve(ctx context.Context, item map[string]json.RawMessage) (
 		}
 		doc = s.sessionPreviewText(ctx, snap, data.SessionID, markdown)
 	case dataKindFile:
-		doc = s.fileFactsText(data.Path, markdown)
+		doc = s.fileFactsText(ctx, data.Path, markdown)
 	default:
 		return item, nil
 	}

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -13,6 +15,12 @@ import (
 // Directory facts (issue 30 item 3): what a `@dir/` mention would bring
 // if every file below it were read, counted from the workspace index
 // without reading a file body (fileref.Totals, fileref.DirFacts).
+const (
+	// dirTreeDepth and dirTreeWidth bound the tree a hover lists: two
+	// levels, eight entries each, the others summed in one line.
+	dirTreeDepth = 2
+	dirTreeWidth = 8
+)
 
 // dirFacter is a file source that knows directory facts: fileref's index,
 // built (filesAdapter) or only opened (interimFiles).
@@ -169,4 +177,109 @@ func groupThousands(n int64) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// directoryFacts counts the directory rel for a hover, a resolve or a
+// quick fix; ok is false when there is no file source or rel is no
+// directory it can count.
+func (s *Server) directoryFacts(ctx context.Context, rel string, depth int) (fileref.DirFacts, bool) {
+	df, ok := s.currentFiles().(dirFacter)
+	if !ok {
+		return fileref.DirFacts{}, false
+	}
+	facts, err := df.DirFacts(ctx, rel, fileref.DirFactsOptions{Depth: depth, Width: dirTreeWidth})
+	if err != nil {
+		if !errors.Is(err, fileref.ErrNotIndexedDir) && ctx.Err() == nil {
+			s.logger.Debug("no directory facts", zap.String("path", rel), zap.Error(err))
+		}
+		return fileref.DirFacts{}, false
+	}
+	return facts, true
+}
+
+// directoryText is the hover (and completion documentation) of a
+// directory mention named name (as the hover writes it): its totals, how
+// the estimate is made, what is not counted, whether it fits the budget,
+// then its compact tree.
+func (s *Server) directoryText(ctx context.Context, name, rel string, markdown bool) string {
+	facts, ok := s.directoryFacts(ctx, rel, dirTreeDepth)
+	if !ok {
+		return name + ": directory (a symlink or not indexed: its files are not counted; directory symlinks are never followed)"
+	}
+	if facts.Ignored {
+		return name + ": directory, ignored by the workspace's ignore rules (.gitignore, .dshignore, excludedDirectories): nothing in it is counted"
+	}
+	sep := "\n"
+	if markdown {
+		sep = "\n\n"
+	}
+	var b strings.Builder
+	b.WriteString(name + ": directory · " + dirSummary(facts.Totals))
+	if facts.Dirs > 0 {
+		b.WriteString(" in " + plural(facts.Dirs, "folder", "folders") + " below")
+	}
+	var about []string
+	switch {
+	case facts.Partial:
+		about = append(about, fmt.Sprintf("Counting stopped after %v: at least %s and %s so far.",
+			fileref.DefaultFactsCap, plural(facts.Files, "file", "files"), humanBytes(facts.Bytes)))
+	case facts.Unmeasured > 0:
+		about = append(about, fmt.Sprintf("The sizes of %s are still being read: bytes and tokens are lower bounds.", plural(facts.Unmeasured, "file", "files")))
+	}
+	est := fmt.Sprintf("Tokens: text bytes ÷ %d, dsh's own budget rule; dsh sends only the path, so this is what reading every counted file would bring.", fileref.BytesPerToken)
+	if facts.BinaryFiles > 0 {
+		est += fmt.Sprintf(" Not in it: %s (%s), binary by extension.", plural(facts.BinaryFiles, "file", "files"), humanBytes(facts.BinaryBytes))
+	}
+	about = append(about, est)
+	ignored := "Ignored paths (.gitignore, .dshignore, excludedDirectories) are never counted"
+	if facts.IgnoredCount > 0 {
+		names := make([]string, len(facts.IgnoredHere))
+		for i, n := range facts.IgnoredHere {
+			names[i] = quoteInline(n, markdown)
+		}
+		ignored += "; ignored here: " + strings.Join(names, ", ")
+		if more := facts.IgnoredCount - len(facts.IgnoredHere); more > 0 {
+			ignored += fmt.Sprintf(" and %d more", more)
+		}
+	}
+	about = append(about, ignored+".")
+	b.WriteString(sep + strings.Join(about, " "))
+	if len(facts.Tree) == 0 {
+		return b.String() + "\n"
+	}
+	var tree strings.Builder
+	tree.WriteString(strings.TrimSuffix(rel, "/") + "/\n")
+	writeTree(&tree, facts.Tree, facts.Rest, "")
+	if markdown {
+		fence := fenceFor(tree.String())
+		fmt.Fprintf(&b, "\n\n%stext\n%s%s\n", fence, tree.String(), fence)
+	} else {
+		b.WriteString("\n\n" + tree.String())
+	}
+	return b.String()
+}
+
+// writeTree writes one level of a directory tree with box-drawing
+// prefixes, each entry with its totals, then the line summing the rest.
+func writeTree(b *strings.Builder, nodes []fileref.Node, rest fileref.Rest, indent string) {
+	for i, n := range nodes {
+		last := i == len(nodes)-1 && rest.Count == 0
+		branch, below := "├── ", "│   "
+		if last {
+			branch, below = "└── ", "    "
+		}
+		name, summary := n.Name, dirSummary(n.Totals)
+		if n.Dir {
+			name += "/"
+		} else {
+			summary = strings.TrimPrefix(summary, "1 file · ")
+		}
+		b.WriteString(indent + branch + name + "  " + summary + "\n")
+		if n.Dir {
+			writeTree(b, n.Children, n.Rest, indent+below)
+		}
+	}
+	if rest.Count > 0 {
+		b.WriteString(indent + "└── … " + strconv.Itoa(rest.Count) + " more  " + dirSummary(rest.Totals) + "\n")
+	}
 }

@@ -151,6 +151,79 @@ func TestDirectoryRowsFollowChanges(t *testing.T) {
 	}
 }
 
+func TestDirectoryHover(t *testing.T) {
+	ws := factsWorkspace(t)
+	h := factsHarness(t, ws, initOptions{markdown: true})
+	hover := func(marked string) string {
+		t.Helper()
+		pos := h.open("file:///hv.md", marked, EncodingUTF16)
+		var hv hoverResult
+		h.mustCall("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": "file:///hv.md"}, "position": pos}, &hv)
+		return hv.Contents.Value
+	}
+	got := hover("see @sr" + cursor + "c/ now")
+	tree := "```text\nsrc/\n" +
+		"├── big/  2 files · 8 KB · ~2k tokens\n" +
+		"│   ├── a.txt  4 KB · ~1k tokens\n" +
+		"│   └── b.txt  4 KB · ~1k tokens\n" +
+		"├── mid/  1 file · 2 KB · ~600 tokens\n" +
+		"│   └── c.txt  2 KB · ~600 tokens\n" +
+		"├── main.go  800 bytes · ~200 tokens\n" +
+		"├── small/  1 file · 400 bytes · ~100 tokens\n" +
+		"│   └── d.txt  400 bytes · ~100 tokens\n" +
+		"└── logo.png  1000 bytes\n```\n"
+	for _, want := range []string{
+		"`src/`: directory · 6 files · 12 KB · ~2.9k tokens in 3 folders below\n\n",
+		"Tokens: text bytes ÷ 4, dsh's own budget rule; dsh sends only the path",
+		"Not in it: 1 file (1000 bytes), binary by extension.",
+		"ignored here: `build/`, `run.log`.",
+		tree,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("hover lacks %q:\n%s", want, got)
+		}
+	}
+	if got := hover("see @src/sm" + cursor + "all/ now"); !strings.Contains(got, "└── d.txt  400 bytes · ~100 tokens\n") {
+		t.Errorf("hover of a directory within the budget:\n%s", got)
+	}
+	if got := hover("see @src/bu" + cursor + "ild/ now"); !strings.Contains(got, "`src/build/`: directory, ignored by the workspace's ignore rules") {
+		t.Errorf("hover of an ignored directory:\n%s", got)
+	}
+	if err := os.Symlink(filepath.Join(ws, "src", "big"), filepath.Join(ws, "biglink")); err != nil {
+		t.Fatal(err)
+	}
+	if got := hover("see @bigl" + cursor + "ink/ now"); !strings.Contains(got, "`biglink/`: directory (a symlink or not indexed") {
+		t.Errorf("hover of a directory symlink:\n%s", got)
+	}
+
+	// Resolve gives a directory row the same facts.
+	var item wireItem
+	h.mustCall("completionItem/resolve", map[string]any{"label": "src/", "data": map[string]any{"kind": "file", "path": "src"}}, &item)
+	if item.Doc == nil || !strings.Contains(item.Doc.Value, tree) {
+		t.Errorf("resolved documentation %+v, want the tree", item.Doc)
+	}
+}
+
+// TestDirectoryHoverBeforeTheBuild: with no built index, a hover counts
+// the directory live with the same rules.
+func TestDirectoryHoverBeforeTheBuild(t *testing.T) {
+	ws := factsWorkspace(t)
+	opts, _, _ := testOptions(t) // no OpenFiles: the index stays unbuilt
+	h := newHarness(t, opts)
+	h.initialize(initOptions{root: ws, labelDetails: true})
+	pos := h.open("file:///hv.md", "see @sr"+cursor+"c/ now", EncodingUTF16)
+	var hv hoverResult
+	h.mustCall("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": "file:///hv.md"}, "position": pos}, &hv)
+	if want := "src/: directory · 6 files · 12 KB · ~2.9k tokens in 3 folders below\n"; !strings.HasPrefix(hv.Contents.Value, want) {
+		t.Errorf("hover %q, want it to start with %q", hv.Contents.Value, want)
+	}
+	// Rows show nothing: no sums before the build.
+	rows := rowsOf(completeAt(t, h, "file:///rows.md", "see @"+cursor))
+	if it, ok := rows["src/"]; !ok || it.LabelDetails != nil || it.Detail != "" {
+		t.Errorf("src/ row before the build %+v, want no facts", it)
+	}
+}
+
 func TestDirSummaryAndNumbers(t *testing.T) {
 	for _, c := range []struct {
 		t    fileref.Totals

@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -158,8 +159,8 @@ func rangeProblem(root string, fm completion.Mention, f fileref.FileFacts) (stri
 // fileMentionText is the hover of a file mention: the facts of its path
 // and, for a line range of a file, the lines themselves (bounded, fenced
 // by more backticks than any run inside them).
-func (s *Server) fileMentionText(fm completion.Mention, markdown bool) string {
-	text := s.fileFactsText(fm.Path, markdown)
+func (s *Server) fileMentionText(ctx context.Context, fm completion.Mention, markdown bool) string {
+	text := s.fileFactsText(ctx, fm.Path, markdown)
 	root := s.workspace()
 	if fm.Lines == nil || root == "" {
 		return text

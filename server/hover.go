@@ -67,7 +67,7 @@ func (s *Server) hover(ctx context.Context, doc document, pos Position) (*hoverR
 		if offset < fm.Start || offset >= fm.End {
 			continue
 		}
-		text := s.fileMentionText(fm.Mention, caps.hoverMarkdown)
+		text := s.fileMentionText(ctx, fm.Mention, caps.hoverMarkdown)
 		return &hoverResult{Contents: markupContent{Kind: kind, Value: text}, Range: m.Range(fm.Start, fm.End)}, nil
 	}
 	return nil, nil
@@ -200,8 +200,9 @@ func humanBytes(n int64) string {
 }
 
 // fileFactsText describes a mentioned workspace path: kind, size and
-// modification time, or why there is none.
-func (s *Server) fileFactsText(rel string, markdown bool) string {
+// modification time (for a directory, what is below it), or why there is
+// none.
+func (s *Server) fileFactsText(ctx context.Context, rel string, markdown bool) string {
 	name := quoteInline(rel, markdown)
 	root := s.workspace()
 	if root == "" {
@@ -213,6 +214,8 @@ func (s *Server) fileFactsText(rel string, markdown bool) string {
 		return name + ": outside workspace"
 	case f.Missing:
 		return name + ": missing"
+	case f.Kind == fileref.KindDirectory:
+		return s.directoryText(ctx, name, rel, markdown)
 	}
 	return fmt.Sprintf("%s: %s, %d bytes, modified %s", name, f.Kind, f.Size, f.ModTime.UTC().Format(time.RFC3339))
 }
