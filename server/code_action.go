@@ -170,6 +170,15 @@ func (s *Server) codeActions(ctx context.Context, doc document, r Range) ([]code
 				Title: "Open recall preview", Kind: codeActionKindQuickFix, Diagnostics: one,
 				Command: &command{Title: "Open recall preview", Command: CommandOpenPreview, Arguments: []any{uri}},
 			})
+		case codeDirectoryBudget:
+			fm, ok := fileAt(files, start)
+			if !ok {
+				continue
+			}
+			for _, n := range s.narrowingFixes(ctx, fm, s.config().DirectoryTokenBudget) {
+				out = append(out, codeAction{Title: n.title, Kind: codeActionKindQuickFix, Diagnostics: one, IsPreferred: n.preferred,
+					Edit: edit(textEdit{Range: d.Range, NewText: n.text})})
+			}
 		case "":
 			fm, ok := fileAt(files, start)
 			if !ok || !strings.Contains(d.Message, "does not exist") {

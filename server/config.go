@@ -79,6 +79,11 @@ type Config struct {
 	// webhook sessions, sessions without a prompt) in completion without
 	// `@all:` (sessionref.Kind).
 	ShowAutomationSessions bool `json:"showAutomationSessions"`
+
+	// DirectoryTokenBudget is the token estimate above which a directory
+	// mention is flagged, with quick fixes that narrow it
+	// (directory_facts.go); 0 turns the check off.
+	DirectoryTokenBudget int `json:"directoryTokenBudget"`
 }
 
 // DefaultConfig is the configuration before the client says anything.
@@ -99,6 +104,8 @@ func DefaultConfig() Config {
 		CandidateOrder:           candidateOrderActive,
 		Frecency:                 true,
 		SessionScope:             sessionScopeAll,
+
+		DirectoryTokenBudget: defaultDirectoryTokenBudget,
 	}
 }
 
@@ -159,6 +166,8 @@ func applyConfig(base Config, raw json.RawMessage) (Config, []string, error) {
 			c.CandidateLimit, err = decodeInt(v, 1, -1)
 		case "fileMaxResults":
 			c.FileMaxResults, err = decodeInt(v, 1, fileref.MaxLimit)
+		case "directoryTokenBudget":
+			c.DirectoryTokenBudget, err = decodeInt(v, 0, -1)
 		case "referenceContextFraction":
 			var f float64
 			if err = json.Unmarshal(v, &f); err != nil {

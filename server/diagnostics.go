@@ -339,6 +339,10 @@ func (s *Server) computeDiagnostics(ctx context.Context, doc document) []diagnos
 				if msg, sev := rangeProblem(root, fm.Mention, f); msg != "" {
 					add(fm.Start, fm.End, sev, "", msg)
 				}
+			case f.Kind == fileref.KindDirectory:
+				if t, over := s.directoryOverBudget(ctx, fm.Path, cfg.DirectoryTokenBudget); over {
+					add(fm.Start, fm.End, severityWarning, codeDirectoryBudget, budgetMessage(fm.Path, t, cfg.DirectoryTokenBudget))
+				}
 			}
 		}
 	}

@@ -16,10 +16,17 @@ import (
 // if every file below it were read, counted from the workspace index
 // without reading a file body (fileref.Totals, fileref.DirFacts).
 const (
+	// defaultDirectoryTokenBudget is the estimate above which a directory
+	// mention is flagged: about three quarters of a 128k-token context
+	// window, DeepSeek's, the rest left to the conversation itself.
+	defaultDirectoryTokenBudget = 100_000
 	// dirTreeDepth and dirTreeWidth bound the tree a hover lists: two
 	// levels, eight entries each, the others summed in one line.
 	dirTreeDepth = 2
 	dirTreeWidth = 8
+	// codeDirectoryBudget is the code of the diagnostic on a directory
+	// mention over directoryTokenBudget: the setting that governs it.
+	codeDirectoryBudget = "directoryTokenBudget"
 )
 
 // dirFacter is a file source that knows directory facts: fileref's index,
@@ -243,6 +250,9 @@ func (s *Server) directoryText(ctx context.Context, name, rel string, markdown b
 		}
 	}
 	about = append(about, ignored+".")
+	if budget := s.config().DirectoryTokenBudget; budget > 0 && facts.Tokens() > int64(budget) {
+		about = append(about, fmt.Sprintf("Over the directoryTokenBudget of %s tokens: narrow the mention to a subfolder.", humanTokens(int64(budget))))
+	}
 	b.WriteString(sep + strings.Join(about, " "))
 	if len(facts.Tree) == 0 {
 		return b.String() + "\n"
@@ -282,4 +292,100 @@ func writeTree(b *strings.Builder, nodes []fileref.Node, rest fileref.Rest, inde
 	if rest.Count > 0 {
 		b.WriteString(indent + "└── … " + strconv.Itoa(rest.Count) + " more  " + dirSummary(rest.Totals) + "\n")
 	}
+}
+
+// directoryOverBudget reports, for the diagnostic of a directory mention,
+// the totals of rel when their token estimate exceeds budget: from the
+// index's sums when it has them, else from a count bounded in time (whose
+// lower bounds count only when they already exceed it).
+func (s *Server) directoryOverBudget(ctx context.Context, rel string, budget int) (fileref.Totals, bool) {
+	if budget <= 0 {
+		return fileref.Totals{}, false
+	}
+	df, ok := s.currentFiles().(dirFacter)
+	if !ok {
+		return fileref.Totals{}, false
+	}
+	t, ok := df.DirTotals(rel)
+	if !ok {
+		facts, err := df.DirFacts(ctx, rel, fileref.DirFactsOptions{})
+		if err != nil || facts.Ignored {
+			return fileref.Totals{}, false
+		}
+		t = facts.Totals
+	}
+	return t, t.Tokens() > int64(budget)
+}
+
+// budgetMessage is the diagnostic of a directory mention over budget.
+func budgetMessage(path string, t fileref.Totals, budget int) string {
+	atLeast := ""
+	if !t.Exact() {
+		atLeast = "at least "
+	}
+	size := dirSummary(t)
+	if i := strings.LastIndex(size, " · "); i >= 0 {
+		size = size[:i] // files and bytes: the tokens are said first
+	}
+	return fmt.Sprintf("%s would bring %s~%s tokens if read whole (%s), over the directoryTokenBudget of %s: narrow it to a subfolder",
+		path, atLeast, humanTokens(t.Tokens()), size, humanTokens(int64(budget)))
+}
+
+// narrowing is one quick fix for a directory mention over budget: the
+// mentions to write in its place.
+type narrowing struct {
+	title, text string
+	preferred   bool
+}
+
+// narrowingFixes are the quick fixes of the directory mention fm over
+// budget: first, when two or more fit together, its largest subfolders
+// that fit the budget together (taken greedily, biggest first); then each
+// of its largest subfolders that fits alone, up to maxFixes in all. When
+// none fits, its largest subfolders, one level down, to narrow again
+// from. Files are never offered: the mention named a folder.
+func (s *Server) narrowingFixes(ctx context.Context, fm docFileMention, budget int) []narrowing {
+	facts, ok := s.directoryFacts(ctx, fm.Path, 1)
+	if !ok {
+		return nil
+	}
+	// facts.Tree holds the dirTreeWidth biggest entries: the subfolders
+	// past it are smaller than every one listed.
+	var subs, fits, together []fileref.Node
+	used := int64(0)
+	for _, n := range facts.Tree {
+		if !n.Dir || n.Totals.Files == 0 {
+			continue
+		}
+		subs = append(subs, n)
+		if tok := n.Totals.Tokens(); tok <= int64(budget) {
+			fits = append(fits, n)
+			if used+tok <= int64(budget) {
+				together = append(together, n)
+				used += tok
+			}
+		}
+	}
+	dir := strings.TrimSuffix(fm.Path, "/") + "/"
+	mention := func(n fileref.Node) string {
+		return fileMentionText(dir+n.Name+"/", fileref.KindDirectory, fm.Quoted, nil)
+	}
+	var out []narrowing
+	if len(together) >= 2 {
+		var mentions []string
+		for _, n := range together {
+			mentions = append(mentions, mention(n))
+		}
+		text := strings.Join(mentions, " ")
+		out = append(out, narrowing{title: fmt.Sprintf("Narrow to %s (~%s tokens)", text, humanTokens(used)), text: text, preferred: true})
+	}
+	pick := fits
+	if len(pick) == 0 {
+		pick = subs
+	}
+	for _, n := range pick[:min(len(pick), maxFixes-len(out))] {
+		out = append(out, narrowing{title: fmt.Sprintf("Narrow to %s (~%s tokens)", mention(n), humanTokens(n.Totals.Tokens())),
+			text: mention(n), preferred: len(out) == 0 && len(fits) > 0})
+	}
+	return out
 }

@@ -1,8 +1,12 @@
 package server
 
 import (
+	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -153,7 +157,7 @@ func TestDirectoryRowsFollowChanges(t *testing.T) {
 
 func TestDirectoryHover(t *testing.T) {
 	ws := factsWorkspace(t)
-	h := factsHarness(t, ws, initOptions{markdown: true})
+	h := factsHarness(t, ws, initOptions{markdown: true, settings: map[string]any{"directoryTokenBudget": 1000}})
 	hover := func(marked string) string {
 		t.Helper()
 		pos := h.open("file:///hv.md", marked, EncodingUTF16)
@@ -177,13 +181,14 @@ func TestDirectoryHover(t *testing.T) {
 		"Tokens: text bytes ÷ 4, dsh's own budget rule; dsh sends only the path",
 		"Not in it: 1 file (1000 bytes), binary by extension.",
 		"ignored here: `build/`, `run.log`.",
+		"Over the directoryTokenBudget of 1k tokens",
 		tree,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("hover lacks %q:\n%s", want, got)
 		}
 	}
-	if got := hover("see @src/sm" + cursor + "all/ now"); !strings.Contains(got, "└── d.txt  400 bytes · ~100 tokens\n") {
+	if got := hover("see @src/sm" + cursor + "all/ now"); strings.Contains(got, "Over the") || !strings.Contains(got, "└── d.txt  400 bytes · ~100 tokens\n") {
 		t.Errorf("hover of a directory within the budget:\n%s", got)
 	}
 	if got := hover("see @src/bu" + cursor + "ild/ now"); !strings.Contains(got, "`src/build/`: directory, ignored by the workspace's ignore rules") {
@@ -221,6 +226,112 @@ func TestDirectoryHoverBeforeTheBuild(t *testing.T) {
 	rows := rowsOf(completeAt(t, h, "file:///rows.md", "see @"+cursor))
 	if it, ok := rows["src/"]; !ok || it.LabelDetails != nil || it.Detail != "" {
 		t.Errorf("src/ row before the build %+v, want no facts", it)
+	}
+}
+
+func TestDirectoryBudgetDiagnosticAndFixes(t *testing.T) {
+	cases := []struct {
+		budget    int
+		titles    []string // every fix, in order
+		preferred string   // its text after the preferred fix ("" when none is)
+	}{
+		{1000, []string{"Narrow to @src/mid/ @src/small/ (~700 tokens)", "Narrow to @src/mid/ (~600 tokens)", "Narrow to @src/small/ (~100 tokens)"},
+			"see @src/mid/ @src/small/ now"},
+		{500, []string{"Narrow to @src/small/ (~100 tokens)"}, "see @src/small/ now"},
+		{50, []string{"Narrow to @src/big/ (~2k tokens)", "Narrow to @src/mid/ (~600 tokens)", "Narrow to @src/small/ (~100 tokens)"}, ""},
+	}
+	ws := factsWorkspace(t)
+	for _, c := range cases {
+		t.Run(strings.ReplaceAll(humanTokens(int64(c.budget)), ".", "_"), func(t *testing.T) {
+			h := factsHarness(t, ws, initOptions{settings: map[string]any{"directoryTokenBudget": c.budget}})
+			uri := "file:///budget.md"
+			text := "see @src/ now"
+			h.open(uri, text, EncodingUTF16)
+			d := h.diagnosticsFor(uri, 1)
+			if len(d.Diagnostics) != 1 {
+				t.Fatalf("diagnostics %+v, want one on @src/", d.Diagnostics)
+			}
+			g := d.Diagnostics[0]
+			want := "src/ would bring ~2.9k tokens if read whole (6 files · 12 KB), over the directoryTokenBudget of " + humanTokens(int64(c.budget)) + ": narrow it to a subfolder"
+			if g.Code != codeDirectoryBudget || g.Severity != severityWarning || g.Message != want ||
+				g.Range.Start.Character != 4 || g.Range.End.Character != 9 {
+				t.Errorf("diagnostic %+v, want a warning on @src/ saying %q", g, want)
+			}
+			actions := actionsAt(t, h, uri, 0)
+			var titles []string
+			var preferred *wireAction
+			for i, a := range actions {
+				titles = append(titles, a.Title)
+				if a.IsPreferred {
+					if preferred != nil {
+						t.Errorf("two preferred fixes: %+v", actions)
+					}
+					preferred = &actions[i]
+				}
+				if len(a.Diagnostics) != 1 || a.Diagnostics[0].Code != codeDirectoryBudget || a.Kind != "quickfix" {
+					t.Errorf("fix %q of kind %q for %+v", a.Title, a.Kind, a.Diagnostics)
+				}
+			}
+			if !slices.Equal(titles, c.titles) {
+				t.Errorf("fixes %q, want %q", titles, c.titles)
+			}
+			if c.preferred == "" {
+				if preferred != nil {
+					t.Errorf("preferred fix %q, want none when no subfolder fits", preferred.Title)
+				}
+				return
+			}
+			if preferred == nil {
+				t.Fatalf("no preferred fix among %q", titles)
+			}
+			fixed := applyEdit(t, text, uri, preferred.Edit)
+			if fixed != c.preferred {
+				t.Fatalf("after %q: %q, want %q", preferred.Title, fixed, c.preferred)
+			}
+			h.notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": uri, "version": 2},
+				"contentChanges": []map[string]any{{"text": fixed + "\n"}}})
+			if d := h.diagnosticsFor(uri, 2); len(d.Diagnostics) != 0 {
+				t.Errorf("diagnostics after the fix: %+v", d.Diagnostics)
+			}
+		})
+	}
+}
+
+func TestDirectoryBudgetOff(t *testing.T) {
+	ws := factsWorkspace(t)
+	h := factsHarness(t, ws, initOptions{settings: map[string]any{"directoryTokenBudget": 0}})
+	h.open("file:///off.md", "see @src/ and @src/big/ now", EncodingUTF16)
+	if d := h.diagnosticsFor("file:///off.md", 1); len(d.Diagnostics) != 0 {
+		t.Errorf("diagnostics with the budget off: %+v", d.Diagnostics)
+	}
+	// The default budget (100k tokens) holds this workspace too.
+	h2 := factsHarness(t, ws, initOptions{})
+	h2.open("file:///def.md", "see @src/ now", EncodingUTF16)
+	if d := h2.diagnosticsFor("file:///def.md", 1); len(d.Diagnostics) != 0 {
+		t.Errorf("diagnostics with the default budget: %+v", d.Diagnostics)
+	}
+}
+
+func TestDirectoryTokenBudgetSetting(t *testing.T) {
+	if got := DefaultConfig().DirectoryTokenBudget; got != 100_000 {
+		t.Errorf("default directoryTokenBudget %d", got)
+	}
+	for _, good := range []string{`0`, `1`, `250000`} {
+		c, _, err := applyConfig(DefaultConfig(), json.RawMessage(`{"directoryTokenBudget": `+good+`}`))
+		if n, _ := strconv.Atoi(good); err != nil || c.DirectoryTokenBudget != n {
+			t.Errorf("directoryTokenBudget %s: %+v, %v", good, c.DirectoryTokenBudget, err)
+		}
+	}
+	for _, bad := range []string{`-1`, `1.5`, `"100"`, `true`} {
+		_, _, err := applyConfig(DefaultConfig(), json.RawMessage(`{"directoryTokenBudget": `+bad+`}`))
+		var ce *configError
+		if !errors.As(err, &ce) || ce.Field != "directoryTokenBudget" {
+			t.Errorf("directoryTokenBudget %s: %v, want a configuration error naming the field", bad, err)
+		}
+	}
+	c, _, err := applyConfig(DefaultConfig(), json.RawMessage(`{"directoryTokenBudget": null}`))
+	if err != nil || c.DirectoryTokenBudget != defaultDirectoryTokenBudget {
+		t.Errorf("null: %d, %v", c.DirectoryTokenBudget, err)
 	}
 }
 
