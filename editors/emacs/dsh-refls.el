@@ -54,8 +54,9 @@
 Also :candidateOrder (\"active\" or \"created\"), :recallSearch,
 :redactSecrets and :frecency (t, or :json-false for false; :frecency
 ranks what you pick from the list first among the items that matched
-alike, see `dsh-refls-forget-picks').  Sent as initializationOptions and
-as the \"dsh\" configuration section."
+alike, see `dsh-refls-forget-picks'), :directoryTokenBudget (tokens; 0
+turns the directory budget check off).  Sent as initializationOptions
+and as the \"dsh\" configuration section."
   :type 'plist)
 
 (defcustom dsh-refls-session-scope nil

@@ -48,6 +48,7 @@ H.run('unit', function()
     contextWindow = 1000,
     candidateLimit = 7,
     fileMaxResults = 3,
+    directoryTokenBudget = 0,
     excludedDirectories = { 'dist', ' ', 'build ' },
     spillDir = '',
     watch = 'poll',
@@ -68,6 +69,7 @@ H.run('unit', function()
     contextWindow = 1000,
     candidateLimit = 7,
     fileMaxResults = 3,
+    directoryTokenBudget = 0,
     excludedDirectories = { 'dist', 'build' },
     watch = 'poll',
     candidateOrder = 'created',
@@ -77,8 +79,8 @@ H.run('unit', function()
     sessionScope = 'workspace',
     showAutomationSessions = true,
   }), 'server_options: %s', vim.inspect(so))
-  check(vim.tbl_count(config.server_option_types) == 18,
-    'the 12 SPEC §4.1 keys and candidateOrder, recallSearch, redactSecrets, frecency, sessionScope, showAutomationSessions are known')
+  check(vim.tbl_count(config.server_option_types) == 19,
+    'the 12 SPEC §4.1 keys and candidateOrder, recallSearch, redactSecrets, frecency, sessionScope, showAutomationSessions, directoryTokenBudget are known')
   local bad, berr = config.server_options({ candidateOrder = 'newest' })
   check(bad == nil and berr:find('candidateOrder'), 'a bad candidateOrder is rejected: %s', tostring(berr))
   bad, berr = config.server_options({ sessionScope = 'here' })

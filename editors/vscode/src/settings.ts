@@ -35,6 +35,7 @@ export interface ServerOptions {
   contextWindow?: number;
   candidateLimit?: number;
   fileMaxResults?: number;
+  directoryTokenBudget?: number;
   excludedDirectories?: string[];
   spillDir?: string;
   watch?: (typeof WATCH_MODES)[number];
@@ -71,6 +72,7 @@ export const SERVER_OPTION_KINDS: Readonly<Record<keyof ServerOptions, Kind>> = 
   contextWindow: "integer",
   candidateLimit: "integer",
   fileMaxResults: "integer",
+  directoryTokenBudget: "integer",
   excludedDirectories: "stringList",
   spillDir: "path",
   watch: "watch",

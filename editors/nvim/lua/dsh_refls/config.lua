@@ -15,6 +15,7 @@ M.server_option_types = {
   contextWindow = 'number',
   candidateLimit = 'number',
   fileMaxResults = 'number',
+  directoryTokenBudget = 'number',
   excludedDirectories = 'list',
   spillDir = 'string',
   watch = 'string',
