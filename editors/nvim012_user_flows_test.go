@@ -197,6 +197,9 @@ func (f *freshNvim) accept(t *testing.T, prefix, want string, entries int) strin
 //   - K on the mention shows the recall facts;
 //   - a mention of a missing file gets a diagnostic, whose quick fix
 //     (vim.lsp.buf.code_action) fixes the line and clears it;
+//   - a directory mention over the token budget: its diagnostic, K with
+//     its facts and tree, the quick fix that narrows it
+//     (directoryFactsFlow);
 //   - gd on the mention opens its read-only recall preview;
 //   - :DshPrepare and :DshStatus show the prepared context and the index;
 //   - the session scopes (scopeFlow): @all: lists the hidden subagent
@@ -335,6 +338,8 @@ func driveNeovimFlows(t *testing.T, f *freshNvim, rec *featureRun, how nvimCompl
 		t.Errorf("after the fix the buffer has %s diagnostics, want 0", got)
 	}
 	rec.ok(featQuickFix)
+
+	directoryFactsFlow(t, f)
 
 	// Go to definition (gd) on the session mention: its recall preview.
 	f.text(":2")

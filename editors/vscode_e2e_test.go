@@ -57,7 +57,10 @@ type e2eReport struct {
 	LinkSelection    string   `json:"linkSelection"`
 	SymbolKey        string   `json:"symbolKey"`
 	SearchRow        string   `json:"searchRow"`
-	RestartOutput    string   `json:"restartOutput"`
+	// Directory facts (issue 30 item 3): the @corpus/ row and its hover.
+	DirRow        string `json:"dirRow"`
+	DirHover      string `json:"dirHover"`
+	RestartOutput string `json:"restartOutput"`
 	// The frecency steps' menus (frecencyPicks, frecencyAfterRestart in
 	// the script): before the picks, after them, after a restart, after
 	// "DSH: Forget Picks", and what that command said.
@@ -301,12 +304,15 @@ func testFlowsInCodeServer(t *testing.T, s e2eSetup) {
 		// documents the server served.
 		".vscode/settings.json": mustJSON(t, map[string]any{"dsh.sessionsRoot": d.root, "dsh.logFile": serverLog, "dsh.logLevel": "debug"}),
 		"frecency.md":           "Picked from the menu:",
+		// dirs.md: the directory facts steps type their mentions here.
+		"dirs.md": "Directory facts.\n",
 	}
 	writeFiles(t, d.workspace, initial)
 	writeFiles(t, d.workspace, map[string]string{
 		"src/lines.txt": "alpha: the first line\nbravo: the second line\ncharlie: the third line\n" +
 			"delta: the fourth line\necho: the fifth line\nfoxtrot: the sixth line\n",
 	})
+	writeFiles(t, d.workspace, corpusFiles())
 	cs := startCodeServer(t, s.node, s.entry, s.vsix, dir, d.workspace, s.env, baseUserSettings)
 	params := map[string]any{
 		"url": cs.url, "workspace": d.workspace, "prompt": prompt, "playwright": s.playwright, "chromium": s.chromium,
@@ -332,6 +338,8 @@ func testFlowsInCodeServer(t *testing.T, s e2eSetup) {
 			"first": "Audit config call sites", "picked": "Refactor config loader"},
 		// The session scopes: the demo's subagent child, hidden but at @all:.
 		"childTitle": demoChildTitle, "parentTitle": demoParentTitle,
+		"dirs": filepath.Join(d.workspace, "dirs.md"), "corpusDir": corpusDir, "corpusSummary": corpusSummary,
+		"corpusFix": corpusFix, "corpusFixed": corpusFixed,
 	}
 	// The browser drives a whole VS Code workbench on 2 shared cores; a run
 	// that stops on the way (a menu that never appears) is retried once
@@ -457,6 +465,7 @@ func runBrowserScript(t *testing.T, s e2eSetup, params map[string]any) (e2eRepor
 		t.Logf("keystroke to menu: @ %s, @rate %s; @rate lists %q, highlighting %q", ms("atMenuMs"), ms("rateMenuMs"), rep.RateRows, rep.RateHighlights)
 		t.Logf("inlay hint line %q; problems after the quick fixes %v; after # %q; range hover %q; link opened with %q; symbols by %s; search row %q",
 			rep.InlayHint, rep.ProblemsAfterFix, rep.RangeRows, rep.RangeHover, rep.LinkSelection, rep.SymbolKey, rep.SearchRow)
+		t.Logf("directory facts: row %q; hover %q", rep.DirRow, rep.DirHover)
 		t.Logf("flows passed: %s", strings.Join(rep.Flows, ", "))
 	}
 	t.Logf("screenshots in %s: %s", s.shots, strings.Join(rep.Screenshots, ", "))

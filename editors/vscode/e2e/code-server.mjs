@@ -4,7 +4,8 @@
 //   { url, workspace, prompt, playwright, chromium, shots, serverLog, sessionsRoot, sessions,
 //     sessionTitle, fileName, warmTitles, movedTitle, rateNoise, initialFiles, features, rangeFile,
 //     brokenFile, fixedFile, fixedTitle, symbolQuery, symbolTitle, searchPhrase, searchTitle,
-//     frecency: { file, query, first, picked } }
+//     frecency: { file, query, first, picked },
+//     dirs, corpusDir, corpusSummary, corpusFix, corpusFixed }
 // or, with mode "machineSetting", only url, workspace, prompt, playwright,
 // chromium, shots, serverLog, sessionsRoot and sessions (machineSettingSteps).
 // serverLog is the dsh.logFile of the workspace settings; sessions is how
@@ -805,6 +806,8 @@ async function steps(browser) {
   await shot("16d-child-hover.png");
   await page.mouse.move(5, 5);
 
+  await directoryFactsSteps();
+
   // Show Index Status: the sessions root of the settings and every session in it.
   let status = "";
   await fromServer("the index status", 1, async () => {
@@ -856,6 +859,62 @@ async function steps(browser) {
   await shot("18-restart-output.png");
 
   await frecencyAfterRestart();
+}
+
+/**
+ * Directory facts (issue 30 item 3), in dirs.md: the @ menu row of
+ * corpus/ says its files, bytes and token estimate; the hover of a
+ * @corpus/ mention shows the facts and the tree; the mention is over the
+ * default directoryTokenBudget, a problem whose preferred quick fix
+ * narrows it to the subfolders that fit, after which no problem is left.
+ */
+async function directoryFactsSteps() {
+  const editor = page.locator(".editor-instance .monaco-editor .view-lines").first();
+  await quickOpen(path.basename(p.dirs));
+  await editor.click();
+  await page.keyboard.press("Control+End");
+  await page.keyboard.type(`@${p.corpusDir}`, { delay: 40 });
+  const row = page.locator(".suggest-widget.visible .monaco-list-row")
+    .filter({ has: page.locator(".label-name", { hasText: new RegExp(`^${p.corpusDir}/$`) }) }).first();
+  await row.waitFor({ timeout: STEP_MS });
+  // The description arrives with the row: wait for the whole of it.
+  await until("the corpus/ row's facts", (want) => [...document.querySelectorAll(".suggest-widget.visible .monaco-list-row")]
+    .some((r) => r.textContent.replace(/\u00a0/g, " ").includes(want)), p.corpusSummary).catch(() => {});
+  report.dirRow = (await row.textContent()).replace(/\u00a0/g, " ");
+  await shot("16b-dir-row.png");
+  expect(report.dirRow.includes(p.corpusSummary), `the @${p.corpusDir} row says ${p.corpusSummary}: ${report.dirRow}`);
+  // Finish the mention by hand, then a newline: a mention is checked once
+  // the typing has moved on.
+  await page.keyboard.press("Escape");
+  await page.keyboard.type("/", { delay: 40 });
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("End");
+  await page.keyboard.press("Enter");
+
+  // Hover: the facts and the tree.
+  const token = page.locator(".editor-instance .view-lines .view-line span[class*='mtk']", { hasText: `@${p.corpusDir}/` }).last();
+  const hover = page.locator(".monaco-hover:not(.hidden) .hover-contents", { hasText: "directory ·" }).first();
+  await hoverUntil(token, hover);
+  report.dirHover = (await hover.innerText()).replace(/\u00a0/g, " ");
+  await shot("16c-dir-hover.png");
+  expect(report.dirHover.includes(p.corpusSummary) && report.dirHover.includes("├── a/") && report.dirHover.includes("Over the directoryTokenBudget"),
+    `the hover shows ${p.corpusSummary}, the tree and the budget: ${report.dirHover}`);
+  await page.mouse.move(5, 5);
+
+  // The problem, and the quick fix that narrows the mention.
+  await page.keyboard.press("Control+Shift+M");
+  await page.locator(".markers-panel .monaco-list-row", { hasText: "directoryTokenBudget" }).first().waitFor({ timeout: STEP_MS });
+  await editor.click();
+  await page.keyboard.press("Control+End");
+  await page.keyboard.press("ArrowUp");
+  await page.keyboard.press("End");
+  await quickFix(p.corpusFix, "16d-dir-quick-fix.png");
+  await page.locator(".editor-instance .view-lines", { hasText: p.corpusFixed }).first().waitFor({ timeout: STEP_MS });
+  await until("no problem once the mention is narrowed", noProblems);
+  await page.keyboard.press("Control+S");
+  const dirs = await savedText(p.dirs, (t) => t.includes(p.corpusFixed));
+  expect(dirs.includes(`${p.corpusFixed}\n`), `the narrowed mentions were saved: ${dirs}`);
+  await shot("16e-dir-narrowed.png");
 }
 
 /**
