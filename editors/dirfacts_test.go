@@ -94,3 +94,43 @@ func directoryFactsFlow(t *testing.T, f *freshNvim) {
 		t.Errorf("after narrowing @corpus/ the buffer has %s diagnostics, want 0", got)
 	}
 }
+
+// directoryFacts drives the directory facts in Emacs with eglot (a step
+// of TestEmacsFeatures, whose workspace holds corpus/): a line mentioning
+// corpus/ gets the budget diagnostic; eldoc's hover on the mention, in
+// its *eldoc* buffer, gives its facts and its tree; eglot-code-actions offers
+// the narrowing fix as its default, which leaves no diagnostic.
+func (e *emacsScreen) directoryFacts(t *testing.T) {
+	t.Helper()
+	const line = "Corpus: @" + corpusDir + "/ is big."
+	e.keys("C-e", "Enter")
+	e.text(line)
+	e.keys("C-a")
+	warned := e.wait(t, "the budget diagnostic", func(s string) bool {
+		return strings.Contains(s, line) && strings.Contains(s, "Flymake[0 1]")
+	})
+	t.Logf("the directory's diagnostic:\n%s", warned)
+	e.keys("C-s")
+	e.text("@" + corpusDir) // isearch ignores case: "Corpus:" holds corpus too
+	// A motion after the search: eldoc answers motions, not isearch's exit.
+	e.keys("Enter", "C-b")
+	// The echo area shows as much of the hover as fits, its end.
+	e.wait(t, "eldoc's hover in the echo area", func(s string) bool { return strings.Contains(s, "Use `M-x eldoc-doc-buffer'") })
+	e.keys("M-x")
+	e.text("eldoc-doc-buffer")
+	e.keys("Enter")
+	tree := e.wait(t, "the *eldoc* buffer with the facts and the tree", func(s string) bool {
+		return strings.Contains(s, "directory · "+corpusSummary) && strings.Contains(s, "├── a/") && strings.Contains(s, "*eldoc")
+	})
+	t.Logf("eldoc on @corpus/ (M-x eldoc-doc-buffer):\n%s", tree)
+	e.keys("C-x", "1", "M-x")
+	e.text("eglot-code-actions")
+	e.keys("Enter")
+	actions := e.wait(t, "the narrowing action as the default", func(s string) bool { return strings.Contains(s, "(default "+corpusFix) })
+	t.Logf("M-x eglot-code-actions on @corpus/:\n%s", actions)
+	e.keys("Enter")
+	fixed := e.wait(t, "the narrowed line", func(s string) bool {
+		return strings.Contains(s, "Corpus: "+corpusFixed+" is big.") && strings.Contains(s, "Flymake[0 0]")
+	})
+	t.Logf("after the default action:\n%s", fixed)
+}

@@ -152,7 +152,9 @@ func (e *emacsScreen) eval(t *testing.T, expr string) string {
 // excerpt (M-TAB, as docs/editors.md binds it); completion after "#" offers line ranges; eldoc's hover on a
 // line-range mention shows those lines and dsh-refls-follow visits its
 // document link; a missing file's diagnostic offers a quick fix that
-// eglot-code-actions applies (no diagnostic is left); M-. on a session
+// eglot-code-actions applies (no diagnostic is left); a directory mention
+// over the token budget shows its facts and tree and is narrowed by the
+// default code action (directoryFacts); M-. on a session
 // mention and xref-find-apropos (the server's workspace symbols) open the
 // read-only recall preview; M-x dsh-refls-search finds a session by a
 // phrase said in it, RET opening its preview; and @all: lists the hidden
@@ -161,7 +163,9 @@ func TestEmacsFeatures(t *testing.T) {
 	// Emacs mostly waits on its screen: it runs beside the VS Code test.
 	t.Parallel()
 	// dsh/search needs the body index, off by default (docs/search.md).
-	e := startEmacsScreen(t, ":recallSearch t", map[string]string{linesFile: "alpha line\nbravo line\ncharlie line\ndelta line\n"})
+	files := corpusFiles()
+	files[linesFile] = "alpha line\nbravo line\ncharlie line\ndelta line\n"
+	e := startEmacsScreen(t, ":recallSearch t", files)
 	rec := recordEmacs28(t)
 
 	// Typing a word said in a session after "@" lists it, with the
@@ -239,6 +243,9 @@ func TestEmacsFeatures(t *testing.T) {
 	e.keys("C-e", "Enter")
 	// eglot 1.9 names the preferred action as the prompt's default.
 	e.missingFileAndFix(t, rec, "Pick an action (default Replace with src/login.ts)")
+
+	// A directory mention over the token budget (issue 30 item 3).
+	e.directoryFacts(t)
 
 	// M-. on a session mention: its recall preview, read-only, no file.
 	e.keys("C-e", "Enter")
