@@ -9,6 +9,7 @@
 //	benchfiles build -dir D                       build once, print count and time
 //	benchfiles compare -dir D [-runs N] [-base B] interleave fdfind and build runs (and B's build mode)
 //	benchfiles sizes -dir D                       measuring sizes, directory totals and facts
+//	benchfiles facts -dir D -bin B [-base-bin O]  @, @dir/ and a @dir/ hover over pipes, B against O
 //	benchfiles search -dir D                      typing latency and peak RSS
 //	benchfiles query -dir D Q...                  print the top results of queries
 package main
@@ -32,6 +33,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/completion"
 	"github.com/dsh-refls/dsh-refls/fileref"
 	"github.com/dsh-refls/dsh-refls/internal/cputime"
+	"github.com/dsh-refls/dsh-refls/internal/lsptest"
 )
 
 // vocabulary builds realistic path names.
@@ -68,6 +70,9 @@ func main() {
 	parallelism := fs.Int("parallelism", 0, "directory readers (0: the index default)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured part here")
 	base := fs.String("base", "", "compare: another benchfiles binary (an older build) whose build runs interleaved too")
+	bin := fs.String("bin", "", "facts: the dsh-refls binary")
+	baseBin := fs.String("base-bin", "", "facts: an older dsh-refls binary, measured beside -bin in the same run")
+	rounds := fs.Int("rounds", 200, "facts: requests of each kind per server")
 	_ = fs.Parse(os.Args[2:])
 	readers = *parallelism
 	if *dir == "" {
@@ -91,6 +96,8 @@ func main() {
 		err = compare(*dir, *runs, *base)
 	case "sizes":
 		err = sizes(*dir)
+	case "facts":
+		err = factsOverPipes(*dir, *bin, *baseBin, *rounds)
 	case "search":
 		err = search(*dir, *sessions)
 	case "query":
@@ -575,5 +582,207 @@ func sizes(dir string) error {
 	}
 	fmt.Printf("Apply of a created file, index summed again: median %s over %d paths\n", median(applied).Round(time.Microsecond), ix.Len())
 	fmt.Printf("peak RSS: %s\n", peakRSS())
+	return nil
+}
+
+// factsServer is one dsh-refls process serving the tree for factsOverPipes.
+type factsServer struct {
+	name string
+	cmd  *exec.Cmd
+	e    *lsptest.Editor
+	lat  map[string][]time.Duration // by kind of request
+}
+
+// startFactsServer starts bin on the workspace dir (an empty sessions
+// root, no watcher), with the capabilities VS Code declares for rows and
+// hovers, and waits until the files are indexed and their sizes summed
+// (an older binary reports no fileSizesPending: 0).
+func startFactsServer(ctx context.Context, name, bin, dir string) (*factsServer, error) {
+	tmp, err := os.MkdirTemp("", "benchfiles-facts-")
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "--sessions-root", filepath.Join(tmp, "sessions"), "--watch", "off")
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(tmp, "cache"))
+	caps := map[string]any{"textDocument": map[string]any{
+		"completion": map[string]any{"completionItem": map[string]any{"labelDetailsSupport": true, "documentationFormat": []string{"markdown"}}},
+		"hover":      map[string]any{"contentFormat": []string{"markdown"}},
+	}}
+	e, err := lsptest.Start(cmd, lsptest.Config{Capabilities: caps, RootURI: "file://" + dir})
+	if err != nil {
+		return nil, err
+	}
+	s := &factsServer{name: name, cmd: cmd, e: e, lat: map[string][]time.Duration{}}
+	start := time.Now()
+	if err := e.Initialize(ctx, nil); err != nil {
+		return s, err
+	}
+	for {
+		var st struct {
+			FilesIndexed     int `json:"filesIndexed"`
+			FileSizesPending int `json:"fileSizesPending"`
+		}
+		if err := e.Status(ctx, &st); err != nil {
+			return s, err
+		}
+		if st.FilesIndexed > 0 && st.FileSizesPending == 0 {
+			fmt.Printf("%s server (%s): %d files indexed and summed %s after initialize\n", name, bin, st.FilesIndexed, time.Since(start).Round(time.Millisecond))
+			return s, nil
+		}
+		select {
+		case <-ctx.Done():
+			return s, fmt.Errorf("%s server: files not indexed and summed: %w", name, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// timed runs one request and records its round trip under kind.
+func (s *factsServer) timed(ctx context.Context, kind, method string, params, result any) error {
+	start := time.Now()
+	if err := s.e.Call(ctx, method, params, result); err != nil {
+		return fmt.Errorf("%s server, %s: %w", s.name, kind, err)
+	}
+	s.lat[kind] = append(s.lat[kind], time.Since(start))
+	return nil
+}
+
+// factsOverPipes times what directory facts add where a user meets them,
+// through the real binaries over pipes: completion at "@" (the root
+// listing, a row per top directory) and at "@top/" and "@top/mid/" (rows
+// of their subdirectories), and the hover of a "@top/" mention. With
+// baseBin the same requests go to an older build in the same run,
+// alternating which server goes first, so both are measured under the
+// same load. The round trip runs from the request written to its answer
+// decoded by the client.
+func factsOverPipes(dir, bin, baseBin string, rounds int) error {
+	if bin == "" {
+		return fmt.Errorf("facts needs -bin")
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	var servers []*factsServer
+	defer func() {
+		for _, s := range servers {
+			_ = s.e.Close()
+			_ = s.cmd.Process.Kill()
+			<-s.e.Done()
+			_ = s.cmd.Wait()
+		}
+	}()
+	bins := [][2]string{{"new", bin}}
+	if baseBin != "" {
+		bins = append([][2]string{{"base", baseBin}}, bins...)
+	}
+	for _, b := range bins {
+		s, err := startFactsServer(ctx, b[0], b[1], dir)
+		if s != nil {
+			servers = append(servers, s)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	top, mid := "", ""
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, de := range des {
+		if de.IsDir() && !strings.HasPrefix(de.Name(), ".") && top == "" {
+			top = de.Name()
+		}
+	}
+	if des, err = os.ReadDir(filepath.Join(dir, top)); err != nil {
+		return err
+	}
+	for _, de := range des {
+		if de.IsDir() && mid == "" {
+			mid = de.Name()
+		}
+	}
+	uri := "file://" + dir + "/bench-facts.md"
+	kinds := []struct{ kind, text string }{
+		{"completion @", "see @"}, {"completion @" + top + "/", "see @" + top + "/"},
+		{"completion @" + top + "/" + mid + "/", "see @" + top + "/" + mid + "/"},
+	}
+	hoverKind := "hover @" + top + "/"
+	var rowSample, hoverSample string
+	for _, s := range servers {
+		if _, err := s.e.OpenFile(ctx, uri, "see @"+lsptest.Cursor); err != nil {
+			return err
+		}
+	}
+	for r := range rounds {
+		order := servers
+		if r%2 == 1 && len(servers) == 2 {
+			order = []*factsServer{servers[1], servers[0]}
+		}
+		for _, k := range kinds {
+			for _, s := range order {
+				pos, err := s.e.SetText(ctx, uri, k.text+lsptest.Cursor)
+				if err != nil {
+					return err
+				}
+				var list struct {
+					Items []struct {
+						Label        string `json:"label"`
+						LabelDetails *struct {
+							Description string `json:"description"`
+						} `json:"labelDetails"`
+					} `json:"items"`
+				}
+				if err := s.timed(ctx, k.kind, "textDocument/completion", map[string]any{
+					"textDocument": map[string]any{"uri": uri}, "position": pos}, &list); err != nil {
+					return err
+				}
+				if s.name == "new" && r == 0 && k.text == "see @" {
+					for _, it := range list.Items {
+						if it.Label == top+"/" && it.LabelDetails != nil {
+							rowSample = it.Label + "  " + it.LabelDetails.Description
+						}
+					}
+				}
+			}
+		}
+		for _, s := range order {
+			pos, err := s.e.SetText(ctx, uri, "see @"+top[:1]+lsptest.Cursor+top[1:]+"/ now")
+			if err != nil {
+				return err
+			}
+			var hv struct {
+				Contents struct{ Value string } `json:"contents"`
+			}
+			if err := s.timed(ctx, hoverKind, "textDocument/hover", map[string]any{
+				"textDocument": map[string]any{"uri": uri}, "position": pos}, &hv); err != nil {
+				return err
+			}
+			if s.name == "new" && r == 0 {
+				hoverSample, _, _ = strings.Cut(hv.Contents.Value, "\n")
+			}
+		}
+	}
+	fmt.Printf("machine: %d cores, load %s; %d rounds\n", runtime.NumCPU(), loadAvg(), rounds)
+	fmt.Printf("new row at @: %s\nnew hover's first line: %s\n", rowSample, hoverSample)
+	pct := func(d []time.Duration, p float64) time.Duration {
+		s := slices.Clone(d)
+		slices.Sort(s)
+		return s[min(len(s)-1, int(p*float64(len(s)-1)+0.5))].Round(time.Microsecond)
+	}
+	for _, kind := range append([]string{kinds[0].kind, kinds[1].kind, kinds[2].kind}, hoverKind) {
+		line := fmt.Sprintf("%-34s", kind+":")
+		for _, s := range servers {
+			line += fmt.Sprintf("  [%s] p50 %v p99 %v", s.name, pct(s.lat[kind], 0.5), pct(s.lat[kind], 0.99))
+		}
+		if len(servers) == 2 {
+			b, n := servers[0].lat[kind], servers[1].lat[kind]
+			line += fmt.Sprintf("  new/base p50 %.2fx p99 %.2fx", float64(pct(n, 0.5))/float64(pct(b, 0.5)), float64(pct(n, 0.99))/float64(pct(b, 0.99)))
+		}
+		fmt.Println(line)
+	}
 	return nil
 }
