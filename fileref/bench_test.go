@@ -179,3 +179,42 @@ func BenchmarkFirstKeystrokeLarge(b *testing.B) {
 		}
 	}
 }
+
+// memSnapshot packs a snapshot of the shape of scripts/benchfiles' tree
+// in memory: 25 × 10 × 30 leaf directories of 20 files, every size known.
+func memSnapshot() *snapshot {
+	var raw []rawEntry
+	exts := []string{".go", ".ts", ".png", ".md", ".json"}
+	for t := 0; t < 25; t++ {
+		top := fmt.Sprintf("%s%02d", benchWords[t%len(benchWords)], t)
+		raw = append(raw, newRawEntry(top, true, false))
+		for m := 0; m < 10; m++ {
+			mid := fmt.Sprintf("%s/%s_%d", top, benchWords[m], m)
+			raw = append(raw, newRawEntry(mid, true, false))
+			for l := 0; l < 30; l++ {
+				leaf := fmt.Sprintf("%s/%s%d", mid, benchWords[l%len(benchWords)], l)
+				raw = append(raw, newRawEntry(leaf, true, false))
+				for f := 0; f < 20; f++ {
+					raw = append(raw, newRawEntry(fmt.Sprintf("%s/%s_%d%s", leaf, benchWords[f], f, exts[f%len(exts)]), false, false))
+				}
+			}
+		}
+	}
+	sizes := make([]uint32, len(raw))
+	for i := range sizes {
+		sizes[i] = uint32(100 * i % 50000)
+	}
+	return newSnapshot(nil, nil, raw, sizes)
+}
+
+// BenchmarkSumDirs: what Apply and MeasureSizes add to sum 150,000 files
+// by directory.
+func BenchmarkSumDirs(b *testing.B) {
+	s := memSnapshot()
+	ix := &Index{}
+	b.ReportMetric(float64(s.files), "files")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ix.sumDirs(s)
+	}
+}

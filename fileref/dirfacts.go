@@ -133,7 +133,7 @@ func (ix *Index) DirFacts(ctx context.Context, rel string, opt DirFactsOptions) 
 					size = s.sizes[i].Load()
 				}
 			}
-			tb.add(p[len(prefix):], e.dir(), size)
+			tb.add(p[len(prefix):], e, size)
 		}
 	} else {
 		entries, cut, err := ix.walkUntil(ctx, []walkJob{{abs: abs, frame: f}}, 0, deadline)
@@ -151,7 +151,7 @@ func (ix *Index) DirFacts(ctx context.Context, rel string, opt DirFactsOptions) 
 					}
 				}
 			}
-			tb.add(r.path[len(prefix):], r.e.dir(), size)
+			tb.add(r.path[len(prefix):], &r.e, size)
 		}
 	}
 	out.Totals = tb.total
@@ -202,14 +202,14 @@ func newTreeBuilder(depth int) *treeBuilder {
 	return &treeBuilder{depth: depth, nodes: map[string]*Node{}}
 }
 
-// add counts the entry at rel (a file of recorded size size, or a
+// add counts the entry e at rel (a file of recorded size size, or a
 // directory) in the totals and in the nodes of its first depth levels.
-func (b *treeBuilder) add(rel string, dir bool, size uint32) {
-	base := rel[strings.LastIndexByte(rel, '/')+1:]
+func (b *treeBuilder) add(rel string, e *entry, size uint32) {
+	dir, binary := e.dir(), e.binary()
 	if dir {
 		b.total.Dirs++
 	} else {
-		b.total.addFile(base, size)
+		b.total.addFile(binary, size)
 	}
 	pos := 0
 	for k := 1; k <= b.depth; k++ {
@@ -224,13 +224,13 @@ func (b *treeBuilder) add(rel string, dir bool, size uint32) {
 		}
 		switch {
 		case last && !dir:
-			n.Totals.addFile(base, size) // the file itself
+			n.Totals.addFile(binary, size) // the file itself
 		case last:
 			// the directory itself: counted by what is below it
 		case dir:
 			n.Totals.Dirs++
 		default:
-			n.Totals.addFile(base, size)
+			n.Totals.addFile(binary, size)
 		}
 		if last {
 			return

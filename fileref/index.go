@@ -130,11 +130,13 @@ const (
 	flagHidden   // some component starts with "."
 	flagNonASCII // scored by the generic rune scorer
 	flagUpper    // ASCII with upper-case letters: a lower-case copy follows the path
+	flagBinary   // a file whose extension marks it as binary (binaryName)
 )
 
 func (e *entry) dir() bool      { return e.flags&flagDir != 0 }
 func (e *entry) hidden() bool   { return e.flags&flagHidden != 0 }
 func (e *entry) nonASCII() bool { return e.flags&flagNonASCII != 0 }
+func (e *entry) binary() bool   { return e.flags&flagBinary != 0 }
 
 // path returns the root-relative, "/"-separated path of e, without a
 // trailing slash.
@@ -166,6 +168,9 @@ func newRawEntry(path string, dir, hidden bool) rawEntry {
 	}
 	if hidden {
 		e.flags |= flagHidden
+	}
+	if !dir && binaryName(path[e.baseOff:]) {
+		e.flags |= flagBinary // told once here, not at every summing
 	}
 	bounds, mask, upper := boundsOf(path, int(e.baseOff))
 	e.mask = mask

@@ -68,8 +68,8 @@ func (t Totals) Tokens() int64 { return (t.TextBytes() + BytesPerToken - 1) / By
 // known and none was too large to keep.
 func (t Totals) Exact() bool { return t.Unmeasured == 0 && t.Huge == 0 }
 
-// addFile counts the file name (a base name) of recorded size size.
-func (t *Totals) addFile(name string, size uint32) {
+// addFile counts a file of recorded size size, binary or not.
+func (t *Totals) addFile(binary bool, size uint32) {
 	t.Files++
 	switch size {
 	case sizeUnknown:
@@ -79,7 +79,7 @@ func (t *Totals) addFile(name string, size uint32) {
 		t.Huge++
 	}
 	t.Bytes += int64(size)
-	if binaryName(name) {
+	if binary {
 		t.BinaryFiles++
 		t.BinaryBytes += int64(size)
 	}
@@ -152,7 +152,8 @@ type dirTable struct {
 // sumDirs sums snapshot s by directory and publishes the table. The files
 // are added to their own directory (consecutive files mostly share it:
 // one lookup per directory read), then each directory to its parent,
-// deepest first; about 2 ms for 150,000 files.
+// deepest first: about 3 ms for 150,000 files in 7,775 directories
+// (BenchmarkSumDirs).
 func (ix *Index) sumDirs(s *snapshot) {
 	dirs := 1
 	for i := range s.entries {
@@ -188,14 +189,15 @@ func (ix *Index) sumDirs(s *snapshot) {
 			}
 			lastParent, last = parent, k
 		}
-		t.totals[last].addFile(p[e.baseOff:], s.sizes[i].Load())
+		t.totals[last].addFile(e.binary(), s.sizes[i].Load())
 	}
 	order := make([]int32, 0, len(paths)-1)
+	depth := make([]int32, len(paths))
 	for k := 1; k < len(paths); k++ {
 		order = append(order, int32(k))
+		depth[k] = int32(strings.Count(paths[k], "/"))
 	}
-	depth := func(k int32) int { return strings.Count(paths[k], "/") }
-	slices.SortFunc(order, func(a, b int32) int { return depth(b) - depth(a) })
+	slices.SortFunc(order, func(a, b int32) int { return int(depth[b] - depth[a]) })
 	for _, k := range order {
 		parent := ""
 		if i := strings.LastIndexByte(paths[k], '/'); i >= 0 {
