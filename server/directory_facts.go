@@ -27,6 +27,9 @@ const (
 	// codeDirectoryBudget is the code of the diagnostic on a directory
 	// mention over directoryTokenBudget: the setting that governs it.
 	codeDirectoryBudget = "directoryTokenBudget"
+	// maxNarrowMentions bounds the mentions one narrowing fix writes in
+	// place of one: a line of a few folders still reads as a choice.
+	maxNarrowMentions = 4
 )
 
 // dirFacter is a file source that knows directory facts: fileref's index,
@@ -111,10 +114,11 @@ func (s *Server) fileSizesPending() int {
 	if !ok {
 		return 0
 	}
-	if !sz.Summed() {
+	df, ok := f.(dirFacter)
+	if !ok || !sz.Summed() {
 		return f.Count()
 	}
-	t, _ := f.(dirFacter).DirTotals("")
+	t, _ := df.DirTotals("")
 	return t.Unmeasured
 }
 
@@ -187,14 +191,15 @@ func groupThousands(n int64) string {
 }
 
 // directoryFacts counts the directory rel for a hover, a resolve or a
-// quick fix; ok is false when there is no file source or rel is no
+// quick fix, with a tree depth levels deep and width entries wide (0: all
+// of them); ok is false when there is no file source or rel is no
 // directory it can count.
-func (s *Server) directoryFacts(ctx context.Context, rel string, depth int) (fileref.DirFacts, bool) {
+func (s *Server) directoryFacts(ctx context.Context, rel string, depth, width int) (fileref.DirFacts, bool) {
 	df, ok := s.currentFiles().(dirFacter)
 	if !ok {
 		return fileref.DirFacts{}, false
 	}
-	facts, err := df.DirFacts(ctx, rel, fileref.DirFactsOptions{Depth: depth, Width: dirTreeWidth})
+	facts, err := df.DirFacts(ctx, rel, fileref.DirFactsOptions{Depth: depth, Width: width})
 	if err != nil {
 		if !errors.Is(err, fileref.ErrNotIndexedDir) && ctx.Err() == nil {
 			s.logger.Debug("no directory facts", zap.String("path", rel), zap.Error(err))
@@ -209,7 +214,7 @@ func (s *Server) directoryFacts(ctx context.Context, rel string, depth int) (fil
 // the estimate is made, what is not counted, whether it fits the budget,
 // then its compact tree.
 func (s *Server) directoryText(ctx context.Context, name, rel string, markdown bool) string {
-	facts, ok := s.directoryFacts(ctx, rel, dirTreeDepth)
+	facts, ok := s.directoryFacts(ctx, rel, dirTreeDepth, dirTreeWidth)
 	if !ok {
 		return name + ": directory (a symlink or not indexed: its files are not counted; directory symlinks are never followed)"
 	}
@@ -340,27 +345,26 @@ type narrowing struct {
 
 // narrowingFixes are the quick fixes of the directory mention fm over
 // budget: first, when two or more fit together, its largest subfolders
-// that fit the budget together (taken greedily, biggest first); then each
-// of its largest subfolders that fits alone, up to maxFixes in all. When
-// none fits, its largest subfolders, one level down, to narrow again
-// from. Files are never offered: the mention named a folder.
+// that fit the budget together (taken greedily, biggest first, at most
+// maxNarrowMentions of them); then each of its largest subfolders that
+// fits alone, up to maxFixes in all. When none fits, its largest
+// subfolders, one level down, to narrow again from. Files are never
+// offered: the mention named a folder.
 func (s *Server) narrowingFixes(ctx context.Context, fm docFileMention, budget int) []narrowing {
-	facts, ok := s.directoryFacts(ctx, fm.Path, 1)
+	facts, ok := s.directoryFacts(ctx, fm.Path, 1, 0)
 	if !ok {
 		return nil
 	}
-	// facts.Tree holds the dirTreeWidth biggest entries: the subfolders
-	// past it are smaller than every one listed.
 	var subs, fits, together []fileref.Node
 	used := int64(0)
-	for _, n := range facts.Tree {
+	for _, n := range facts.Tree { // biggest first
 		if !n.Dir || n.Totals.Files == 0 {
 			continue
 		}
 		subs = append(subs, n)
 		if tok := n.Totals.Tokens(); tok <= int64(budget) {
 			fits = append(fits, n)
-			if used+tok <= int64(budget) {
+			if used+tok <= int64(budget) && len(together) < maxNarrowMentions {
 				together = append(together, n)
 				used += tok
 			}

@@ -363,3 +363,30 @@ func TestDirSummaryAndNumbers(t *testing.T) {
 		}
 	}
 }
+
+// TestNarrowingLooksPastTheBiggestEntries: subfolders smaller than every
+// file beside them are still offered, and one fix writes at most
+// maxNarrowMentions mentions.
+func TestNarrowingLooksPastTheBiggestEntries(t *testing.T) {
+	ws := t.TempDir()
+	for i := 1; i <= 9; i++ {
+		writeSized(t, ws, "wide/f"+strconv.Itoa(i)+".txt", 4000)
+	}
+	for i := 1; i <= 6; i++ {
+		writeSized(t, ws, "wide/s"+strconv.Itoa(i)+"/x.txt", 400)
+	}
+	h := factsHarness(t, ws, initOptions{settings: map[string]any{"directoryTokenBudget": 5000}})
+	uri := "file:///wide.md"
+	h.open(uri, "see @wide/ now", EncodingUTF16)
+	if d := h.diagnosticsFor(uri, 1); len(d.Diagnostics) != 1 {
+		t.Fatalf("diagnostics %+v, want one on @wide/", d.Diagnostics)
+	}
+	var titles []string
+	for _, a := range actionsAt(t, h, uri, 0) {
+		titles = append(titles, a.Title)
+	}
+	want := []string{"Narrow to @wide/s1/ @wide/s2/ @wide/s3/ @wide/s4/ (~400 tokens)", "Narrow to @wide/s1/ (~100 tokens)", "Narrow to @wide/s2/ (~100 tokens)"}
+	if !slices.Equal(titles, want) {
+		t.Errorf("fixes %q, want %q", titles, want)
+	}
+}
