@@ -104,8 +104,7 @@ func DefaultConfig() Config {
 		CandidateOrder:           candidateOrderActive,
 		Frecency:                 true,
 		SessionScope:             sessionScopeAll,
-
-		DirectoryTokenBudget: defaultDirectoryTokenBudget,
+		DirectoryTokenBudget:     defaultDirectoryTokenBudget,
 	}
 }
 
