@@ -191,6 +191,8 @@ func TestEmacsFeatures(t *testing.T) {
 	// subagent child, eldoc on its mention names its parent, and the
 	// defcustoms reach the server options (the plist wins).
 	e.scopeFlow(t)
+	rec.ok(featScopes)
+	rec.note(featFrecency, "not driven in Emacs 28; the Emacs 30 rows drive it with the same dsh-refls.el and server")
 
 	// Completion after "#": the typed start line and the range to the end.
 	e.text("Lines: @" + linesFile + "#L2")
@@ -246,6 +248,7 @@ func TestEmacsFeatures(t *testing.T) {
 
 	// A directory mention over the token budget (issue 30 item 3).
 	e.directoryFacts(t)
+	rec.ok(featDirFacts)
 
 	// M-. on a session mention: its recall preview, read-only, no file.
 	e.keys("C-e", "Enter")

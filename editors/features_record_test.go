@@ -26,6 +26,9 @@ const (
 	featPreview       = "mention's preview"
 	featPrepare       = "prepare command"
 	featStatus        = "status command"
+	featFrecency      = "picks rank first"
+	featScopes        = "@all: shows hidden sessions"
+	featDirFacts      = "directory facts and budget"
 )
 
 // featureRecordDir is where the records go, relative to the repository

@@ -291,6 +291,9 @@ func TestHelixScreen(t *testing.T) {
 	})
 	t.Logf("%s:\n%s", shell[1], status)
 	rec.note(featStatus, "no custom commands in Helix: "+shell[1]+" shows the session index facts (root, sessions, skipped) in a popup")
+	for _, f := range []string{featFrecency, featScopes, featDirFacts} {
+		rec.note(f, "not driven in Helix")
+	}
 	h.normal(t)
 	h.command(":q!")
 }

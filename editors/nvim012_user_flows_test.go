@@ -282,6 +282,7 @@ func driveNeovimFlows(t *testing.T, f *freshNvim, rec *featureRun, how nvimCompl
 	// Frecency: the two accepts were counted once each, the session
 	// picked ranks first at "@", and :DshForgetPicks forgets.
 	driveNeovimFrecency(t, f, how, atRows)
+	rec.ok(featFrecency)
 
 	// Hover (K) on the session mention: the recall facts.
 	f.text(":2")
@@ -340,6 +341,7 @@ func driveNeovimFlows(t *testing.T, f *freshNvim, rec *featureRun, how nvimCompl
 	rec.ok(featQuickFix)
 
 	directoryFactsFlow(t, f)
+	rec.ok(featDirFacts)
 
 	// Go to definition (gd) on the session mention: its recall preview.
 	f.text(":2")
@@ -384,6 +386,7 @@ func driveNeovimFlows(t *testing.T, f *freshNvim, rec *featureRun, how nvimCompl
 
 	// The session scopes: @all: lists the hidden subagent child.
 	f.scopeFlow(t, how)
+	rec.ok(featScopes)
 	f.text(":only | buffer message.md")
 	f.keys("Enter")
 

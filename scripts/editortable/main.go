@@ -43,6 +43,9 @@ var flows = []string{
 	"mention's preview",
 	"prepare command",
 	"status command",
+	"picks rank first",
+	"@all: shows hidden sessions",
+	"directory facts and budget",
 }
 
 // setupOrder lists the editor setups in row order; a setup not listed

@@ -762,6 +762,7 @@ async function steps(browser) {
 
   // Frecency: two picks of one session put it first (VS Code runs the
   // items' command); checked again after the restart below.
+  const frecencyDone = flow("frecency");
   await frecencyPicks();
 
   // Session scopes (docs/sessions.md): "@audit" does not list the demo's
@@ -769,6 +770,7 @@ async function steps(browser) {
   // "@all:audit" does (":" is a trigger character: the menu follows the
   // switch); accepting it inserts its mention, and the hover on the
   // mention says whose child it is.
+  const scopesDone = flow("scopes");
   await quickOpen(path.basename(p.features));
   await page.keyboard.press("Control+End");
   await page.keyboard.press("Enter");
@@ -804,9 +806,12 @@ async function steps(browser) {
   report.childHover = await childHover.innerText();
   check(report.childHover.includes(`child of ${p.parentTitle}`), `the hover names the parent ${p.parentTitle}: ${report.childHover}`);
   await shot("16d-child-hover.png");
+  scopesDone();
   await page.mouse.move(5, 5);
 
+  const dirFactsDone = flow("directoryFacts");
   await directoryFactsSteps();
+  dirFactsDone();
 
   // Show Index Status: the sessions root of the settings and every session in it.
   let status = "";
@@ -859,6 +864,7 @@ async function steps(browser) {
   await shot("18-restart-output.png");
 
   await frecencyAfterRestart();
+  frecencyDone();
 }
 
 /**
