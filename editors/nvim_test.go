@@ -131,6 +131,14 @@ func runNvimScript(t *testing.T, nvim, script string, env []string) string {
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
 	err := cmd.Run()
+	// The servers Neovim started save their caches into the isolated
+	// HOME's directories as they exit, after Neovim: wait for them, so
+	// that the test's directory is removed after their last write.
+	for _, kv := range env {
+		if home, ok := strings.CutPrefix(kv, "HOME="); ok {
+			awaitHomeServersExit(t, home)
+		}
+	}
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
