@@ -93,7 +93,9 @@ async function session(offerUtf8) {
         hover: { contentFormat: ['markdown'] },
       },
     },
-    initializationOptions: { sessionId: TARGET, cwd: '/home/dev/alpha' },
+    // The store's subagent child is a hidden kind (docs/sessions.md):
+    // shown here, as the completion below asks for it by its title.
+    initializationOptions: { sessionId: TARGET, cwd: '/home/dev/alpha', showAutomationSessions: true },
   }), 'initialize');
   const enc = init.capabilities.positionEncoding;
   check(enc === (offerUtf8 ? 'utf-8' : 'utf-16'), `positionEncoding ${enc} when utf-8 offered=${offerUtf8}`);
