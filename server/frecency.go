@@ -721,9 +721,17 @@ func (s *Server) frecencyChanged(uri, prev, next string) {
 			newPick.before = p.before
 		case strings.HasPrefix(next[min(p.start, len(next)):], p.before):
 			// Undone, or stepped back to what was typed.
-		case touched:
-			// Used, then removed (a message sent and cleared).
+		case touched && (from < p.start || prevEnd > end):
+			// Used, then removed with the text around it (a message sent
+			// and cleared).
 			s.fallbackPickLocked(p)
+		case touched:
+			// Removed, or part of it, and nothing else: a menu stepping to
+			// its next item may delete one item before it inserts the next
+			// (two changes when the client's debounce falls between them),
+			// and a mention deleted key by key ends here too. Wait for the
+			// next change: another item at the same `@` replaces it.
+			return
 		default:
 			// Text inserted before it moved it: wait.
 			return

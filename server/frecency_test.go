@@ -366,6 +366,33 @@ func TestFallbackCountsWhatTheEditInserted(t *testing.T) {
 		t.Errorf("the item kept was not counted: %q", labels(items))
 	}
 
+	// Stepping in two changes (a client whose debounce fell between the
+	// deletion of one item and the insertion of the next): only the
+	// item kept counts.
+	items = fx.complete(t, "bill")
+	a, b = find(t, items, "Billing export"), find(t, items, "Fix billing totals")
+	if err := fx.h.editor.EditFile(fx.h.ctx, fx.uri, lsptest.Edit{Range: a.TextEdit.Range, Text: a.TextEdit.NewText}); err != nil {
+		t.Fatal(err)
+	}
+	cur, _, _ = fx.h.editor.Text(fx.uri)
+	start = a.TextEdit.Range.Start
+	afterAt := lsptest.Position{Line: start.Line, Character: start.Character + 1}
+	end = lsptest.OffsetPosition(cur, len(cur), lsptest.UTF16)
+	if err := fx.h.editor.EditFile(fx.h.ctx, fx.uri, lsptest.Edit{Range: lsptest.Range{Start: afterAt, End: end}, Text: ""}); err != nil {
+		t.Fatal(err)
+	}
+	picks(2)
+	cur, _, _ = fx.h.editor.Text(fx.uri)
+	end = lsptest.OffsetPosition(cur, len(cur), lsptest.UTF16)
+	if err := fx.h.editor.EditFile(fx.h.ctx, fx.uri, lsptest.Edit{Range: lsptest.Range{Start: start, End: end}, Text: b.TextEdit.NewText}); err != nil {
+		t.Fatal(err)
+	}
+	edit(" ")
+	picks(3)
+	if st := fx.status(t); st.Entries != 2 {
+		t.Errorf("%d entries after stepping in two changes, want 2 (Billing export not counted)", st.Entries)
+	}
+
 	// An undo takes the insertion back: nothing is counted.
 	items = fx.complete(t, "bill")
 	a = find(t, items, "Billing export")
@@ -376,20 +403,20 @@ func TestFallbackCountsWhatTheEditInserted(t *testing.T) {
 		t.Fatal(err)
 	}
 	edit(" and more")
-	picks(2)
+	picks(3)
 
 	// Typing past the offered text by hand is not an insertion of it.
 	fx.complete(t, "bil")
 	edit("l")
 	edit(" ")
-	picks(2)
+	picks(3)
 
 	// A file accepted and the message sent (the document cleared) counts.
 	insert("plan", "docs/plan-b.md")
 	if _, err := fx.h.editor.SetText(fx.h.ctx, fx.uri, ""); err != nil {
 		t.Fatal(err)
 	}
-	picks(3)
+	picks(4)
 }
 
 // A client whose edit the fallback sees and that runs the command too is
