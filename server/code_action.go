@@ -42,7 +42,7 @@ type codeActionParams struct {
 // codeAction is an LSP CodeAction.
 type codeAction struct {
 	Title       string         `json:"title"`
-	Kind        string         `json:"kind"`
+	Kind        string         `json:"kind,omitempty"`
 	Diagnostics []diagnostic   `json:"diagnostics,omitempty"`
 	IsPreferred bool           `json:"isPreferred,omitempty"`
 	Edit        *workspaceEdit `json:"edit,omitempty"`
@@ -83,7 +83,14 @@ func (s *Server) codeActionCall(params json.RawMessage) (call, error) {
 	}) {
 		return func(context.Context) (any, error) { return []codeAction{}, nil }, nil
 	}
-	return func(ctx context.Context) (any, error) { return s.codeActions(ctx, doc, p.Range) }, nil
+	return func(ctx context.Context) (any, error) {
+		out, err := s.codeActions(ctx, doc, p.Range)
+		if err != nil || !continueWanted(p.Context.Only) {
+			return out, err
+		}
+		more, err := s.continueActions(ctx, doc, p.Range)
+		return append(out, more...), err
+	}, nil
 }
 
 // codeActions offers the quick fixes of the problems in range r of doc.

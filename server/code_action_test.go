@@ -158,7 +158,7 @@ func TestQuickFixOpenPreview(t *testing.T) {
 	opts, _, ws := testOptions(t)
 	h := newHarness(t, opts)
 	res := featureInit(t, h, initOptions{root: ws, settings: map[string]any{"maxReferenceBytes": testSmallBytes}})
-	if res.Capabilities.ExecuteCommandProvider == nil || !slices.Equal(res.Capabilities.ExecuteCommandProvider.Commands, []string{CommandAccepted, CommandForgetPicks, CommandOpenPreview}) {
+	if res.Capabilities.ExecuteCommandProvider == nil || !slices.Equal(res.Capabilities.ExecuteCommandProvider.Commands, []string{CommandAccepted, CommandForgetPicks, CommandOpenPreview, CommandContinueFrom}) {
 		t.Fatalf("executeCommandProvider = %+v", res.Capabilities.ExecuteCommandProvider)
 	}
 	uri := "file:///big.md"
@@ -201,7 +201,7 @@ func TestCodeActionsNeedClientSupport(t *testing.T) {
 			t.Errorf("advertised %s to a client without it: %s", k, raw)
 		}
 	}
-	if c := res.Capabilities.ExecuteCommandProvider; c == nil || !slices.Equal(c.Commands, []string{CommandAccepted, CommandForgetPicks}) {
+	if c := res.Capabilities.ExecuteCommandProvider; c == nil || !slices.Equal(c.Commands, []string{CommandAccepted, CommandForgetPicks, CommandContinueFrom}) {
 		t.Errorf("executeCommandProvider %s, want the frecency commands", raw)
 	}
 }

@@ -24,6 +24,9 @@ type featureCaps struct {
 	workspaceSymbols bool
 	// documentContent: workspace/textDocumentContent (LSP 3.18).
 	documentContent bool
+	// opensPrompts: the client opens the prompt CommandContinueFrom
+	// answers (experimental dshContinueFrom).
+	opensPrompts bool
 }
 
 // parseFeatureCaps reads the feature capabilities from initialize params.
@@ -61,6 +64,7 @@ func parseFeatureCaps(params json.RawMessage) featureCaps {
 	f.inlayHintRefresh = c.Workspace.InlayHint != nil && c.Workspace.InlayHint.RefreshSupport
 	f.workspaceSymbols = present(c.Workspace.Symbol)
 	f.documentContent = present(c.Workspace.TextDocumentContent)
+	f.opensPrompts = opensPrompts(params)
 	return f
 }
 
@@ -83,6 +87,9 @@ func advertiseFeatures(f featureCaps, caps *serverCapabilities) {
 			caps.ExecuteCommandProvider.Commands = append(caps.ExecuteCommandProvider.Commands, CommandOpenPreview)
 		}
 	}
+	// Every client may ask for the prompt that continues from a session;
+	// only plugins that open it get the code action.
+	caps.ExecuteCommandProvider.Commands = append(caps.ExecuteCommandProvider.Commands, CommandContinueFrom)
 }
 
 type executeCommandParams struct {
@@ -109,6 +116,8 @@ func (s *Server) executeCommandCall(params json.RawMessage) (call, error) {
 		return run, nil
 	case CommandForgetPicks:
 		return s.forgetPicksCall()
+	case CommandContinueFrom:
+		return s.continueFromCall(p.Arguments)
 	}
 	if p.Command != CommandOpenPreview || len(p.Arguments) != 1 {
 		return nil, invalidParams(protocol.MethodWorkspaceExecuteCommand, fmt.Errorf("unknown command %q with %d arguments", p.Command, len(p.Arguments)))
