@@ -1,7 +1,7 @@
 // VS Code client of dsh-refls: starts the server over stdio for Markdown,
 // plain text and dsh-prompt documents, keeps its settings in sync, adds the
-// "DSH: Prepare Message", "DSH: Show Index Status", "DSH: Search Sessions"
-// and "DSH: Forget Picks" commands, and opens their results, and the recall preview of a session,
+// "DSH: Prepare Message", "DSH: Show Index Status", "DSH: Search Sessions",
+// "DSH: Forget Picks" and "DSH: Continue From Session…" commands, and opens their results, and the recall preview of a session,
 // as read-only documents of the dsh-refls: scheme. A server that announces
 // LSP 3.18 workspace/textDocumentContent for that scheme serves them (the
 // language client registers the provider); for any other server the
@@ -29,6 +29,7 @@ import {
   presentStatus,
   PrepareResult,
 } from "./present";
+import { CONTINUE_CAPABILITY, CONTINUE_COMMAND, continueResult, continueSessionOf, sessionPicks } from "./continueFrom";
 import { searchSessions } from "./searchCommand";
 import { findServer, ServerNotFoundError } from "./serverPath";
 import {
@@ -202,6 +203,15 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     initializationOptions: () => serverOptions(),
     outputChannel: output,
     middleware: {
+      // The code action "Continue from this session" runs the server's
+      // command: its answer is opened as a new prompt.
+      executeCommand: async (command, args, next) => {
+        const res = await next(command, args);
+        if (command === CONTINUE_COMMAND) {
+          await openContinued(res);
+        }
+        return res;
+      },
       workspace: {
         // Answer configuration requests for "dsh" with the mapped options, not
         // the raw settings (which hold client-only keys and nulls).
@@ -216,6 +226,7 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     },
   };
   client = new LanguageClient(CLIENT_ID, CHANNEL_NAME, processOptions, clientOptions);
+  client.registerFeature(opensPrompts);
   await client.start();
   // One provider per scheme: the language client's when the server serves
   // the views, else the extension's.
@@ -355,6 +366,82 @@ async function forgetPicks(): Promise<void> {
   }
 }
 
+/** Declares that the extension opens the prompts CONTINUE_COMMAND answers. */
+const opensPrompts = {
+  fillClientCapabilities(caps: { experimental?: object }): void {
+    caps.experimental = { ...(caps.experimental ?? {}), [CONTINUE_CAPABILITY]: true };
+  },
+  initialize(): void {},
+  getState(): { kind: "static" } {
+    return { kind: "static" };
+  },
+  clear(): void {},
+};
+
+/** Opens the answer of CONTINUE_COMMAND as a new untitled Markdown prompt, the cursor at its end. */
+async function openContinued(res: unknown): Promise<void> {
+  let text: string;
+  try {
+    text = continueResult(res).text;
+  } catch (err) {
+    void vscode.window.showErrorMessage(`DSH: ${describeError(err)}`);
+    return;
+  }
+  const doc = await vscode.workspace.openTextDocument({ content: text, language: "markdown" });
+  const editor = await vscode.window.showTextDocument(doc, { preview: false });
+  const end = doc.positionAt(text.length);
+  editor.selection = new vscode.Selection(end, end);
+}
+
+/**
+ * "DSH: Continue From Session…": the session mention under the cursor
+ * (the server's code action there says which), or else one picked from
+ * the sessions the server ranks first; opens the new prompt.
+ */
+async function continueFromSession(): Promise<void> {
+  const c = runningClient();
+  if (!c) {
+    return;
+  }
+  let id: string | undefined;
+  const editor = vscode.window.activeTextEditor;
+  const doc = editor?.document;
+  if (editor && doc && (doc.uri.scheme === "file" || doc.uri.scheme === "untitled") && LANGUAGES.includes(doc.languageId)) {
+    try {
+      const actions = await c.sendRequest("textDocument/codeAction", {
+        textDocument: { uri: c.code2ProtocolConverter.asUri(doc.uri) },
+        range: c.code2ProtocolConverter.asRange(editor.selection),
+        context: { diagnostics: [] },
+      });
+      id = continueSessionOf(actions);
+    } catch (err) {
+      output?.appendLine(`textDocument/codeAction failed: ${describeError(err)}`);
+    }
+  }
+  if (id === undefined) {
+    let picks;
+    try {
+      picks = sessionPicks(await c.sendRequest("dsh/candidates", { query: "" }));
+    } catch (err) {
+      void vscode.window.showErrorMessage(`DSH: listing the sessions failed: ${describeError(err)}`);
+      return;
+    }
+    const picked = await vscode.window.showQuickPick(picks, { title: "Continue from session", placeHolder: "Session to continue from", matchOnDetail: true });
+    if (!picked) {
+      return;
+    }
+    id = picked.sessionId;
+  }
+  let res: unknown;
+  try {
+    res = await c.sendRequest("workspace/executeCommand", { command: CONTINUE_COMMAND, arguments: [id] });
+  } catch (err) {
+    void vscode.window.showErrorMessage(`DSH: continuing from the session failed: ${describeError(err)}`);
+    return;
+  }
+  await openContinued(res);
+}
+
 /** Texts of the prepared message and status views. */
 const kept = new KeptViews();
 /** Number of the last prepared message, naming its views. */
@@ -428,6 +515,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       searchSessions({ client: runningClient, openView: (path) => showView(path, { preview: true }) }),
     ),
     vscode.commands.registerCommand("dsh.forgetPicks", forgetPicks),
+    vscode.commands.registerCommand("dsh.continueFromSession", continueFromSession),
     vscode.commands.registerCommand("dsh.restartServer", async () => {
       await stopClient();
       await startClient(context);
