@@ -24,6 +24,9 @@ return {
   init_options = vim.empty_dict(),
   settings = { dsh = vim.empty_dict() },
   before_init = function(params, config)
+    -- The plugin opens the prompts of dsh-refls.continueFrom: the server
+    -- offers its code action ("Continue from this session").
+    params.capabilities = require('dsh_refls').with_continue_capability(params.capabilities)
     local dsh = type(config.settings) == 'table' and config.settings.dsh
     if type(dsh) == 'table' and next(dsh) ~= nil then
       params.initializationOptions = dsh

@@ -96,7 +96,7 @@ local function client_config(root, cmd)
     init_options = config.as_object(vim.deepcopy(opts.settings)),
     -- Answers workspace/configuration requests for the "dsh" section.
     settings = { dsh = config.as_object(vim.deepcopy(opts.settings)) },
-    capabilities = opts.capabilities or vim.lsp.protocol.make_client_capabilities(),
+    capabilities = M.with_continue_capability(opts.capabilities or vim.lsp.protocol.make_client_capabilities()),
     -- Go to definition on a session mention (gd, vim.lsp.buf.definition)
     -- lands on a dsh-refls: URI, which is no file: show its recall preview.
     handlers = {
@@ -512,6 +512,102 @@ function M.forget_picks(args)
   end, bufnr)
 end
 
+--- The server's command that answers a prompt continuing from a session.
+M.continue_command = 'dsh-refls.continueFrom'
+
+--- capabilities with the experimental dshContinueFrom: the plugin opens
+--- the prompts of M.continue_command, so the server offers its code action.
+function M.with_continue_capability(capabilities)
+  return vim.tbl_deep_extend('force', capabilities or {}, { experimental = { dshContinueFrom = true } })
+end
+
+--- Opens text in a new unsaved Markdown buffer (untitled://dsh-continue-N.md,
+--- buftype nofile: never asks to be saved; :w {file} keeps it) attached to
+--- client, in a split, with the cursor on its last line. Returns its number.
+function M.open_prompt(client, text)
+  state.scratch_count = state.scratch_count + 1
+  local buf = vim.api.nvim_create_buf(true, false)
+  vim.api.nvim_buf_set_name(buf, string.format('untitled://dsh-continue-%d.md', state.scratch_count))
+  vim.bo[buf].buftype = 'nofile'
+  vim.bo[buf].bufhidden = 'hide'
+  vim.bo[buf].swapfile = false
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(text, '\n', { plain = true }))
+  vim.bo[buf].filetype = 'markdown'
+  vim.cmd(state.opts and state.opts.split or config.defaults().split)
+  vim.api.nvim_win_set_buf(0, buf)
+  vim.lsp.buf_attach_client(buf, client.id)
+  vim.api.nvim_win_set_cursor(0, { vim.api.nvim_buf_line_count(buf), 0 })
+  return buf
+end
+
+--- Opens the prompt that continues from a session: the session of
+--- args.session_id, else of the mention under the cursor (the server's
+--- code action there says which), else one picked with vim.ui.select
+--- from dsh/candidates.
+--- args: { bufnr?, session_id?, client_id?, on_done? = function(prompt_bufnr|nil, result|err) }
+function M.continue_from(args)
+  args = args or {}
+  local bufnr = (args.bufnr == nil or args.bufnr == 0) and vim.api.nvim_get_current_buf() or args.bufnr
+  local done = args.on_done or function() end
+  local client = args.client_id and vim.lsp.get_client_by_id(args.client_id) or client_of(bufnr, true)
+  if not client then
+    return done(nil, { message = 'no client' })
+  end
+  local attached = attached_buffer(client, bufnr)
+  local function open(id)
+    local params = { command = M.continue_command, arguments = { id } }
+    compat.request(client, 'workspace/executeCommand', params, function(err, result)
+      if err then
+        notify('continuing from the session failed: ' .. present.describe_error(err), vim.log.levels.ERROR)
+        return done(nil, err)
+      end
+      if type(result) ~= 'table' or type(result.text) ~= 'string' then
+        notify('the server answered ' .. M.continue_command .. ' with ' .. vim.inspect(result), vim.log.levels.ERROR)
+        return done(nil, { message = 'unexpected answer' })
+      end
+      done(M.open_prompt(client, result.text), result)
+    end, attached)
+  end
+  local function pick()
+    compat.request(client, 'dsh/candidates', { query = '' }, function(err, cands)
+      local items, perr = nil, err and present.describe_error(err)
+      if not err then
+        items, perr = present.continue_picks(cands)
+      end
+      if not items or #items == 0 then
+        notify('no session to continue from' .. (perr and (': ' .. perr) or ''), vim.log.levels.WARN)
+        return done(nil, { message = perr or 'no sessions' })
+      end
+      vim.ui.select(items, {
+        prompt = 'Continue from session',
+        format_item = function(it)
+          return it.label
+        end,
+      }, function(choice)
+        if not choice then
+          return done(nil, { message = 'cancelled' })
+        end
+        open(choice.id)
+      end)
+    end, attached)
+  end
+  if args.session_id then
+    return open(args.session_id)
+  end
+  if attached ~= bufnr then
+    return pick()
+  end
+  local params = vim.lsp.util.make_range_params(0, client.offset_encoding)
+  params.context = { diagnostics = {} }
+  compat.request(client, 'textDocument/codeAction', params, function(err, actions)
+    local id = not err and present.continue_session_of(actions)
+    if id then
+      return open(id)
+    end
+    pick()
+  end, bufnr)
+end
+
 --- Replaces the server options (SPEC §4.1) of every running client with
 --- workspace/didChangeConfiguration; the server replaces its options with
 --- what it is sent, so a removed key returns to its default. Returns true, or
@@ -586,6 +682,15 @@ function M.define()
   vim.api.nvim_create_user_command('DshForgetPicks', function()
     M.forget_picks()
   end, { desc = 'Forget which sessions and files were picked from the @ menu in this workspace' })
+  vim.api.nvim_create_user_command('DshContinue', function()
+    M.continue_from()
+  end, { desc = 'Open a new prompt that continues from the session under the cursor, or a picked one' })
+  -- The code action "Continue from this session" runs the command here:
+  -- its answer opens as a new prompt.
+  vim.lsp.commands[M.continue_command] = function(command, ctx)
+    local id = type(command.arguments) == 'table' and command.arguments[1] or nil
+    M.continue_from({ bufnr = ctx.bufnr, client_id = ctx.client_id, session_id = type(id) == 'string' and id or nil })
+  end
 end
 
 --- Sets up the plugin: validates options, starts clients for matching

@@ -211,6 +211,39 @@ function M.search_lines(query, results)
   return out, targets
 end
 
+--- The session id of the first dsh-refls.continueFrom code action in a
+--- textDocument/codeAction answer, or nil.
+function M.continue_session_of(actions)
+  for _, a in ipairs(type(actions) == 'table' and actions or {}) do
+    local cmd = type(a) == 'table' and a.command
+    if type(cmd) == 'table' and cmd.command == 'dsh-refls.continueFrom' and type(cmd.arguments) == 'table' then
+      local id = cmd.arguments[1]
+      if type(id) == 'string' then
+        return id
+      end
+    end
+  end
+  return nil
+end
+
+--- The sessions of a dsh/candidates answer for vim.ui.select, in its
+--- order: { id = …, label = 'Title  (directory)' }. Returns nil and a
+--- message for an answer that is not a list.
+function M.continue_picks(cands)
+  if type(cands) ~= 'table' then
+    return nil, 'dsh/candidates answered ' .. vim.inspect(cands)
+  end
+  local out = {}
+  for _, c in ipairs(cands) do
+    if type(c) == 'table' and type(c.sessionId) == 'string' then
+      local title = (type(c.displayTitle) == 'string' and c.displayTitle ~= '') and c.displayTitle or c.sessionId
+      local dir = type(c.workingDirectory) == 'string' and c.workingDirectory or (type(c.cwd) == 'string' and c.cwd or nil)
+      table.insert(out, { id = c.sessionId, label = dir and (title .. '  (' .. dir .. ')') or title })
+    end
+  end
+  return out
+end
+
 --- One readable line for a failed request (an LSP ResponseError table).
 function M.describe_error(err)
   if type(err) ~= 'table' then
