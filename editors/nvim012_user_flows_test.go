@@ -343,6 +343,8 @@ func driveNeovimFlows(t *testing.T, f *freshNvim, rec *featureRun, how nvimCompl
 	directoryFactsFlow(t, f)
 	rec.ok(featDirFacts)
 
+	continueFlow(t, f)
+
 	// Go to definition (gd) on the session mention: its recall preview.
 	f.text(":2")
 	f.keys("Enter", "0", "f[", "g", "d")

@@ -307,6 +307,8 @@ func testFlowsInCodeServer(t *testing.T, s e2eSetup) {
 		"frecency.md":           "Picked from the menu:",
 		// dirs.md: the directory facts steps type their mentions here.
 		"dirs.md": "Directory facts.\n",
+		// continue.md: the continue steps run on its mention.
+		"continue.md": "Continue: " + d.mention + "\n",
 	}
 	writeFiles(t, d.workspace, initial)
 	writeFiles(t, d.workspace, map[string]string{
@@ -341,6 +343,7 @@ func testFlowsInCodeServer(t *testing.T, s e2eSetup) {
 		"childTitle": demoChildTitle, "parentTitle": demoParentTitle,
 		"dirs": filepath.Join(d.workspace, "dirs.md"), "corpusDir": corpusDir, "corpusSummary": corpusSummary,
 		"corpusFix": corpusFix, "corpusFixed": corpusFixed,
+		"continueFrom": continueParams(t, d),
 	}
 	// The browser drives a whole VS Code workbench on 2 shared cores; a run
 	// that stops on the way (a menu that never appears) is retried once

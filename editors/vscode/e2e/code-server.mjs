@@ -5,7 +5,8 @@
 //     sessionTitle, fileName, warmTitles, movedTitle, rateNoise, initialFiles, features, rangeFile,
 //     brokenFile, fixedFile, fixedTitle, symbolQuery, symbolTitle, searchPhrase, searchTitle,
 //     frecency: { file, query, first, picked },
-//     dirs, corpusDir, corpusSummary, corpusFix, corpusFixed }
+//     dirs, corpusDir, corpusSummary, corpusFix, corpusFixed,
+//     continueFrom: { file, title, request, answer } }
 // or, with mode "machineSetting", only url, workspace, prompt, playwright,
 // chromium, shots, serverLog, sessionsRoot and sessions (machineSettingSteps).
 // serverLog is the dsh.logFile of the workspace settings; sessions is how
@@ -813,6 +814,8 @@ async function steps(browser) {
   await directoryFactsSteps();
   dirFactsDone();
 
+  await continueSteps();
+
   // Show Index Status: the sessions root of the settings and every session in it.
   let status = "";
   await fromServer("the index status", 1, async () => {
@@ -982,3 +985,67 @@ main().then(
     process.exit(1);
   },
 );
+
+/**
+ * Continue from a session (issue 30 item 5), in continueFrom.file: the
+ * code action on the mention, "DSH: Continue From Session…" with the
+ * cursor on it, and the same command's picker elsewhere each open a new
+ * unsaved Markdown editor whose first line is the mention, then the
+ * session's last request and answer quoted.
+ */
+async function continueSteps() {
+  const c = p.continueFrom;
+  const editor = page.locator(".editor-instance .monaco-editor .view-lines").first();
+  await closeAll();
+  await quickOpen(c.file);
+  // Inside the mention: "Continue: @[" and a few letters of the title.
+  const onMention = async () => {
+    await editor.click();
+    await page.keyboard.press("Control+Home");
+    await page.keyboard.press("Home");
+    for (let i = 0; i < "Continue: @[Fix".length; i++) {
+      await page.keyboard.press("ArrowRight");
+    }
+  };
+  // The new editor: active, unsaved (dirty), Markdown, with the text.
+  const opened = async (how, screenshot) => {
+    const view = page.locator(".editor-instance .view-lines", { hasText: "Last answer:" }).first();
+    await view.waitFor({ timeout: STEP_MS });
+    await page.locator(".tabs-container .tab.active.dirty").first().waitFor({ timeout: STEP_MS });
+    const tab = (await page.locator(".tabs-container .tab.active").first().innerText()).trim();
+    const text = (await view.innerText()).replace(/\u00a0/g, " ");
+    const lines = text.split("\n").filter((l) => l.trim() !== "");
+    const language = (await page.locator('[id="status.editor.mode"]').innerText().catch(() => "")).trim();
+    report.continued = [...(report.continued ?? []), { how, tab, language, text }];
+    expect(!tab.includes(c.file), `${how}: a new editor, not ${c.file}: ${tab}`);
+    expect(language === "Markdown", `${how}: the new prompt is Markdown: ${language}`);
+    expect(lines[0]?.startsWith(`@[${c.title}](dsh-session:`), `${how}: the first line is the mention: ${text}`);
+    const req = lines.indexOf(c.request);
+    const ans = lines.indexOf(c.answer);
+    expect(lines[1] === "Last request:" && req === 2, `${how}: the last request quoted: ${text}`);
+    expect(lines[3] === "Last answer:" && ans === 4, `${how}: the last answer quoted: ${text}`);
+    await shot(screenshot);
+    await command("View: Revert and Close Editor");
+    await page.locator(".tabs-container .tab.active", { hasText: c.file }).first().waitFor({ timeout: STEP_MS });
+  };
+
+  await onMention();
+  await quickFix("Continue from this session", "22-continue-action.png");
+  await opened("the code action", "22b-continued.png");
+
+  await onMention();
+  await command("DSH: Continue From Session…");
+  await opened("DSH: Continue From Session… on the mention", "22c-continue-command.png");
+
+  // Off any mention: the command asks which session.
+  await editor.click();
+  await page.keyboard.press("Control+End");
+  await command("DSH: Continue From Session…");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ state: "visible", timeout: STEP_MS });
+  await page.keyboard.type(c.title, { delay: 20 });
+  await page.locator(".quick-input-list .monaco-list-row.focused", { hasText: c.title }).first().waitFor({ timeout: STEP_MS });
+  await shot("22d-continue-picker.png");
+  await page.keyboard.press("Enter");
+  await opened("DSH: Continue From Session… from the picker", "22e-continue-picked.png");
+}
