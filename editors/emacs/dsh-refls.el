@@ -444,5 +444,84 @@ The server answers it unless `dsh-refls-settings' has
                     (or dsh-refls--search-server (dsh-refls--server))
                     (list :sessionId id)))))
 
+;;; Continue from a session
+
+(defconst dsh-refls--continue-command "dsh-refls.continueFrom"
+  "The server's command that answers a prompt continuing from a session.")
+
+(cl-defmethod eglot-client-capabilities :around ((_server dsh-refls-server))
+  "Declare that dsh-refls.el opens the prompts of `dsh-refls--continue-command'.
+The server then offers its code action \"Continue from this session\"."
+  (let ((caps (cl-call-next-method)))
+    (plist-put caps :experimental (list :dshContinueFrom t))))
+
+(defun dsh-refls--continue-id (action)
+  "The session id of ACTION when it is a continue Command or CodeAction."
+  (let* ((cmd (plist-get action :command))
+         (cmd (if (stringp cmd) action cmd)))
+    (when (and (listp cmd) (equal (plist-get cmd :command) dsh-refls--continue-command)
+               (not (plist-get action :edit)))
+      (let ((id (elt (plist-get cmd :arguments) 0)))
+        (and (stringp id) id)))))
+
+;; eglot 1.9 runs a code action's command through `eglot-execute-command'
+;; (the command a symbol); later eglot through `eglot-execute'.
+(cl-defmethod eglot-execute-command :around ((server dsh-refls-server) command arguments)
+  "Open the prompt the server answers for COMMAND `dsh-refls--continue-command'."
+  (if (equal (format "%s" command) dsh-refls--continue-command)
+      (dsh-refls--continue-with server (elt arguments 0))
+    (cl-call-next-method server command arguments)))
+
+(cl-defmethod eglot-execute :around ((server dsh-refls-server) action)
+  "Open the prompt the server answers for a continue ACTION."
+  (let ((id (dsh-refls--continue-id action)))
+    (if id
+        (dsh-refls--continue-with server id)
+      (cl-call-next-method server action))))
+
+(defun dsh-refls--continue-with (server id)
+  "Ask SERVER for the prompt that continues from session ID and open it.
+The prompt opens in a new buffer, in `markdown-mode' when it is there,
+else `text-mode', with point at its end.  The buffer visits no file;
+save it into the workspace (\\[write-file]) to have eglot manage it."
+  (let* ((res (jsonrpc-request server :workspace/executeCommand
+                               (list :command dsh-refls--continue-command :arguments (vector id))))
+         (text (plist-get res :text)))
+    (unless (stringp text)
+      (error "dsh-refls: the server answered %s with %S" dsh-refls--continue-command res))
+    (let ((buf (generate-new-buffer (format "*dsh-refls continue: %s*" (or (plist-get res :title) id)))))
+      (with-current-buffer buf
+        (insert text)
+        (if (fboundp 'markdown-mode) (markdown-mode) (text-mode))
+        (goto-char (point-max)))
+      (pop-to-buffer buf)
+      buf)))
+
+(defun dsh-refls-continue (&optional id)
+  "Open a new prompt that continues from a session: its mention, its last
+request and answer quoted.  The session is ID, else that of the mention
+at point (the server's code action there says which), else one read
+with `completing-read' from the sessions the server lists first."
+  (interactive)
+  (let* ((server (dsh-refls--server))
+         (id (or id
+                 (and (eglot-managed-p)
+                      (eq (eglot-current-server) server)
+                      (progn
+                        (eglot--signal-textDocument/didChange)
+                        (cl-some #'dsh-refls--continue-id
+                                 (jsonrpc-request server :textDocument/codeAction
+                                                  (list :textDocument (eglot--TextDocumentIdentifier)
+                                                        :range (list :start (eglot--pos-to-lsp-position (point))
+                                                                     :end (eglot--pos-to-lsp-position (point)))
+                                                        :context (list :diagnostics []))))))
+                 (let* ((cands (jsonrpc-request server :dsh/candidates (list :query "")))
+                        (choices (cl-loop for c across cands
+                                          collect (cons (format "%s  %s" (plist-get c :displayTitle) (plist-get c :sessionId))
+                                                        (plist-get c :sessionId)))))
+                   (unless choices (user-error "No session to continue from"))
+                   (cdr (assoc (completing-read "Continue from session: " choices nil t) choices))))))
+    (dsh-refls--continue-with server id)))
+
 (provide 'dsh-refls)
 ;;; dsh-refls.el ends here
