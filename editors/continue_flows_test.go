@@ -107,3 +107,42 @@ func continueFlow(t *testing.T, f *freshNvim) {
 	f.keys("Enter")
 	want(":DshContinue from the picker", 3)
 }
+
+// continueFlow drives "continue from a session" in Emacs with eglot, from
+// a message buffer whose point is inside a mention of session s:
+// M-x dsh-refls-continue, then eglot-code-actions' default action
+// "Continue from this session". Each opens a new buffer that visits no
+// file, the mention on its first line, then the session's last request
+// and answer quoted. back returns to the message buffer.
+func (e *emacsScreen) continueFlow(t *testing.T, s dshgen.Expected, back func()) {
+	t.Helper()
+	request, answer := continueQuotes(t, s)
+	name := "*dsh-refls continue: " + s.DisplayTitle + "*"
+	check := func(how, buffer string) {
+		t.Helper()
+		screen := e.wait(t, how+": the new prompt", func(s string) bool {
+			return strings.Contains(s, buffer) && strings.Contains(s, "Last answer:")
+		})
+		t.Logf("%s:\n%s", how, screen)
+		// The text as docs/editors.md gives it: mention, request, answer.
+		text := sessionMention(t, s.DisplayTitle, s.ID) + "\n\nLast request:\n\n" + request + "\n\nLast answer:\n\n" + answer + "\n\n"
+		expr := fmt.Sprintf("(list (equal (buffer-name) %q) (and (memq major-mode '(markdown-mode text-mode)) t) buffer-file-name "+
+			"(equal (buffer-string) %q) (eobp))", buffer, text)
+		const want = "(t t nil t t)"
+		if got := e.eval(t, expr); got != want {
+			t.Errorf("%s: the prompt buffer is %s, want %s (name, mode, file, text, point at the end)", how, got, want)
+		}
+	}
+	e.keys("M-x")
+	e.text("dsh-refls-continue")
+	e.keys("Enter")
+	check("M-x dsh-refls-continue on the mention", name)
+	back()
+	e.keys("M-x")
+	e.text("eglot-code-actions")
+	e.keys("Enter")
+	e.wait(t, "the continue action offered", func(s string) bool { return strings.Contains(s, "Continue from this session") })
+	e.keys("Enter")
+	check("eglot-code-actions on the mention", name+"<2>")
+	back()
+}

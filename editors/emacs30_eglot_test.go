@@ -248,7 +248,15 @@ func (e *emacsScreen) eglotFlows(t *testing.T, rec *featureRun, lib bool, worksp
 	e.text(message)
 	e.keys("Enter")
 	e.wait(t, "back in the message", func(s string) bool { return strings.Contains(s, message) && strings.Contains(s, "File: @") })
-
+	if lib {
+		// Continue from the rate session, point still in its mention.
+		e.continueFlow(t, demoSession(t, rateSession), func() {
+			e.keys("C-x", "b")
+			e.text(message)
+			e.keys("Enter")
+			e.wait(t, "back in the message", func(s string) bool { return strings.Contains(s, message) && strings.Contains(s, "File: @") })
+		})
+	}
 }
 
 // echoArea is what an Emacs screen shows below its last mode line (a line

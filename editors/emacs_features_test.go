@@ -278,6 +278,16 @@ func TestEmacsFeatures(t *testing.T) {
 	})
 	t.Logf("M-x dsh-refls-follow on the mention:\n%s", linked)
 
+	// Continue from the session of the mention (issue 30 item 5).
+	toMessage := func() {
+		e.keys("C-x", "b")
+		e.text("message.md")
+		e.keys("Enter")
+		e.wait(t, "back in the message", func(s string) bool { return strings.Contains(s, "message.md") && strings.Contains(s, "Read @[") })
+	}
+	toMessage()
+	e.continueFlow(t, e.demo.session, toMessage)
+
 	// xref-find-apropos: the server's workspace symbols, one per session.
 	e.keys("C-x", "b")
 	e.text("message.md")
