@@ -68,12 +68,14 @@ func (s *Server) continueFromCall(args []json.RawMessage) (call, error) {
 		return nil, invalidParams(protocol.MethodWorkspaceExecuteCommand, fmt.Errorf("the argument of %s must be a session id, got %s", CommandContinueFrom, args[0]))
 	}
 	return func(ctx context.Context) (any, error) {
-		if s.currentSessions() == nil {
-			return nil, errors.New("no sessions root is open: there is no session to continue from")
-		}
 		snap, err := s.readySnapshot(ctx)
 		if err != nil {
 			return nil, err
+		}
+		if snap == nil {
+			// Not after initialize, which fails without a sessions root;
+			// kept so that the command never reads a nil index.
+			return nil, errors.New("no sessions root is open: there is no session to continue from")
 		}
 		x, err := sessionref.LastExchange(ctx, snap, id, s.config().RedactSecrets)
 		if err != nil {
