@@ -287,6 +287,7 @@ func TestEmacsFeatures(t *testing.T) {
 	}
 	toMessage()
 	e.continueFlow(t, e.demo.session, toMessage)
+	rec.ok(featContinue)
 
 	// xref-find-apropos: the server's workspace symbols, one per session.
 	e.keys("C-x", "b")

@@ -29,6 +29,7 @@ const (
 	featFrecency      = "picks rank first"
 	featScopes        = "@all: shows hidden sessions"
 	featDirFacts      = "directory facts and budget"
+	featContinue      = "continue from a session"
 )
 
 // featureRecordDir is where the records go, relative to the repository

@@ -344,6 +344,7 @@ func driveNeovimFlows(t *testing.T, f *freshNvim, rec *featureRun, how nvimCompl
 	rec.ok(featDirFacts)
 
 	continueFlow(t, f)
+	rec.ok(featContinue)
 
 	// Go to definition (gd) on the session mention: its recall preview.
 	f.text(":2")

@@ -88,7 +88,7 @@ var e2eFlows = map[string]string{
 	"menu": featMenu, "narrow": featNarrow, "acceptSession": featAcceptSession, "acceptFile": featAcceptFile,
 	"hover": featHover, "diagnostic": featDiagnostic, "quickFix": featQuickFix, "preview": featPreview,
 	"prepare": featPrepare, "status": featStatus,
-	"frecency": featFrecency, "scopes": featScopes, "directoryFacts": featDirFacts,
+	"frecency": featFrecency, "scopes": featScopes, "directoryFacts": featDirFacts, "continueFrom": featContinue,
 }
 
 // codeServerTools finds what the test drives, or says which is missing.

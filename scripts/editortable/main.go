@@ -46,6 +46,7 @@ var flows = []string{
 	"picks rank first",
 	"@all: shows hidden sessions",
 	"directory facts and budget",
+	"continue from a session",
 }
 
 // setupOrder lists the editor setups in row order; a setup not listed

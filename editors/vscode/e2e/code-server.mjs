@@ -814,7 +814,9 @@ async function steps(browser) {
   await directoryFactsSteps();
   dirFactsDone();
 
+  const continueDone = flow("continueFrom");
   await continueSteps();
+  continueDone();
 
   // Show Index Status: the sessions root of the settings and every session in it.
   let status = "";
