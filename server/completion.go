@@ -41,6 +41,8 @@ type completionData struct {
 	Kind      string `json:"kind"`
 	SessionID string `json:"sessionId,omitempty"`
 	Path      string `json:"path,omitempty"`
+	// Seq is the message a body match was found in (preview_hit.go).
+	Seq *int64 `json:"seq,omitempty"`
 }
 
 // completionRequest is a completion with the document text it refers to,

@@ -43,14 +43,27 @@ type documentLink struct {
 type previewParams struct {
 	SessionID string `json:"sessionId"`
 	URI       string `json:"uri"`
+	// Seq opens the preview at the message of that event (a search hit's
+	// seq; a preview URI may name it instead), Query selects its first
+	// hit there (preview_hit.go).
+	Seq   *int64 `json:"seq"`
+	Query string `json:"query"`
 }
 
 // PreviewResult is the answer of dsh/preview.
 type PreviewResult struct {
 	SessionID string `json:"sessionId"`
 	Title     string `json:"title"`
-	// Markdown is the preview: the hover text of the session.
+	// Markdown is the preview: the hover text of the session, then the
+	// message asked for, if one was.
 	Markdown string `json:"markdown"`
+	// With a message asked for: the URI of this view, the range of the
+	// message's section in Markdown and the range to select (the first
+	// hit of the query, else the start of the message), in the client's
+	// position encoding (preview_hit.go).
+	URI            string `json:"uri,omitempty"`
+	Range          *Range `json:"range,omitempty"`
+	SelectionRange *Range `json:"selectionRange,omitempty"`
 }
 
 // PreviewURI is the dsh-refls: URI of the preview of session id titled
@@ -177,6 +190,10 @@ func (s *Server) previewCall(params json.RawMessage) (call, error) {
 				return nil, err
 			}
 		}
+		msg, err := previewMessageOf(p)
+		if err != nil {
+			return nil, err
+		}
 		snap, err := s.readySnapshot(ctx)
 		if err != nil {
 			return nil, err
@@ -188,11 +205,14 @@ func (s *Server) previewCall(params json.RawMessage) (call, error) {
 		if e, ok := snap.Locate(id); ok {
 			title = e.DisplayTitle()
 		}
-		text := s.sessionPreviewText(ctx, snap, id, true)
+		d, err := s.renderPreview(ctx, snap, id, msg)
+		if err != nil {
+			return nil, err
+		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return PreviewResult{SessionID: id, Title: title, Markdown: text}, nil
+		return s.previewResult(id, title, msg, d), nil
 	}, nil
 }
 

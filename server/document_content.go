@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -131,6 +132,10 @@ func (s *Server) textDocumentContentCall(params json.RawMessage) (call, error) {
 		if err != nil {
 			return nil, err
 		}
+		seq, at, hasSeq, err := messageOfPreviewURI(p.URI)
+		if err != nil {
+			return nil, err
+		}
 		return func(ctx context.Context) (any, error) {
 			snap, err := s.readySnapshot(ctx)
 			if err != nil {
@@ -139,11 +144,11 @@ func (s *Server) textDocumentContentCall(params json.RawMessage) (call, error) {
 			if snap == nil {
 				return nil, sessionref.Errorf(sessionref.CodeReadFailed, "no session index is open")
 			}
-			text := s.sessionPreviewText(ctx, snap, id, true)
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
+			d, err := s.renderPreview(ctx, snap, id, previewMessage{seq: seq, at: at, ok: hasSeq})
+			if err != nil || ctx.Err() != nil {
+				return nil, cmp.Or(err, ctx.Err())
 			}
-			return textDocumentContentResult{Text: text}, nil
+			return textDocumentContentResult{Text: d.text}, nil
 		}, nil
 	case u.Path == statusDocumentPath:
 		return func(context.Context) (any, error) {

@@ -471,7 +471,7 @@ func (s *Server) bodyItems(ctx context.Context, snap *sessionref.Snapshot, line 
 			Kind:       completionKindReference,
 			FilterText: completion.FilterText(caps.client, line, tok, label, b.DisplayTitle, b.SessionID),
 			TextEdit:   edit(b.Mention),
-			Data:       &completionData{Kind: dataKindSession, SessionID: b.SessionID},
+			Data:       &completionData{Kind: dataKindSession, SessionID: b.SessionID, Seq: &b.Match.Seq},
 		}
 		age := humanAge(now, b.CreatedAt)
 		if caps.labelDetails {
