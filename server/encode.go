@@ -321,6 +321,10 @@ func appendCompletionItem(dst []byte, it *completionItem) ([]byte, error) {
 			dst = append(dst, `,"path":`...)
 			dst = appendJSONString(dst, d.Path)
 		}
+		if d.Seq != nil {
+			dst = append(dst, `,"seq":`...)
+			dst = strconv.AppendInt(dst, *d.Seq, 10)
+		}
 		dst = append(dst, '}')
 	}
 	return append(dst, '}'), nil

@@ -276,3 +276,21 @@ func lineDiff(got, want string) string {
 	}
 	return "(no line differs)"
 }
+
+// TestBodyMatchDataEncodesSeq: the completion encoder writes a body
+// match's seq as encoding/json would, and nothing for other items.
+func TestBodyMatchDataEncodesSeq(t *testing.T) {
+	seq := int64(1234567890123)
+	list := &completionList{Items: []completionItem{
+		{Label: "“…rate limiter…”", Data: &completionData{Kind: dataKindSession, SessionID: "s-1", Seq: &seq}},
+		{Label: "plain", Data: &completionData{Kind: dataKindSession, SessionID: "s-2"}},
+	}}
+	want, err := jsonCodec{}.Marshal(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := encodeCompletionList(nil, list)
+	if err != nil || string(got) != string(want) || strings.Count(string(got), `"seq":1234567890123`) != 1 {
+		t.Errorf("encodeCompletionList = %s (%v), want %s", got, err, want)
+	}
+}
