@@ -57,6 +57,9 @@ type e2eReport struct {
 	LinkSelection    string   `json:"linkSelection"`
 	SymbolKey        string   `json:"symbolKey"`
 	SearchRow        string   `json:"searchRow"`
+	// SearchSelection is the status bar's selection in the preview a
+	// search hit opened (issue 30 item 6): on the hit's words.
+	SearchSelection string `json:"searchSelection"`
 	// Directory facts (issue 30 item 3): the @corpus/ row and its hover.
 	DirRow        string `json:"dirRow"`
 	DirHover      string `json:"dirHover"`
@@ -470,6 +473,7 @@ func runBrowserScript(t *testing.T, s e2eSetup, params map[string]any) (e2eRepor
 		t.Logf("inlay hint line %q; problems after the quick fixes %v; after # %q; range hover %q; link opened with %q; symbols by %s; search row %q",
 			rep.InlayHint, rep.ProblemsAfterFix, rep.RangeRows, rep.RangeHover, rep.LinkSelection, rep.SymbolKey, rep.SearchRow)
 		t.Logf("directory facts: row %q; hover %q", rep.DirRow, rep.DirHover)
+		t.Logf("search hit opened at %q", rep.SearchSelection)
 		t.Logf("flows passed: %s", strings.Join(rep.Flows, ", "))
 	}
 	t.Logf("screenshots in %s: %s", s.shots, strings.Join(rep.Screenshots, ", "))

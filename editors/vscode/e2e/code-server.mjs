@@ -759,7 +759,17 @@ async function steps(browser) {
   await page.keyboard.press("Enter");
   await page.locator(".tabs-container .tab.active", { hasText: `${p.searchTitle}.md` }).first().waitFor({ timeout: STEP_MS });
   await page.locator(".editor-instance .view-lines", { hasText: "messages kept" }).first().waitFor({ timeout: STEP_MS });
+  // The preview opens at the hit's message with the hit's words selected:
+  // the status bar counts the selection, and Find seeds its input with
+  // the selected text.
+  const hitWords = p.searchPhrase.replace(/"/g, "");
+  await until("the hit's words selected in the preview", (n) => document.querySelector('[id="status.editor.selection"]')?.innerText.includes(`(${n} selected)`), hitWords.length);
+  report.searchSelection = await page.locator('[id="status.editor.selection"]').innerText();
+  await page.keyboard.press("Control+F");
+  await until("Find seeded with the selected hit", (w) => [...document.querySelectorAll(".find-widget textarea, .find-widget input")].some((e) => e.value.toLowerCase() === w), hitWords.toLowerCase());
+  check(/^Ln (\d+)/.test(report.searchSelection) && Number(report.searchSelection.match(/^Ln (\d+)/)[1]) > 5, `the hit lies below the preview's header: ${report.searchSelection}`);
   await shot("16-search-preview.png");
+  await page.keyboard.press("Escape");
 
   // Frecency: two picks of one session put it first (VS Code runs the
   // items' command); checked again after the restart below.

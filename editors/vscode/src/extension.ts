@@ -512,7 +512,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("dsh.prepareMessage", prepareMessage),
     vscode.commands.registerCommand("dsh.showIndexStatus", showIndexStatus),
     vscode.commands.registerCommand("dsh.searchSessions", () =>
-      searchSessions({ client: runningClient, openView: (path) => showView(path, { preview: true }) }),
+      searchSessions({
+        client: runningClient,
+        openView: (path) => showView(path, { preview: true }),
+        openAt: (uri, selection) => showDocument(vscode.Uri.parse(uri), { preview: true, selection }),
+      }),
     ),
     vscode.commands.registerCommand("dsh.forgetPicks", forgetPicks),
     vscode.commands.registerCommand("dsh.continueFromSession", continueFromSession),

@@ -30,6 +30,8 @@ export interface SearchItem {
   detail: string;
   sessionId: string;
   title: string;
+  /** The seq of the row's first match: the message its preview opens at. */
+  seq?: number;
 }
 
 /** Prefix of session URIs (SPEC §2.1). */
@@ -115,8 +117,51 @@ export function searchItems(results: SearchResult[], now: number): SearchItem[] 
         detail += ` (+${matches.length - 1} more)`;
       }
     }
-    return { label: title, description: where.join(" · "), detail, sessionId: r.sessionId, title };
+    const item: SearchItem = { label: title, description: where.join(" · "), detail, sessionId: r.sessionId, title };
+    if (typeof matches[0]?.seq === "number") {
+      item.seq = matches[0].seq;
+    }
+    return item;
   });
+}
+
+/** A position and a range as LSP writes them. */
+export interface LspPosition {
+  line: number;
+  character: number;
+}
+export interface LspRange {
+  start: LspPosition;
+  end: LspPosition;
+}
+
+/** Where a search hit opens: the preview view's URI and the range to select (the hit's words). */
+export interface HitLocation {
+  uri: string;
+  selection: LspRange;
+}
+
+function isPosition(p: unknown): p is LspPosition {
+  const q = p as LspPosition | null;
+  return !!q && Number.isInteger(q.line) && Number.isInteger(q.character) && q.line >= 0 && q.character >= 0;
+}
+
+/**
+ * The location of a dsh/preview answer asked with a hit's seq and the
+ * query (docs/search.md): its dsh-refls: URI and selectionRange; undefined
+ * when the answer names no view of that scheme or no valid range (a server
+ * that predates it answers the preview alone).
+ */
+export function hitLocation(answer: unknown): HitLocation | undefined {
+  const a = answer as { uri?: unknown; selectionRange?: { start?: unknown; end?: unknown } } | null;
+  if (!a || typeof a.uri !== "string" || !a.uri.startsWith("dsh-refls:/session/")) {
+    return undefined;
+  }
+  const r = a.selectionRange;
+  if (!r || !isPosition(r.start) || !isPosition(r.end)) {
+    return undefined;
+  }
+  return { uri: a.uri, selection: { start: r.start, end: r.end } };
 }
 
 /** Error code of a setting that stops the request (SPEC §2.4). */

@@ -1,14 +1,15 @@
 // The "DSH: Search Sessions" command: a QuickPick that asks dsh/search on
 // every change of its value (the previous request cancelled), lists the
 // sessions with the excerpt around the hit, opens the chosen session's
-// read-only recall preview, and inserts a mention of it at the cursor from
+// read-only recall preview at the message of the hit, the hit's words
+// selected, and inserts a mention of it at the cursor from
 // the row's button. The logic that needs no VS Code is in search.ts.
 
 import * as vscode from "vscode";
 import { LanguageClient } from "vscode-languageclient/node";
 
 import { describeError } from "./present";
-import { isSearchOff, LatestSearch, previewPath, searchItems, SearchResult, sessionMention } from "./search";
+import { hitLocation, isSearchOff, LatestSearch, previewPath, searchItems, SearchResult, sessionMention } from "./search";
 
 /** Most sessions one answer lists. */
 const SEARCH_LIMIT = 20;
@@ -26,6 +27,9 @@ const INSERT_BUTTON: vscode.QuickInputButton = {
 interface Row extends vscode.QuickPickItem {
   sessionId?: string;
   title?: string;
+  /** The seq of the message the preview opens at, and the query whose hit it selects. */
+  seq?: number;
+  query?: string;
   openSettings?: boolean;
 }
 
@@ -35,6 +39,29 @@ export interface SearchDeps {
   client: () => LanguageClient | undefined;
   /** Opens a dsh-refls: view path (a session preview) in an editor. */
   openView: (path: string) => Promise<void>;
+  /** Opens a dsh-refls: URI in an editor with range selected and revealed. */
+  openAt: (uri: string, range: vscode.Range) => Promise<void>;
+}
+
+/**
+ * Opens the preview of a row's session at the message its hit is in, the
+ * hit's words selected (dsh/preview with the seq and the query); the
+ * preview's top when the row has no seq or the server names no location.
+ */
+async function openHit(c: LanguageClient, deps: SearchDeps, row: Row): Promise<void> {
+  if (row.seq !== undefined && row.query) {
+    try {
+      const at = hitLocation(await c.sendRequest("dsh/preview", { sessionId: row.sessionId, seq: row.seq, query: row.query }));
+      if (at) {
+        const { start, end } = at.selection;
+        await deps.openAt(at.uri, new vscode.Range(start.line, start.character, end.line, end.character));
+        return;
+      }
+    } catch (err) {
+      void vscode.window.showWarningMessage(`DSH: cannot open the preview at the hit: ${describeError(err)}`);
+    }
+  }
+  await deps.openView(previewPath(row.sessionId ?? "", row.title ?? ""));
 }
 
 /** Inserts a session mention at the cursor of editor, replacing the selection. */
@@ -78,7 +105,7 @@ export async function searchSessions(deps: SearchDeps): Promise<void> {
         case "done":
           // alwaysShow: the server has narrowed the list; VS Code's own filter
           // must not hide a session whose title lacks the words.
-          pick.items = searchItems(state.results, Date.now()).map((it) => ({ ...it, alwaysShow: true, buttons: [INSERT_BUTTON] }));
+          pick.items = searchItems(state.results, Date.now()).map((it) => ({ ...it, query: state.query, alwaysShow: true, buttons: [INSERT_BUTTON] }));
           break;
         case "failed":
           pick.items = isSearchOff(state.error)
@@ -104,7 +131,7 @@ export async function searchSessions(deps: SearchDeps): Promise<void> {
       if (row.openSettings) {
         await vscode.commands.executeCommand("workbench.action.openSettings", RECALL_SETTING);
       } else if (row.sessionId) {
-        await deps.openView(previewPath(row.sessionId, row.title ?? ""));
+        await openHit(c, deps, row);
       }
     });
     pick.onDidTriggerItemButton(async (e) => {

@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import { describe, it } from "node:test";
 
-import { ago, isSearchOff, LatestSearch, previewPath, searchItems, SearchState, sessionMention, sessionURI } from "../search";
+import { ago, hitLocation, isSearchOff, LatestSearch, previewPath, searchItems, SearchState, sessionMention, sessionURI } from "../search";
 
 describe("session URIs and mentions", () => {
   it("encodes ids as dsh does", () => {
@@ -58,6 +58,7 @@ describe("search rows", () => {
         detail: "user: Make that change and run the test twenty times. (+1 more)",
         sessionId: "s1",
         title: "Fix flaky login test",
+        seq: 28,
       },
       { label: "s2", description: "", detail: "", sessionId: "s2", title: "s2" },
     ]);
@@ -130,5 +131,20 @@ describe("LatestSearch", () => {
     pending.get("y")!.resolve(["late"]);
     await late;
     assert.deepEqual(shown.at(-1), { kind: "busy", query: "y" });
+  });
+});
+
+describe("a hit's location", () => {
+  const sel = { start: { line: 12, character: 4 }, end: { line: 12, character: 16 } };
+  it("opens the view the server names, selecting the hit", () => {
+    const uri = "dsh-refls:/session/InMi/Weekly%20plan.md?seq=28";
+    assert.deepEqual(hitLocation({ markdown: "x", uri, range: sel, selectionRange: sel }), { uri, selection: sel });
+  });
+  it("is undefined for an answer without a view, another scheme or a bad range", () => {
+    assert.equal(hitLocation({ markdown: "x" }), undefined);
+    assert.equal(hitLocation(null), undefined);
+    assert.equal(hitLocation({ uri: "file:///etc/passwd", selectionRange: sel }), undefined);
+    assert.equal(hitLocation({ uri: "dsh-refls:/session/InMi/a.md?seq=1", selectionRange: { start: { line: -1, character: 0 }, end: sel.end } }), undefined);
+    assert.equal(hitLocation({ uri: "dsh-refls:/session/InMi/a.md?seq=1", selectionRange: { start: sel.start } }), undefined);
   });
 });

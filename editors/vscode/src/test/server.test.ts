@@ -28,7 +28,7 @@ import {
 } from "vscode-languageserver-protocol/node";
 
 import { presentPrepared, presentStatus, PrepareResult } from "../present";
-import { isSearchOff, searchItems, SearchResult, sessionMention } from "../search";
+import { hitLocation, isSearchOff, searchItems, SearchResult, sessionMention } from "../search";
 import { findServer } from "../serverPath";
 import { didChangeConfigurationParams, mapSettings } from "../settings";
 
@@ -229,6 +229,19 @@ describe("extension logic against the real server", { skip }, () => {
     assert.equal(rows[0]?.label, env.title, JSON.stringify(results));
     assert.match(rows[0].detail, /^user: .*twenty times/);
     assert.match(rows[0].description, /created \d+ d ago$/);
+    // Enter on the row opens the preview at the hit's message, its words
+    // selected: the first word's hit, or the whole phrase when quoted.
+    assert.equal(rows[0].seq, results[0].matches?.[0]?.seq);
+    const words = await request<{ markdown: string }>("dsh/preview", { sessionId: rows[0].sessionId, seq: rows[0].seq, query: "twenty times" });
+    const first = hitLocation(words);
+    assert.ok(first, `dsh/preview at seq ${rows[0].seq} names no location: ${JSON.stringify(words).slice(0, 300)}`);
+    assert.equal(words.markdown.split("\n")[first.selection.start.line].slice(first.selection.start.character, first.selection.end.character), "twenty");
+    const answer = await request<{ markdown: string }>("dsh/preview", { sessionId: rows[0].sessionId, seq: rows[0].seq, query: '"twenty times"' });
+    const at = hitLocation(answer);
+    assert.ok(at, `dsh/preview at seq ${rows[0].seq} names no location: ${JSON.stringify(answer).slice(0, 300)}`);
+    const line = answer.markdown.split("\n")[at.selection.start.line];
+    assert.equal(at.selection.end.line, at.selection.start.line);
+    assert.equal(line.slice(at.selection.start.character, at.selection.end.character).toLowerCase(), "twenty times");
     // The mention the row's button inserts is the one the server writes.
     const cands = await request<{ sessionId: string; mention: string }[]>("dsh/candidates", { query: env.title });
     const server = cands.find((c) => c.sessionId === rows[0].sessionId);
