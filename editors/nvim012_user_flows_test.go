@@ -393,6 +393,11 @@ func driveNeovimFlows(t *testing.T, f *freshNvim, rec *featureRun, how nvimCompl
 	f.text(":only | buffer message.md")
 	f.keys("Enter")
 
+	// :DshSearch, <CR> on a match: the preview at the hit's message.
+	f.searchHitFlow(t)
+	f.text(":only | buffer message.md")
+	f.keys("Enter")
+
 	// :checkhealth dsh_refls: no error on a working setup.
 	f.text(":checkhealth dsh_refls")
 	f.keys("Enter")

@@ -130,18 +130,21 @@ func TestNeovimSearchScreen(t *testing.T) {
 		t.Errorf("the results are not a read-only scratch buffer: %s", got)
 	}
 
-	// <CR> on the excerpt line opens the recall preview of that session.
+	// <CR> on the excerpt line opens the recall preview of that session,
+	// at the message of the match (scrolled there: the header may be off
+	// the screen).
 	n.keys(":call search('^- user')", "Enter", "Enter")
 	preview := n.wait(t, "the recall preview", func(s string) bool {
-		return strings.Contains(s, "dsh://recall/") && strings.Contains(s, "messages kept")
+		return strings.Contains(s, "dsh://recall/") && strings.Contains(s, "## Message of event")
 	})
 	t.Logf("<CR> on the result:\n%s", preview)
-	if !strings.Contains(preview, n.demo.session.ID) {
-		t.Errorf("the preview is not the session %s:\n%s", n.demo.session.ID, preview)
+	if got := n.echo(t, "PREVIEWOF", "vim.fn.search('"+n.demo.session.ID+"', 'nw') > 0 and vim.fn.search('messages kept', 'nw') > 0"); got != "true" {
+		t.Errorf("the preview is not the session %s's recall preview:\n%s", n.demo.session.ID, preview)
 	}
 	if got := n.echo(t, "PREVIEWBUF", "vim.bo.buftype .. ',' .. tostring(vim.bo.modifiable) .. ',' .. #vim.diagnostic.get(0)"); got != "nofile,false,0" {
 		t.Errorf("the preview is not a read-only undiagnosed scratch buffer: %s", got)
 	}
+	searchHitAtCursor(t, n.echo)
 	n.keys(":qa!", "Enter")
 }
 

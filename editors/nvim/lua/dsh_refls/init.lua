@@ -320,6 +320,31 @@ function M.open_preview(client, uri, bufnr, done)
   end, bufnr)
 end
 
+local hit_ns = vim.api.nvim_create_namespace('dsh_refls_hit')
+
+--- Puts the cursor of the current window, which shows preview buffer buf,
+--- on the hit dsh/preview answered (its selectionRange, in the client's
+--- position encoding) and highlights the hit's words (Search).
+function M.show_hit(client, buf, preview)
+  local sel = type(preview) == 'table' and preview.selectionRange
+  if not buf or type(sel) ~= 'table' or vim.api.nvim_get_current_buf() ~= buf then
+    return
+  end
+  local encoding = client.offset_encoding or 'utf-16'
+  local last = vim.api.nvim_buf_line_count(buf)
+  local row = math.min(sel.start.line + 1, last)
+  local text = vim.api.nvim_buf_get_lines(buf, row - 1, row, false)[1] or ''
+  local col = compat.to_byte_index(text, sel.start.character, encoding)
+  if sel['end'].line == sel.start.line then
+    local to = compat.to_byte_index(text, sel['end'].character, encoding)
+    if to > col then
+      vim.api.nvim_buf_set_extmark(buf, hit_ns, row - 1, col, { end_col = to, hl_group = 'Search' })
+    end
+  end
+  vim.api.nvim_win_set_cursor(0, { row, col })
+  vim.cmd('normal! zz')
+end
+
 --- The dsh-refls: URI in a buffer name. Neovim makes such a name (one
 --- slash after the scheme: no URL to it) relative to the current directory
 --- when it opens it, e.g. from the quickfix list of workspace symbols.
@@ -469,17 +494,23 @@ function M.search(args)
       notify('search failed: ' .. present.describe_error(err), vim.log.levels.ERROR)
       return done(nil, err)
     end
-    local lines, targets = present.search_lines(query, results)
+    local lines, targets, seqs = present.search_lines(query, results)
     local buf = open_scratch('search', lines)
     vim.bo[buf].modifiable = false
     vim.keymap.set('n', '<CR>', function()
-      local id = targets[vim.api.nvim_win_get_cursor(0)[1]]
+      local line = vim.api.nvim_win_get_cursor(0)[1]
+      local id = targets[line]
       if not id then
         notify('the cursor is not on a search result', vim.log.levels.WARN)
         return
       end
-      M.open_preview(client, { sessionId = id }, bufnr)
-    end, { buffer = buf, desc = 'Open the recall preview of this session' })
+      if not seqs[line] then
+        return M.open_preview(client, { sessionId = id }, bufnr)
+      end
+      M.open_preview(client, { sessionId = id, seq = seqs[line], query = query }, bufnr, function(pbuf, preview)
+        M.show_hit(client, pbuf, preview)
+      end)
+    end, { buffer = buf, desc = 'Open the recall preview of this session (at the message of a match)' })
     done(buf, results)
   end, bufnr)
 end

@@ -184,17 +184,18 @@ local function search_place(r)
   return table.concat(parts, ' · ')
 end
 
---- Lines of the :DshSearch buffer for a dsh/search answer, and the session
---- id of each line that belongs to a result (by 1-based line number), so
---- that <CR> anywhere on a result opens that session.
+--- Lines of the :DshSearch buffer for a dsh/search answer, the session id
+--- of each line that belongs to a result (by 1-based line number), so
+--- that <CR> anywhere on a result opens that session, and the seq of each
+--- match line, so that <CR> there opens it at that message.
 function M.search_lines(query, results)
   local out = { '# dsh-refls search: ' .. query, '' }
-  local targets = {}
+  local targets, seqs = {}, {}
   if type(results) ~= 'table' or #results == 0 then
     table.insert(out, 'No session holds what you searched for.')
-    return out, targets
+    return out, targets, seqs
   end
-  table.insert(out, string.format('%s. <CR> on a result opens its recall preview.', count(#results, 'session', 'sessions')))
+  table.insert(out, string.format('%s. <CR> on a result opens its recall preview, on a match at its message.', count(#results, 'session', 'sessions')))
   for _, r in ipairs(results) do
     table.insert(out, '')
     local title = (type(r.displayTitle) == 'string' and r.displayTitle ~= '') and r.displayTitle or tostring(r.label)
@@ -206,9 +207,12 @@ function M.search_lines(query, results)
       local excerpt = tostring(m.excerpt or ''):gsub('[\r\n]', ' ')
       table.insert(out, string.format('- %s #%s: %s', tostring(m.role), tostring(m.seq), excerpt))
       targets[#out] = r.sessionId
+      if type(m.seq) == 'number' then
+        seqs[#out] = m.seq
+      end
     end
   end
-  return out, targets
+  return out, targets, seqs
 end
 
 --- The session id of the first dsh-refls.continueFrom code action in a
