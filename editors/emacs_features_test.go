@@ -328,9 +328,17 @@ func TestEmacsFeatures(t *testing.T) {
 	e.keys("C-s")
 	e.text("- user")
 	e.keys("Enter", "Enter")
+	// On a match line the preview opens at the message (scrolled there:
+	// the header may be off the screen), point on the hit.
 	opened := e.wait(t, "the preview from the result", func(s string) bool {
-		return strings.Contains(s, "*dsh-refls preview: "+demoSessionTitle+"*") && strings.Contains(s, e.demo.session.ID)
+		return strings.Contains(s, "*dsh-refls preview: "+demoSessionTitle+"*") && strings.Contains(s, "## Message of event")
 	})
 	t.Logf("RET on the result:\n%s", opened)
+	if got := e.eval(t, "(save-excursion (goto-char (point-min)) (and (search-forward \""+e.demo.session.ID+"\" nil t) t))"); got != "t" {
+		t.Errorf("the preview from the result does not name the session %s:\n%s", e.demo.session.ID, opened)
+	}
+	if got := e.eval(t, "(list (string= (downcase (buffer-substring-no-properties (point) (+ (point) 12))) \"twenty times\") (> (line-number-at-pos) 5) (seq-some (lambda (o) (eq (overlay-get o 'face) 'dsh-refls-hit)) (overlays-at (point))))"); got != "(t t t)" {
+		t.Errorf("point in the preview opened from the match: %s, want on the highlighted hit \"twenty times\" below the header", got)
+	}
 	e.keys("C-x", "C-c")
 }

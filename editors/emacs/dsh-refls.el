@@ -262,7 +262,39 @@ PARAMS is (:uri URI) for a dsh-refls: preview URI or (:sessionId ID)."
       (special-mode)
       (setq buffer-read-only t)
       (set-buffer-modified-p nil))
+    (dsh-refls--show-hit server buf res)
     buf))
+
+(defun dsh-refls--goto-lsp-position (server pos)
+  "Move point to POS, an LSP position in SERVER's position encoding.
+A column past the end of its line is the end of the line."
+  (let ((enc (or (ignore-errors (plist-get (eglot--capabilities server) :positionEncoding))
+                 "utf-16"))
+        (units (plist-get pos :character)))
+    (goto-char (point-min))
+    (forward-line (plist-get pos :line))
+    (let ((eol (line-end-position)))
+      (while (and (> units 0) (< (point) eol))
+        (let ((c (char-after)))
+          (setq units (- units (pcase enc
+                                 ("utf-8" (length (encode-coding-string (char-to-string c) 'utf-8)))
+                                 ("utf-32" 1)
+                                 (_ (if (> c #xFFFF) 2 1))))))
+        (forward-char 1)))))
+
+(defface dsh-refls-hit '((t :inherit highlight))
+  "Face of a search hit in a recall preview opened from it.")
+
+(defun dsh-refls--show-hit (server buf res)
+  "Put point of BUF on the hit the dsh/preview answer RES selects.
+The hit's words get the face `dsh-refls-hit'."
+  (let ((sel (plist-get res :selectionRange)))
+    (when sel
+      (with-current-buffer buf
+        (let ((end (progn (dsh-refls--goto-lsp-position server (plist-get sel :end)) (point)))
+              (start (progn (dsh-refls--goto-lsp-position server (plist-get sel :start)) (point))))
+          (when (> end start)
+            (overlay-put (make-overlay start end) 'face 'dsh-refls-hit)))))))
 
 (defun dsh-refls--preview-uri-p (uri)
   "Non-nil when URI is a dsh-refls: preview URI."
@@ -384,12 +416,15 @@ has no document links of its own."
 (defvar-local dsh-refls--search-server nil
   "The server that answered this search buffer.")
 
+(defvar-local dsh-refls--search-query nil
+  "The query this search buffer answers.")
+
 (defun dsh-refls--search-text (query results)
   "The text of the search buffer for QUERY and its RESULTS (a vector)."
   (if (zerop (length results))
       (format "# dsh-refls search: %s\n\nNo session holds what you searched for.\n" query)
     (concat
-     (format "# dsh-refls search: %s\n\n%d session%s. RET on a result opens its recall preview.\n"
+     (format "# dsh-refls search: %s\n\n%d session%s. RET on a result opens its recall preview, on a match at its message.\n"
              query (length results) (if (= (length results) 1) "" "s"))
      (mapconcat
       (lambda (r)
@@ -408,8 +443,10 @@ has no document links of its own."
                                  " · ")
                       "\n"
                       (mapconcat (lambda (m)
-                                   (format "- %s #%s: %s\n" (plist-get m :role) (plist-get m :seq)
-                                           (replace-regexp-in-string "[\r\n]" " " (or (plist-get m :excerpt) ""))))
+                                   (propertize
+                                    (format "- %s #%s: %s\n" (plist-get m :role) (plist-get m :seq)
+                                            (replace-regexp-in-string "[\r\n]" " " (or (plist-get m :excerpt) "")))
+                                    'dsh-refls-seq (plist-get m :seq)))
                                  (plist-get r :matches) ""))))
           (propertize text 'dsh-refls-session id)))
       results ""))))
@@ -432,17 +469,27 @@ The server answers it unless `dsh-refls-settings' has
         (goto-char (point-min)))
       (dsh-refls-search-mode)
       (setq-local dsh-refls--search-server server)
+      (setq-local dsh-refls--search-query query)
       (set-buffer-modified-p nil))
     (pop-to-buffer buf)))
 
 (defun dsh-refls-search-open ()
-  "Open the recall preview of the search result at point."
+  "Open the recall preview of the search result at point.
+On a match, the preview shows its message with point on the hit."
   (interactive)
-  (let ((id (get-text-property (point) 'dsh-refls-session)))
+  (let ((id (get-text-property (point) 'dsh-refls-session))
+        (seq (get-text-property (point) 'dsh-refls-seq)))
     (unless id (user-error "Not on a search result"))
-    (pop-to-buffer (dsh-refls--preview-buffer
-                    (or dsh-refls--search-server (dsh-refls--server))
-                    (list :sessionId id)))))
+    (let* ((buf (dsh-refls--preview-buffer
+                 (or dsh-refls--search-server (dsh-refls--server))
+                 (if (numberp seq)
+                     (list :sessionId id :seq seq :query dsh-refls--search-query)
+                   (list :sessionId id))))
+           (pt (with-current-buffer buf (point))))
+      (pop-to-buffer buf)
+      ;; A window that showed the buffer before keeps its own point.
+      (goto-char pt)
+      (ignore-errors (recenter)))))
 
 ;;; Continue from a session
 
