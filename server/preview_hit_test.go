@@ -3,6 +3,8 @@ package server
 import (
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -292,5 +294,31 @@ func TestBodyMatchDataEncodesSeq(t *testing.T) {
 	got, err := encodeCompletionList(nil, list)
 	if err != nil || string(got) != string(want) || strings.Count(string(got), `"seq":1234567890123`) != 1 {
 		t.Errorf("encodeCompletionList = %s (%v), want %s", got, err, want)
+	}
+}
+
+// TestPreviewAtAMessageOfALogGone: a session whose log vanished after it
+// was indexed (not watched, so still listed) says in the view that its
+// message cannot be read, the note selected.
+func TestPreviewAtAMessageOfALogGone(t *testing.T) {
+	opts, ws := hitsOpts(t, "short")
+	opts.Watch = "off"
+	h := newHarness(t, opts)
+	h.initialize(initOptions{root: ws, markdown: true})
+	seq := seqOfHit(t, h, "quartzite")
+	logs, err := filepath.Glob(filepath.Join(opts.SessionsRoot, "*", "s-hits", "*.jsonl"))
+	if err != nil || len(logs) != 1 {
+		t.Fatalf("the log of s-hits: %v (%v)", logs, err)
+	}
+	if err := os.Remove(logs[0]); err != nil {
+		t.Fatal(err)
+	}
+	var pv PreviewResult
+	h.mustCall(MethodPreview, map[string]any{"sessionId": "s-hits", "seq": seq, "query": "quartzite"}, &pv)
+	t.Logf("the preview of a vanished log:\n%s", pv.Markdown)
+	lines := strings.Split(pv.Markdown, "\n")
+	if pv.SelectionRange == nil || lines[pv.SelectionRange.Start.Line] != "## Event "+itoa(seq) ||
+		!strings.Contains(pv.Markdown, "Cannot read this message now: ") || strings.Contains(pv.Markdown, hitsLast+"\n```") {
+		t.Errorf("a vanished log: selection %+v in\n%s", pv.SelectionRange, pv.Markdown)
 	}
 }
