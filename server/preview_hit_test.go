@@ -202,6 +202,11 @@ func TestPreviewAtAMessageWithoutAHit(t *testing.T) {
 	if plain.URI != "" || plain.Range != nil || plain.SelectionRange != nil || strings.Contains(plain.Markdown, "## ") {
 		t.Errorf("a preview without a seq answers a message: %+v", plain)
 	}
+	var unknown PreviewResult
+	h.mustCall(MethodPreview, map[string]any{"sessionId": "s-nope", "seq": seq, "query": "quartzite"}, &unknown)
+	if !strings.HasPrefix(unknown.Markdown, "Unknown session") || unknown.URI != "" || unknown.SelectionRange != nil {
+		t.Errorf("an unknown session at a seq: %+v", unknown)
+	}
 }
 
 // TestPreviewAtAMessageRefusals: a negative seq, a URI whose seq is not a
