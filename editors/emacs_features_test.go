@@ -340,5 +340,6 @@ func TestEmacsFeatures(t *testing.T) {
 	if got := e.eval(t, "(list (string= (downcase (buffer-substring-no-properties (point) (+ (point) 12))) \"twenty times\") (> (line-number-at-pos) 5) (seq-some (lambda (o) (eq (overlay-get o 'face) 'dsh-refls-hit)) (overlays-at (point))))"); got != "(t t t)" {
 		t.Errorf("point in the preview opened from the match: %s, want on the highlighted hit \"twenty times\" below the header", got)
 	}
+	rec.ok(featSearchHit)
 	e.keys("C-x", "C-c")
 }

@@ -291,6 +291,7 @@ func TestEmacs28PlainEglot(t *testing.T) {
 		rec.note(f, "not driven with plain eglot 1.9; the server is the one of the rows that drive it")
 	}
 	rec.note(featContinue, "no command without dsh-refls.el")
+	rec.note(featSearchHit, "no command without dsh-refls.el")
 }
 
 // inOrder reports whether every string of want occurs in s, each after the

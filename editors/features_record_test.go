@@ -30,6 +30,7 @@ const (
 	featScopes        = "@all: shows hidden sessions"
 	featDirFacts      = "directory facts and budget"
 	featContinue      = "continue from a session"
+	featSearchHit     = "search hit opens at its message"
 )
 
 // featureRecordDir is where the records go, relative to the repository

@@ -294,6 +294,7 @@ func TestHelixScreen(t *testing.T) {
 	for _, f := range []string{featFrecency, featScopes, featDirFacts} {
 		rec.note(f, "not driven in Helix")
 	}
+	rec.note(featSearchHit, "no custom commands in Helix: dsh/search has no place in it")
 	rec.note(featContinue, "no custom commands in Helix, and a code action's command runs on the server, which cannot open a new buffer in it")
 	h.normal(t)
 	h.command(":q!")

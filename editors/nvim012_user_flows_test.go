@@ -395,6 +395,7 @@ func driveNeovimFlows(t *testing.T, f *freshNvim, rec *featureRun, how nvimCompl
 
 	// :DshSearch, <CR> on a match: the preview at the hit's message.
 	f.searchHitFlow(t)
+	rec.ok(featSearchHit)
 	f.text(":only | buffer message.md")
 	f.keys("Enter")
 

@@ -92,6 +92,7 @@ var e2eFlows = map[string]string{
 	"hover": featHover, "diagnostic": featDiagnostic, "quickFix": featQuickFix, "preview": featPreview,
 	"prepare": featPrepare, "status": featStatus,
 	"frecency": featFrecency, "scopes": featScopes, "directoryFacts": featDirFacts, "continueFrom": featContinue,
+	"searchHit": featSearchHit,
 }
 
 // codeServerTools finds what the test drives, or says which is missing.

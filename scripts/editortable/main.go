@@ -47,6 +47,7 @@ var flows = []string{
 	"@all: shows hidden sessions",
 	"directory facts and budget",
 	"continue from a session",
+	"search hit opens at its message",
 }
 
 // setupOrder lists the editor setups in row order; a setup not listed

@@ -42,8 +42,8 @@ func TestWriteThenCheck(t *testing.T) {
 	data, _ := os.ReadFile(doc)
 	text := string(data)
 	for _, want := range []string{
-		"| Neovim 0.7 + setup() | `NVIM v0.7.2` | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | — |",
-		"| Helix | `helix 25.07.1` | ✓ | ✗ | ✗ | ✗ | ✓ | ✗ | ✗ | ✗ | — [1] | ✗ | ✗ | ✗ | ✗ | ✗ | 35 ms (3) |",
+		"| Neovim 0.7 + setup() | `NVIM v0.7.2` | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ | — |",
+		"| Helix | `helix 25.07.1` | ✓ | ✗ | ✗ | ✗ | ✓ | ✗ | ✗ | ✗ | — [1] | ✗ | ✗ | ✗ | ✗ | ✗ | ✗ | 35 ms (3) |",
 		"[1] Helix has no place for server commands.",
 		"\n\nAfter.\n",
 	} {

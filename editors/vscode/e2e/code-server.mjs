@@ -753,6 +753,7 @@ async function steps(browser) {
   const atCursor = `${rangeMention}\n@[${p.searchTitle}](dsh-session:`;
   const inserted = await savedText(p.features, (t) => t.includes(atCursor));
   check(inserted.includes(atCursor), `the row's button inserted a mention at the cursor: ${inserted}`);
+  const searchHitDone = flow("searchHit");
   await openSearch();
   await page.keyboard.type(p.searchPhrase, { delay: 40 });
   await hit.waitFor({ timeout: STEP_MS });
@@ -769,6 +770,7 @@ async function steps(browser) {
   await until("Find seeded with the selected hit", (w) => [...document.querySelectorAll(".find-widget textarea, .find-widget input")].some((e) => e.value.toLowerCase() === w), hitWords.toLowerCase());
   check(/^Ln (\d+)/.test(report.searchSelection) && Number(report.searchSelection.match(/^Ln (\d+)/)[1]) > 5, `the hit lies below the preview's header: ${report.searchSelection}`);
   await shot("16-search-preview.png");
+  searchHitDone();
   await page.keyboard.press("Escape");
 
   // Frecency: two picks of one session put it first (VS Code runs the
