@@ -157,47 +157,65 @@ func fuzzyMatch[C char](text []C, from int, query []C) (score int, ok bool) {
 // scoreWindow scores the greedy alignment of query inside text[start:end],
 // which is known to contain it.
 func scoreWindow[C char](text []C, start, end int, query []C) int {
-	score, qi, consecutive, firstBonus := 0, 0, 0, 0
-	inGap := false
-	prev := classDelimiter // the start of a path begins a segment
+	a := alignment{prev: classDelimiter} // the start of a path begins a segment
 	if start > 0 {
-		prev = classOf(text[start-1])
+		a.prev = classOf(text[start-1])
 	}
 	for i := start; i < end; i++ {
 		c := text[i]
-		cls := classOf(c)
-		if qi < len(query) && lower(c) == query[qi] {
-			score += scoreMatch
-			bonus := bonusFor(prev, cls)
-			if consecutive == 0 {
-				firstBonus = bonus
-			} else {
-				if bonus >= bonusBoundary && bonus > firstBonus {
-					firstBonus = bonus
-				}
-				bonus = max(bonus, firstBonus, bonusConsecutive)
-			}
-			if qi == 0 {
-				score += bonus * bonusFirstCharMult
-			} else {
-				score += bonus
-			}
-			inGap = false
-			consecutive++
-			qi++
+		if a.qi < len(query) && lower(c) == query[a.qi] {
+			a.matched(classOf(c))
 		} else {
-			if inGap {
-				score += scoreGapExtension
-			} else {
-				score += scoreGapStart
-			}
-			inGap = true
-			consecutive = 0
-			firstBonus = 0
+			a.missed(classOf(c))
 		}
-		prev = cls
 	}
-	return score
+	return a.score
+}
+
+// alignment is the score of a greedy alignment, taken one character at a
+// time by fzf's rules. scoreWindow and its ASCII fast path,
+// scoreWindowASCII, share it: they differ only in how they read a
+// character's class and compare it with the query.
+type alignment struct {
+	score, qi, consecutive, firstBonus int
+	inGap                              bool
+	prev                               charClass
+}
+
+// matched scores a character of class cls that matched query[a.qi].
+func (a *alignment) matched(cls charClass) {
+	a.score += scoreMatch
+	bonus := bonusFor(a.prev, cls)
+	if a.consecutive == 0 {
+		a.firstBonus = bonus
+	} else {
+		if bonus >= bonusBoundary && bonus > a.firstBonus {
+			a.firstBonus = bonus
+		}
+		bonus = max(bonus, a.firstBonus, bonusConsecutive)
+	}
+	if a.qi == 0 {
+		a.score += bonus * bonusFirstCharMult
+	} else {
+		a.score += bonus
+	}
+	a.inGap = false
+	a.consecutive++
+	a.qi++
+	a.prev = cls
+}
+
+// missed scores a character of class cls that the alignment passes over.
+func (a *alignment) missed(cls charClass) {
+	if a.inGap {
+		a.score += scoreGapExtension
+	} else {
+		a.score += scoreGapStart
+	}
+	a.inGap = true
+	a.consecutive = 0
+	a.firstBonus = 0
+	a.prev = cls
 }
 
 // scorePath scores a query against a whole path, preferring a match that
@@ -287,46 +305,18 @@ func backwardASCII(low string, end int, query string) int {
 // scoreWindowASCII is scoreWindow for ASCII paths: path gives the
 // character classes, low (its lower-case form) the comparisons.
 func scoreWindowASCII(path, low string, start, end int, query string) int {
-	score, qi, consecutive, firstBonus := 0, 0, 0, 0
-	inGap := false
-	prev := classDelimiter
+	a := alignment{prev: classDelimiter}
 	if start > 0 {
-		prev = asciiClass[path[start-1]&0x7f]
+		a.prev = asciiClass[path[start-1]&0x7f]
 	}
 	for i := start; i < end; i++ {
-		cls := asciiClass[path[i]&0x7f]
-		if qi < len(query) && low[i] == query[qi] {
-			score += scoreMatch
-			bonus := bonusFor(prev, cls)
-			if consecutive == 0 {
-				firstBonus = bonus
-			} else {
-				if bonus >= bonusBoundary && bonus > firstBonus {
-					firstBonus = bonus
-				}
-				bonus = max(bonus, firstBonus, bonusConsecutive)
-			}
-			if qi == 0 {
-				score += bonus * bonusFirstCharMult
-			} else {
-				score += bonus
-			}
-			inGap = false
-			consecutive++
-			qi++
+		if a.qi < len(query) && low[i] == query[a.qi] {
+			a.matched(asciiClass[path[i]&0x7f])
 		} else {
-			if inGap {
-				score += scoreGapExtension
-			} else {
-				score += scoreGapStart
-			}
-			inGap = true
-			consecutive = 0
-			firstBonus = 0
+			a.missed(asciiClass[path[i]&0x7f])
 		}
-		prev = cls
 	}
-	return score
+	return a.score
 }
 
 // noBaseMatch marks a path whose base name does not contain the query.
