@@ -1,6 +1,7 @@
 package editors
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -64,7 +65,20 @@ func (f *freshNvim) scopeFlow(t *testing.T, how nvimCompletion) {
 	}
 	t.Logf("the menu at @all:aud:\n%s", strings.Join(rows, "\n"))
 	want := "Scope: " + sessionMention(t, child.DisplayTitle, child.ID)
-	if got := f.accept(t, "Scope: @", want, len(rows)); got != want {
+	var got string
+	if !how.autotrigger && rowWith(rows, demoChildTitle) == 0 {
+		// completeopt 'menuone,noinsert' (the setup() snippet) selects
+		// the first entry without inserting it, and <C-y> accepts it.
+		// Stepping with <C-n> instead once left Neovim 0.7 on entry 2
+		// with nothing inserted (a CI run under load), for good.
+		f.wait(t, "the first entry selected", func(s string) bool { return strings.Contains(s, "match 1 of") })
+		f.keys("C-y", "Escape")
+		f.lines++
+		got = f.echo(t, fmt.Sprintf("LINE%d", f.lines), "vim.fn.getline('.')")
+	} else {
+		got = f.accept(t, "Scope: @", want, len(rows))
+	}
+	if got != want {
 		t.Errorf("after accepting %q the buffer line is\n%q, want\n%q", demoChildTitle, got, want)
 	}
 	f.keys("0", "f[", "K")
