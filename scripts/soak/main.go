@@ -40,7 +40,8 @@ const (
 	// notice while typing.
 	maxCompletionP99 = 50 * time.Millisecond
 	// machineFactor scales the p99 of dsh/status, which does no work of
-	// its own, into a completion bound for a busy machine: when every
+	// its own, or of hover, whichever is larger (completionBound), into
+	// a completion bound for a busy machine: when every
 	// request waits on the scheduler, completion is held to
 	// machineFactor × that p99 of the same run instead of
 	// maxCompletionP99 (whichever is larger), so a loaded machine does not

@@ -129,3 +129,29 @@ func TestFailuresJudgeBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestCompletionBound: a quiet run keeps the fixed bound; a busy one
+// scales the larger p99 of dsh/status and hover.
+func TestCompletionBound(t *testing.T) {
+	ms := func(n int, v time.Duration) []time.Duration {
+		d := make([]time.Duration, n)
+		for i := range d {
+			d[i] = v
+		}
+		return d
+	}
+	for _, c := range []struct {
+		name          string
+		status, hover []time.Duration
+		want          time.Duration
+	}{
+		{"quiet", ms(36, time.Millisecond), ms(176, 2*time.Millisecond), maxCompletionP99},
+		{"busy, seen by status", ms(36, 20*time.Millisecond), ms(176, 2*time.Millisecond), machineFactor * 20 * time.Millisecond},
+		{"busy, seen by hover only", ms(36, 7*time.Millisecond), ms(176, 11*time.Millisecond), machineFactor * 11 * time.Millisecond},
+		{"no hover", ms(36, 12*time.Millisecond), nil, machineFactor * 12 * time.Millisecond},
+	} {
+		if got, why := completionBound(c.status, c.hover); got != c.want {
+			t.Errorf("%s: bound %s (%s), want %s", c.name, got, why, c.want)
+		}
+	}
+}
