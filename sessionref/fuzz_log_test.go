@@ -19,45 +19,27 @@ import (
 
 // fullDecodeScan is what a full JSON decode of one event line says the
 // title index must keep: the seq of the last event the line stands for
-// (-1 when none) and, for a session/title event, the title.
+// (-1 when none) and, for a session/title event, the title. The line is
+// read by decodeEnvelopeReference (a map of the members, keys matched
+// exactly as dsh's JSON.parse(line).type reads them, integers as
+// JavaScript's safe integers; FuzzDecodeEnvelope holds decodeEnvelope to
+// it); the title scanner's fast paths must agree. encoding/json's
+// struct decoding, used here before, also took "tYpe" for "type" and
+// 2^53 + n for a seq: the fuzzer found both.
 func fullDecodeScan(line []byte) (seq int64, title string, hasTitle bool) {
 	seq = -1
-	var e struct {
-		Type string `json:"type"`
-		Seq  *int64 `json:"seq"`
-		Seq0 *int64 `json:"seq0"`
-		// time is not kept here, but a line whose time is not an
-		// integer is unparsable like any other ill-typed envelope field.
-		Time *int64          `json:"time"`
-		Data json.RawMessage `json:"data"`
-	}
-	if json.Unmarshal(line, &e) != nil || e.Type == "" {
+	var e envelope
+	if decodeEnvelopeReference(line, &e) != nil || e.Type == "" {
 		return -1, "", false // an unparsable line changes nothing
 	}
-	switch {
-	case e.Seq != nil:
-		seq = *e.Seq
-	case e.Seq0 != nil:
-		var m struct {
-			Texts []json.RawMessage `json:"texts"`
-			Args  []json.RawMessage `json:"args"`
-		}
-		if json.Unmarshal(e.Data, &m) == nil {
-			n := len(m.Texts)
-			if e.Type == typeToolCallChunks {
-				n = len(m.Args)
-			}
-			if n > 0 {
-				seq = *e.Seq0 + int64(n) - 1
-			}
-		}
+	if s, ok := e.lastSeq(); ok {
+		seq = s
 	}
 	if e.Type == typeTitle {
-		var d struct {
-			Title *string `json:"title"`
-		}
-		if json.Unmarshal(e.Data, &d) == nil && d.Title != nil {
-			title, hasTitle = *d.Title, true
+		var d map[string]json.RawMessage
+		var t string
+		if json.Unmarshal(e.Data, &d) == nil && json.Unmarshal(d["title"], &t) == nil && string(d["title"]) != "null" {
+			title, hasTitle = t, true
 		}
 	}
 	return seq, title, hasTitle

@@ -97,56 +97,44 @@ func (s *titleScanner) fastSeqOrDecode(rest, line []byte) {
 func (s *titleScanner) decodeTitled(typ string, line []byte) {
 	switch typ {
 	case typeTitle:
-		var t struct {
-			Data struct {
-				Title *string `json:"title"`
-			} `json:"data"`
-		}
-		if json.Unmarshal(line, &t) == nil && t.Data.Title != nil {
-			s.entry.Title, s.entry.HasTitle = *t.Data.Title, true
+		if title, ok := exactString(exactMember(line, "data"), "title"); ok {
+			s.entry.Title, s.entry.HasTitle = title, true
 		}
 	case typeDescriptor:
 		s.entry.Described = true // whatever it says: only children hold one
-		var d struct {
-			Data json.RawMessage `json:"data"`
-		}
-		if json.Unmarshal(line, &d) != nil {
+		data := exactMember(line, "data")
+		if data == nil {
 			return
 		}
 		if s.entry.FormatVersion >= 4 {
 			// v4: the last descriptor decides; only version 3 is supported.
-			s.entry.DescriptorLabel, _ = descriptorV3Label(d.Data)
+			s.entry.DescriptorLabel, _ = descriptorV3Label(data)
 			return
 		}
-		if label, ok := descriptorV2Label(d.Data); ok {
+		if label, ok := descriptorV2Label(data); ok {
 			s.entry.DescriptorLabel = label
 		}
 	case typeWorkDir:
 		// The last change decides (dsh's workingDirectory projection:
 		// apply keeps the cwd of each working-directory/change).
-		var w struct {
-			Data struct {
-				Cwd *string `json:"cwd"`
-			} `json:"data"`
-		}
-		if json.Unmarshal(line, &w) == nil && w.Data.Cwd != nil && *w.Data.Cwd != "" {
-			s.entry.WorkDir = *w.Data.Cwd
+		if cwd, ok := exactString(exactMember(line, "data"), "cwd"); ok && cwd != "" {
+			s.entry.WorkDir = cwd
 		}
 	case typeCatalog:
-		var c struct {
-			Data struct {
-				ChildID *string `json:"childId"`
-				Label   *string `json:"label"`
-			} `json:"data"`
-		}
-		if json.Unmarshal(line, &c) != nil || c.Data.ChildID == nil {
+		data := exactMember(line, "data")
+		childID, ok := exactString(data, "childId")
+		if !ok {
 			return
 		}
 		label := ""
-		if c.Data.Label != nil {
-			label = capLabel(*c.Data.Label)
+		if v := exactMember(data, "label"); v != nil && string(v) != "null" {
+			l, ok := exactString(data, "label")
+			if !ok {
+				return // a label that is not a string: the event is ill-typed
+			}
+			label = capLabel(l)
 		}
-		if old, ok := s.entry.ChildLabels[*c.Data.ChildID]; ok && old == label {
+		if old, ok := s.entry.ChildLabels[childID]; ok && old == label {
 			return
 		}
 		// Copy on write: published snapshots share the map.
@@ -154,9 +142,35 @@ func (s *titleScanner) decodeTitled(typ string, line []byte) {
 		for k, v := range s.entry.ChildLabels {
 			labels[k] = v
 		}
-		labels[*c.Data.ChildID] = label
+		labels[childID] = label
 		s.entry.ChildLabels = labels
 	}
+}
+
+// exactMember is the value of the member key of the JSON object obj, or
+// nil when obj is not an object or has no such member. Keys match
+// exactly, as dsh's JavaScript reads them (data.title); encoding/json's
+// struct decoding also took "dAtA" for "data" (FuzzTitleScanner).
+func exactMember(obj []byte, key string) json.RawMessage {
+	var m map[string]json.RawMessage
+	if len(obj) == 0 || json.Unmarshal(obj, &m) != nil {
+		return nil
+	}
+	return m[key]
+}
+
+// exactString is the string member key of the JSON object obj; ok is
+// false when there is none, or it is null or not a string.
+func exactString(obj []byte, key string) (string, bool) {
+	v := exactMember(obj, key)
+	if v == nil || string(v) == "null" {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return "", false
+	}
+	return s, true
 }
 
 // notePrompt classifies a user message line while the log's first prompt
