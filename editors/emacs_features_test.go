@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // emacsScreen is Emacs with eglot and dsh-refls.el, in tmux, on a demo store.
@@ -130,6 +131,22 @@ func (e *emacsScreen) wait(t *testing.T, what string, ok func(string) bool) stri
 
 // eval evaluates an Emacs Lisp expression in the selected buffer (M-:) and
 // returns what it printed, told apart from earlier answers by a tag.
+// waitUpTo captures the screen until ok accepts it or d has passed, and
+// reports which.
+func (e *emacsScreen) waitUpTo(d time.Duration, ok func(string) bool) (string, bool) {
+	deadline := time.Now().Add(d)
+	for {
+		s := e.screen()
+		if ok(s) {
+			return s, true
+		}
+		if time.Now().After(deadline) {
+			return s, false
+		}
+		time.Sleep(menuPoll)
+	}
+}
+
 func (e *emacsScreen) eval(t *testing.T, expr string) string {
 	t.Helper()
 	e.evals++
