@@ -129,24 +129,14 @@ func (e *emacsScreen) wait(t *testing.T, what string, ok func(string) bool) stri
 	return waitMenu(t, e.tmux, what, ok)
 }
 
-// eval evaluates an Emacs Lisp expression in the selected buffer (M-:) and
-// returns what it printed, told apart from earlier answers by a tag.
 // waitUpTo captures the screen until ok accepts it or d has passed, and
 // reports which.
 func (e *emacsScreen) waitUpTo(d time.Duration, ok func(string) bool) (string, bool) {
-	deadline := time.Now().Add(d)
-	for {
-		s := e.screen()
-		if ok(s) {
-			return s, true
-		}
-		if time.Now().After(deadline) {
-			return s, false
-		}
-		time.Sleep(menuPoll)
-	}
+	return pollPane(e.tmux, d, ok)
 }
 
+// eval evaluates an Emacs Lisp expression in the selected buffer (M-:) and
+// returns what it printed, told apart from earlier answers by a tag.
 func (e *emacsScreen) eval(t *testing.T, expr string) string {
 	t.Helper()
 	e.evals++

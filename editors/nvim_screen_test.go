@@ -140,14 +140,24 @@ const menuPoll = 10 * time.Millisecond
 // waitMenu captures the pane until ok accepts it, failing after screenWait.
 func waitMenu(t *testing.T, tmux tmuxRunner, what string, ok func(string) bool) string {
 	t.Helper()
-	deadline := time.Now().Add(screenWait)
+	s, shown := pollPane(tmux, screenWait, ok)
+	if !shown {
+		t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)
+	}
+	return s
+}
+
+// pollPane captures the pane every menuPoll until ok accepts it or d has
+// passed, and returns the last capture and which.
+func pollPane(tmux tmuxRunner, d time.Duration, ok func(string) bool) (string, bool) {
+	deadline := time.Now().Add(d)
 	for {
 		s := tmux.run("capture-pane", "-p", "-t", "dsh")
 		if ok(s) {
-			return s
+			return s, true
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)
+			return s, false
 		}
 		time.Sleep(menuPoll)
 	}
