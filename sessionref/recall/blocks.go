@@ -165,7 +165,7 @@ func (d *dataFile) append(block []byte) (blockRef, error) {
 	return ref, nil
 }
 
-// appendRecords writes records laid out by appendRecord at the end of
+// appendRecords writes records laid out by appendRecordOf at the end of
 // the file, in one write, and returns the offset of the first.
 func (d *dataFile) appendRecords(recs []byte) (int64, error) {
 	d.mu.Lock()
@@ -344,30 +344,20 @@ func decodeBlock(raw []byte, f *folder) (*textBlock, error) {
 // 3.7-3.9 and 44.0%. Blocks hold whole messages, often larger than that.
 const chunkMax = 16<<10 - 64
 
-// appendRecord compresses raw, an encoded block, and appends its record
-// (header and compressed bytes) to recs; n is the compressed length. The
-// record holds raw in pieces of at most chunkMax bytes, each compressed
-// with S2 on its own and preceded by its compressed length (2 bytes,
-// little endian); decodeChunks reads them back.
+// appendRecordOf encodes msgs as one block (encodeBlock's bytes) and
+// appends its record (header and compressed bytes) to recs; n is the
+// compressed length. The record holds the encoded block in pieces of at
+// most chunkMax bytes, each compressed with S2 on its own and preceded by
+// its compressed length (2 bytes, little endian); decodeChunks reads them
+// back. The encoding goes through piece, a buffer of chunkMax bytes that
+// it returns for the next call, and each full piece is compressed: a
+// block of one 32 MiB message took 32 MiB more, encoded whole first,
+// beside the text it was encoded from.
 //
 // S2's fast mode, not "better": on dshgen text (300 sessions, 92 MB of
 // blocks, thread CPU) better keeps 36.4% at 6.0 CPU-s per GB, fast 42.3%
 // at 3.2 CPU-s per GB. Compression was a fifth of a first build's CPU,
 // and 42% is within the on-disk bound of half the text.
-func appendRecord(recs, raw []byte) (out []byte, n uint32) {
-	at := len(recs)
-	recs = slices.Grow(recs, recordHeaderLen)[:at+recordHeaderLen]
-	for off := 0; off < len(raw); off += chunkMax {
-		recs = appendChunk(recs, raw[off:min(len(raw), off+chunkMax)])
-	}
-	return closeRecord(recs, at)
-}
-
-// appendRecordOf is appendRecord(recs, encodeBlock(nil, msgs)) without the
-// encoded block in memory at once: the encoding goes through piece, a
-// buffer of chunkMax bytes that it returns for the next call, and each
-// full piece is compressed. A block of one 32 MiB message took 32 MiB
-// more, encoded whole, beside the text it was encoded from.
 func appendRecordOf(recs, piece []byte, msgs []rawMessage) (out, pieceOut []byte, n uint32) {
 	at := len(recs)
 	w := recordWriter{recs: slices.Grow(recs, recordHeaderLen)[:at+recordHeaderLen], piece: piece[:0]}
@@ -429,7 +419,7 @@ func closeRecord(recs []byte, at int) ([]byte, uint32) {
 }
 
 // decodeChunks decodes the pieces of a record's compressed bytes
-// (appendRecord) into one encoded block.
+// (appendRecordOf) into one encoded block.
 func decodeChunks(b []byte) ([]byte, error) {
 	size := 0
 	for rest := b; len(rest) > 0; {

@@ -2,6 +2,7 @@ package recall
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -38,6 +39,19 @@ func TestAppendRecordOfIsAppendRecordOfTheEncoding(t *testing.T) {
 			}
 		})
 	}
+}
+
+// appendRecord appends the record of raw, an encoded block, as the build
+// wrote it before appendRecordOf: the reference the streamed record is
+// compared with, and what tests and benchmarks that hold encoded blocks
+// use.
+func appendRecord(recs, raw []byte) (out []byte, n uint32) {
+	at := len(recs)
+	recs = slices.Grow(recs, recordHeaderLen)[:at+recordHeaderLen]
+	for off := 0; off < len(raw); off += chunkMax {
+		recs = appendChunk(recs, raw[off:min(len(raw), off+chunkMax)])
+	}
+	return closeRecord(recs, at)
 }
 
 // edgeMessages are three messages: the first's encoding fills exactly one
