@@ -334,27 +334,11 @@ type figures struct {
 	mrr, hit1, hit3 float64
 }
 
+// summarize is the figures of the queries of category ("" for all).
 func summarize(s querySet, out []outcome, category string) figures {
-	var f figures
-	for i, q := range s.Queries {
-		if category != "" && q.Category != category {
-			continue
-		}
-		f.n++
-		f.mrr += out[i].rr()
-		if out[i].rank == 1 {
-			f.hit1++
-		}
-		if out[i].rank >= 1 && out[i].rank <= 3 {
-			f.hit3++
-		}
-	}
-	if f.n > 0 {
-		f.mrr /= float64(f.n)
-		f.hit1 /= float64(f.n)
-		f.hit3 /= float64(f.n)
-	}
-	return f
+	return summarizeWhere(out, len(s.Queries), func(i int) bool {
+		return category == "" || s.Queries[i].Category == category
+	})
 }
 
 // run is one whole measurement, printed to w; base may be "".
