@@ -97,12 +97,12 @@ func (s *titleScanner) fastSeqOrDecode(rest, line []byte) {
 func (s *titleScanner) decodeTitled(typ string, line []byte) {
 	switch typ {
 	case typeTitle:
-		if title, ok := exactString(exactMember(line, "data"), "title"); ok {
+		if title, ok := stringOf(dataOf(line)["title"]); ok {
 			s.entry.Title, s.entry.HasTitle = title, true
 		}
 	case typeDescriptor:
 		s.entry.Described = true // whatever it says: only children hold one
-		data := exactMember(line, "data")
+		data := exactObject(line)["data"]
 		if data == nil {
 			return
 		}
@@ -117,18 +117,18 @@ func (s *titleScanner) decodeTitled(typ string, line []byte) {
 	case typeWorkDir:
 		// The last change decides (dsh's workingDirectory projection:
 		// apply keeps the cwd of each working-directory/change).
-		if cwd, ok := exactString(exactMember(line, "data"), "cwd"); ok && cwd != "" {
+		if cwd, ok := stringOf(dataOf(line)["cwd"]); ok && cwd != "" {
 			s.entry.WorkDir = cwd
 		}
 	case typeCatalog:
-		data := exactMember(line, "data")
-		childID, ok := exactString(data, "childId")
+		data := dataOf(line)
+		childID, ok := stringOf(data["childId"])
 		if !ok {
 			return
 		}
 		label := ""
-		if v := exactMember(data, "label"); v != nil && string(v) != "null" {
-			l, ok := exactString(data, "label")
+		if v := data["label"]; v != nil && string(v) != "null" {
+			l, ok := stringOf(v)
 			if !ok {
 				return // a label that is not a string: the event is ill-typed
 			}
@@ -147,22 +147,26 @@ func (s *titleScanner) decodeTitled(typ string, line []byte) {
 	}
 }
 
-// exactMember is the value of the member key of the JSON object obj, or
-// nil when obj is not an object or has no such member. Keys match
-// exactly, as dsh's JavaScript reads them (data.title); encoding/json's
-// struct decoding also took "dAtA" for "data" (FuzzTitleScanner).
-func exactMember(obj []byte, key string) json.RawMessage {
+// exactObject is the members of the JSON object obj by key, or nil when
+// obj is not an object. Keys match exactly, as dsh's JavaScript reads
+// them (data.title); encoding/json's struct decoding also took "dAtA"
+// for "data" (FuzzTitleScanner).
+func exactObject(obj []byte) map[string]json.RawMessage {
 	var m map[string]json.RawMessage
 	if len(obj) == 0 || json.Unmarshal(obj, &m) != nil {
 		return nil
 	}
-	return m[key]
+	return m
 }
 
-// exactString is the string member key of the JSON object obj; ok is
-// false when there is none, or it is null or not a string.
-func exactString(obj []byte, key string) (string, bool) {
-	v := exactMember(obj, key)
+// dataOf is the members of an event line's data object, by exact key.
+func dataOf(line []byte) map[string]json.RawMessage {
+	return exactObject(exactObject(line)["data"])
+}
+
+// stringOf is the string v holds; ok is false when v is absent, null or
+// not a string.
+func stringOf(v json.RawMessage) (string, bool) {
 	if v == nil || string(v) == "null" {
 		return "", false
 	}
