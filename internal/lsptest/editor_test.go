@@ -2,6 +2,7 @@ package lsptest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -45,12 +46,17 @@ func startPeer(t *testing.T, cfg Config) (*Editor, *peer) {
 	serverEnd, clientEnd := net.Pipe()
 	p := &peer{opened: map[string]string{}, onCall: map[string]func(context.Context, json.RawMessage) (any, error){}}
 	p.conn = jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(serverEnd))
-	// Each message is recorded in wire order before it is released to run
-	// beside the next (jsonrpc2.Async): recorded after the release, two
-	// notifications could land in p.received in either order.
+	// Each message, and each didChange's params, is recorded in wire order
+	// before it is released to run beside the next (jsonrpc2.Async):
+	// recorded after the release, two notifications could land in either
+	// order, and a request after them (TestEditFile's echo) could be
+	// answered before a change was recorded (a CI run: 1 didChange, want 2).
 	p.conn.Go(context.Background(), func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 		p.mu.Lock()
 		p.received = append(p.received, strings.Clone(req.Method())) // borrowed until the release
+		if req.Method() == "textDocument/didChange" {
+			p.changes = append(p.changes, bytes.Clone(req.Params()))
+		}
 		p.mu.Unlock()
 		jsonrpc2.Async(ctx)
 		return p.handle(ctx, req)
@@ -110,10 +116,7 @@ func (p *peer) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 		}()
 		return nil, nil
 	case "textDocument/didChange":
-		p.mu.Lock()
-		p.changes = append(p.changes, params)
-		p.mu.Unlock()
-		return nil, nil
+		return nil, nil // recorded before the release (startPeer)
 	case "echo":
 		return params, nil
 	case "fail":
