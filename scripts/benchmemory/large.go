@@ -184,6 +184,11 @@ func runLarge(bin string, messageMB, requestMB int, check bool) error {
 				t.Title(title, "user")
 				t.AssistantText("Done.")
 			})
+			textBefore, err := recallTextBytes(c, id)
+			if err != nil {
+				return err
+			}
+			id++
 			if err := resetPeak(pid); err != nil {
 				return err
 			}
@@ -205,6 +210,22 @@ func runLarge(bin string, messageMB, requestMB int, check bool) error {
 				}
 				if time.Since(start) > time.Minute {
 					return fmt.Errorf("the big %s session was not indexed within a minute", enc.name)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			// Indexing ends when the recall index holds the message too: it
+			// reads the log after the session index, and its peak belongs
+			// here, not to the first dsh/prepare below.
+			for ; ; id++ {
+				text, err := recallTextBytes(c, id)
+				if err != nil {
+					return err
+				}
+				if text-textBefore >= int64(size) {
+					break
+				}
+				if time.Since(start) > time.Minute {
+					return fmt.Errorf("the recall index did not take the big %s session's %d MiB within a minute (its text grew %d bytes)", enc.name, size>>20, text-textBefore)
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
@@ -280,4 +301,25 @@ func runLarge(bin string, messageMB, requestMB int, check bool) error {
 		return fmt.Errorf("bounds failed:\n  %s", strings.Join(failed, "\n  "))
 	}
 	return nil
+}
+
+// recallTextBytes asks dsh/status for the size of the recall index's
+// projected text.
+func recallTextBytes(c *conn, id int) (int64, error) {
+	raw, err := c.call(id, "dsh/status", map[string]any{})
+	if err != nil {
+		return 0, err
+	}
+	var st struct {
+		Recall *struct {
+			TextBytes int64 `json:"textBytes"`
+		} `json:"recall"`
+	}
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return 0, fmt.Errorf("decoding dsh/status: %w", err)
+	}
+	if st.Recall == nil {
+		return 0, fmt.Errorf("dsh/status has no recall facts: is recallSearch off?")
+	}
+	return st.Recall.TextBytes, nil
 }
