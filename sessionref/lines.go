@@ -148,6 +148,7 @@ func (r lineReader) readChecked(offset int64, n int, same func(got []byte) bool,
 		res, err = r.readRaw(f, offset, sp)
 	}
 	res.LastLine = sp.last
+	sp.releaseLarge()
 	if res.Offset > 0 {
 		n := min(resumeTailLen, res.Offset)
 		buf := make([]byte, n)

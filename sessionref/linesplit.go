@@ -2,7 +2,7 @@ package sessionref
 
 import (
 	"bytes"
-	"runtime"
+	"runtime/debug"
 )
 
 // shortLineBytes is the length up to which a partial line is kept in one
@@ -13,23 +13,39 @@ import (
 // a growing slice, and a line that passes the cap costs at most the cap.
 const shortLineBytes = 1 << 20
 
-// collectBeforeLineBytes is the size of a line buffer before whose
-// allocation the garbage is collected. Such lines are rare (a pasted log,
-// a huge tool output), and the one before is often garbage by then: a
-// session with one 32 MiB message is read by the session index, then by
-// the recall index; at the collector's default target the second buffer
-// came before the first was collected, and the process peaked at 2.14x
-// the message above idle (scripts/benchmemory --large-message-mb 32;
-// with the collection first, see the commit that added it).
+// collectBeforeLineBytes is the size of a line buffer around whose use
+// the garbage is collected and the free memory returned to the OS. Such
+// lines are rare (a pasted log, a huge tool output), and each read of one
+// leaves a buffer of its size behind: a session with one 32 MiB message is
+// read by the session index, then by the recall index. Collecting before
+// the allocation alone left the first read's buffer resident (freed, not
+// yet returned) while the second read's decoder and buffer grew, and the
+// process peaked at 1.5-2.2x the message above idle, zstd, on a loaded
+// machine (scripts/benchmemory --large-message-mb 32); returning it when a
+// read that made such a buffer ends, and before the next is made, keeps
+// the peak near one message (see the commit that did this).
 const collectBeforeLineBytes = 8 << 20
 
-// makeLineBuffer makes an empty buffer of capacity n for one line,
-// collecting the garbage first when n is at least collectBeforeLineBytes.
-func makeLineBuffer(n int64) []byte {
+// makeLineBuffer makes an empty buffer of capacity n for one line. When n
+// is at least collectBeforeLineBytes it first collects the garbage and
+// returns the free memory to the OS, and marks the splitter large, so
+// that its reader does so again once the line is used (releaseLarge).
+func (s *lineSplitter) makeLineBuffer(n int64) []byte {
 	if n >= collectBeforeLineBytes {
-		runtime.GC()
+		debug.FreeOSMemory()
+		s.large = true
 	}
 	return make([]byte, 0, n)
+}
+
+// releaseLarge returns the free memory to the OS when the splitter made a
+// buffer of at least collectBeforeLineBytes: called when a read ends, when
+// the line is garbage unless its reader's callback kept it.
+func (s *lineSplitter) releaseLarge() {
+	if s.large {
+		s.large = false
+		debug.FreeOSMemory()
+	}
 }
 
 // lineSplitter cuts a byte stream into lines for a callback, holding at most
@@ -64,6 +80,9 @@ type lineSplitter struct {
 	complete int64
 	// last is a copy of the newest delivered line, nil before the first.
 	last []byte
+	// large is set once a line buffer of at least collectBeforeLineBytes
+	// was made (makeLineBuffer).
+	large bool
 }
 
 // Write implements io.Writer. It fails only with the callback's error.
@@ -167,7 +186,7 @@ func (s *lineSplitter) hold(p []byte) {
 	if s.chunks == nil && s.more >= 0 {
 		// The line is at most what is held plus what follows: one buffer
 		// of that size (capped at the line cap) holds it to its end.
-		s.long = makeLineBuffer(min(s.held+s.more, s.max))
+		s.long = s.makeLineBuffer(min(s.held+s.more, s.max))
 		s.long = append(append(s.long, s.short...), p...)
 		s.short = s.short[:0]
 		return
@@ -200,7 +219,7 @@ func (s *lineSplitter) join(seg []byte) (line []byte, own bool) {
 		s.short = append(s.short, seg...)
 		return s.short, false
 	}
-	line = makeLineBuffer(s.held + int64(len(seg)))
+	line = s.makeLineBuffer(s.held + int64(len(seg)))
 	for _, c := range s.chunks {
 		line = append(line, c...)
 	}
