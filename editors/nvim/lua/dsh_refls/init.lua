@@ -250,21 +250,45 @@ local function attached_buffer(client, bufnr)
   return bufnr
 end
 
+--- The args of a command (an empty table for nil), the buffer they name
+--- (the current one for nil or 0) and their on_done callback (a no-op
+--- when not given): what every command below starts with.
+local function command_args(args)
+  args = args or {}
+  local bufnr = (args.bufnr == nil or args.bufnr == 0) and vim.api.nvim_get_current_buf() or args.bufnr
+  return args, bufnr, args.on_done or function() end
+end
+
+--- The client a command talks to for bufnr (client_of) and the buffer to
+--- send from: with any, any dsh-refls client will do, and the buffer is
+--- one it is attached to (attached_buffer). Without a client it calls
+--- done(nil, { message = 'no client' }) and returns nil.
+local function command_client(bufnr, any, done)
+  local client = client_of(bufnr, any)
+  if not client then
+    done(nil, { message = 'no client' })
+    return nil
+  end
+  if any then
+    bufnr = attached_buffer(client, bufnr)
+  end
+  return client, bufnr
+end
+
 --- Prepares a buffer's message with dsh/prepare and shows the prepared
 --- message and its context in a scratch buffer.
 --- args: { bufnr?, mode? = "replace"|"preserve", on_done? = function(scratch_bufnr|nil, result|err) }
 function M.prepare(args)
-  args = args or {}
-  local bufnr = (args.bufnr == nil or args.bufnr == 0) and vim.api.nvim_get_current_buf() or args.bufnr
+  local bufnr, done
+  args, bufnr, done = command_args(args)
   local mode = args.mode or (state.opts and state.opts.prepare_mode) or 'replace'
-  local done = args.on_done or function() end
   if not config.prepare_modes[mode] then
     notify('mode must be "replace" or "preserve", not ' .. tostring(mode), vim.log.levels.ERROR)
     return done(nil, { message = 'bad mode' })
   end
-  local client = client_of(bufnr)
+  local client = command_client(bufnr, false, done)
   if not client then
-    return done(nil, { message = 'no client' })
+    return
   end
   local params = { textDocument = { uri = vim.uri_from_bufnr(bufnr) }, mode = mode }
   compat.request(client, 'dsh/prepare', params, function(err, result)
@@ -286,14 +310,12 @@ end
 --- Shows the server's index facts (dsh/status) in a scratch buffer.
 --- args: { bufnr?, on_done? = function(scratch_bufnr|nil, result|err) }
 function M.status(args)
-  args = args or {}
-  local bufnr = (args.bufnr == nil or args.bufnr == 0) and vim.api.nvim_get_current_buf() or args.bufnr
-  local done = args.on_done or function() end
-  local client = client_of(bufnr, true)
+  local _, bufnr, done = command_args(args)
+  local client
+  client, bufnr = command_client(bufnr, true, done)
   if not client then
-    return done(nil, { message = 'no client' })
+    return
   end
-  bufnr = attached_buffer(client, bufnr)
   compat.request(client, 'dsh/status', vim.empty_dict(), function(err, result)
     if err then
       notify('status failed: ' .. present.describe_error(err), vim.log.levels.ERROR)
@@ -385,12 +407,10 @@ end
 --- never diagnosed.
 --- args: { bufnr?, on_done? = function(preview_bufnr|nil, err) }
 function M.recall(args)
-  args = args or {}
-  local bufnr = (args.bufnr == nil or args.bufnr == 0) and vim.api.nvim_get_current_buf() or args.bufnr
-  local done = args.on_done or function() end
-  local client = client_of(bufnr)
+  local _, bufnr, done = command_args(args)
+  local client = command_client(bufnr, false, done)
   if not client then
-    return done(nil, { message = 'no client' })
+    return
   end
   local params = vim.lsp.util.make_position_params(0, client.offset_encoding)
   compat.request(client, 'textDocument/definition', params, function(err, result)
@@ -429,12 +449,10 @@ end
 --- document-link UI of its own, so this is the mentions' "click".
 --- args: { bufnr?, on_done? = function(bufnr|nil, target|err) }
 function M.follow(args)
-  args = args or {}
-  local bufnr = (args.bufnr == nil or args.bufnr == 0) and vim.api.nvim_get_current_buf() or args.bufnr
-  local done = args.on_done or function() end
-  local client = client_of(bufnr)
+  local _, bufnr, done = command_args(args)
+  local client = command_client(bufnr, false, done)
   if not client then
-    return done(nil, { message = 'no client' })
+    return
   end
   local row, col = unpack(vim.api.nvim_win_get_cursor(0))
   local line = vim.api.nvim_buf_get_lines(bufnr, row - 1, row, false)[1] or ''
@@ -475,19 +493,18 @@ end
 --- matching excerpts. <CR> on a result opens its recall preview.
 --- args: { query, bufnr?, limit?, on_done? = function(search_bufnr|nil, results|err) }
 function M.search(args)
-  args = args or {}
-  local done = args.on_done or function() end
+  local bufnr, done
+  args, bufnr, done = command_args(args)
   local query = vim.trim(args.query or '')
   if query == '' then
     notify('search for what? :DshSearch {words or "a phrase"}', vim.log.levels.ERROR)
     return done(nil, { message = 'empty query' })
   end
-  local bufnr = (args.bufnr == nil or args.bufnr == 0) and vim.api.nvim_get_current_buf() or args.bufnr
-  local client = client_of(bufnr, true)
+  local client
+  client, bufnr = command_client(bufnr, true, done)
   if not client then
-    return done(nil, { message = 'no client' })
+    return
   end
-  bufnr = attached_buffer(client, bufnr)
   local params = { query = query, limit = args.limit or 50 }
   compat.request(client, 'dsh/search', params, function(err, results)
     if err then
@@ -519,14 +536,12 @@ end
 --- workspace of the buffer's client (frecency) and says how many.
 --- args: { bufnr?, on_done? = function(forgotten|nil, err) }
 function M.forget_picks(args)
-  args = args or {}
-  local bufnr = (args.bufnr == nil or args.bufnr == 0) and vim.api.nvim_get_current_buf() or args.bufnr
-  local done = args.on_done or function() end
-  local client = client_of(bufnr, true)
+  local _, bufnr, done = command_args(args)
+  local client
+  client, bufnr = command_client(bufnr, true, done)
   if not client then
-    return done(nil, { message = 'no client' })
+    return
   end
-  bufnr = attached_buffer(client, bufnr)
   local params = { command = 'dsh-refls.forgetPicks', arguments = {} }
   compat.request(client, 'workspace/executeCommand', params, function(err, result)
     if err then
@@ -577,9 +592,8 @@ end
 --- from dsh/candidates.
 --- args: { bufnr?, session_id?, client_id?, on_done? = function(prompt_bufnr|nil, result|err) }
 function M.continue_from(args)
-  args = args or {}
-  local bufnr = (args.bufnr == nil or args.bufnr == 0) and vim.api.nvim_get_current_buf() or args.bufnr
-  local done = args.on_done or function() end
+  local bufnr, done
+  args, bufnr, done = command_args(args)
   local client = args.client_id and vim.lsp.get_client_by_id(args.client_id) or client_of(bufnr, true)
   if not client then
     return done(nil, { message = 'no client' })
