@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -14,46 +13,6 @@ import (
 	"github.com/dsh-refls/dsh-refls/internal/lsptest"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
-
-// procKB reads a "VmRSS"-style field of /proc/<pid>/status in KiB.
-func procKB(pid int, field string) (int64, error) {
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		}
-	}
-	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
-}
-
-// procCPU is the CPU time (user and system) a process has used so far,
-// from /proc/PID/stat (in clock ticks of 1/100 s, Linux's USER_HZ).
-func procCPU(pid int) (time.Duration, error) {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name (field 2) may hold spaces; the fields after its
-	// closing parenthesis are plain: utime and stime are the 12th and
-	// 13th of them.
-	end := strings.LastIndexByte(string(stat), ')')
-	fields := strings.Fields(string(stat[end+1:]))
-	if end < 0 || len(fields) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
-	var ticks int64
-	for _, f := range fields[11:13] {
-		n, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
-		}
-		ticks += n
-	}
-	return time.Duration(ticks) * (time.Second / 100), nil
-}
 
 // resetPeak resets VmHWM to the current RSS (Linux ≥ 4.0).
 func resetPeak(pid int) error {
@@ -65,7 +24,7 @@ func resetPeak(pid int) error {
 func settle(pid int, idle int64, ratio float64, limit time.Duration) (int64, time.Duration, bool) {
 	start := time.Now()
 	for {
-		rss, err := procKB(pid, "VmRSS")
+		rss, err := lsptest.ProcStatusKB(pid, "VmRSS")
 		if err == nil && float64(rss) <= ratio*float64(idle) {
 			return rss, time.Since(start), true
 		}
@@ -119,25 +78,25 @@ func runLarge(bin string, messageMB, requestMB int, check bool) error {
 	}
 	defer cmd.Process.Kill()
 	pid := cmd.Process.Pid
-	c := &conn{in: p.In, out: p.Out}
-	if _, err := c.call(1, "initialize", map[string]any{"processId": nil, "rootUri": "file://" + ws, "capabilities": map[string]any{},
+	c := lsptest.NewConn(p.In, p.Out)
+	if _, err := c.Call("initialize", map[string]any{"processId": nil, "rootUri": "file://" + ws, "capabilities": map[string]any{},
 		"initializationOptions": map[string]any{"sessionId": expected[0].ID, "cwd": ws}}); err != nil {
 		return err
 	}
-	if err := c.send(map[string]any{"jsonrpc": "2.0", "method": "initialized", "params": map[string]any{}}); err != nil {
+	if err := c.Notify("initialized", map[string]any{}); err != nil {
 		return err
 	}
-	if _, err := c.call(2, "dsh/candidates", map[string]any{"query": ""}); err != nil {
+	if _, err := c.Call("dsh/candidates", map[string]any{"query": ""}); err != nil {
 		return err
 	}
 	time.Sleep(2 * time.Second) // let start-up work finish before calling the process idle
-	idle, err := procKB(pid, "VmRSS")
+	idle, err := lsptest.ProcStatusKB(pid, "VmRSS")
 	if err != nil {
 		return err
 	}
 	fmt.Printf("idle RSS %.1f MiB (demo store, both indexes built)\n", float64(idle)/1024)
 	report := func(what string, size int, took time.Duration) error {
-		peak, err := procKB(pid, "VmHWM")
+		peak, err := lsptest.ProcStatusKB(pid, "VmHWM")
 		if err != nil {
 			return err
 		}
@@ -173,7 +132,6 @@ func runLarge(bin string, messageMB, requestMB int, check bool) error {
 
 	if messageMB > 0 {
 		size := messageMB << 20
-		id := 100
 		for _, enc := range []struct {
 			name     string
 			encoding dshgen.Encoding
@@ -184,11 +142,10 @@ func runLarge(bin string, messageMB, requestMB int, check bool) error {
 				t.Title(title, "user")
 				t.AssistantText("Done.")
 			})
-			textBefore, err := recallTextBytes(c, id)
+			textBefore, err := recallTextBytes(c)
 			if err != nil {
 				return err
 			}
-			id++
 			if err := resetPeak(pid); err != nil {
 				return err
 			}
@@ -196,8 +153,8 @@ func runLarge(bin string, messageMB, requestMB int, check bool) error {
 			if _, err := big.Save(store, enc.encoding); err != nil {
 				return err
 			}
-			for ; ; id++ {
-				raw, err := c.call(id, "dsh/candidates", map[string]any{"query": title})
+			for {
+				raw, err := c.Call("dsh/candidates", map[string]any{"query": title})
 				if err != nil {
 					return err
 				}
@@ -216,8 +173,8 @@ func runLarge(bin string, messageMB, requestMB int, check bool) error {
 			// Indexing ends when the recall index holds the message too: it
 			// reads the log after the session index, and its peak belongs
 			// here, not to the first dsh/prepare below.
-			for ; ; id++ {
-				text, err := recallTextBytes(c, id)
+			for {
+				text, err := recallTextBytes(c)
 				if err != nil {
 					return err
 				}
@@ -237,8 +194,7 @@ func runLarge(bin string, messageMB, requestMB int, check bool) error {
 					return err
 				}
 				start = time.Now()
-				id++
-				if _, err := c.call(id, "dsh/prepare", map[string]any{"text": "see " + sessionref.Mention(title, sessionID)}); err != nil {
+				if _, err := c.Call("dsh/prepare", map[string]any{"text": "see " + sessionref.Mention(title, sessionID)}); err != nil {
 					return err
 				}
 				if err := report(fmt.Sprintf("dsh/prepare of it (%s), call %d", enc.name, call), size, time.Since(start)); err != nil {
@@ -265,7 +221,7 @@ func runLarge(bin string, messageMB, requestMB int, check bool) error {
 			return err
 		}
 		start := time.Now()
-		if _, err := c.call(300, "dsh/prepare", map[string]any{"text": text}); err != nil {
+		if _, err := c.Call("dsh/prepare", map[string]any{"text": text}); err != nil {
 			return err
 		}
 		if err := report("a dsh/prepare request of plain text", size, time.Since(start)); err != nil {
@@ -276,24 +232,24 @@ func runLarge(bin string, messageMB, requestMB int, check bool) error {
 		}
 		start = time.Now()
 		uri := "file://" + ws + "/big.md"
-		if err := c.send(map[string]any{"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": map[string]any{
-			"textDocument": map[string]any{"uri": uri, "languageId": "markdown", "version": 1, "text": text}}}); err != nil {
+		if err := c.Notify("textDocument/didOpen", map[string]any{
+			"textDocument": map[string]any{"uri": uri, "languageId": "markdown", "version": 1, "text": text}}); err != nil {
 			return err
 		}
-		if err := c.send(map[string]any{"jsonrpc": "2.0", "method": "textDocument/didClose", "params": map[string]any{
-			"textDocument": map[string]any{"uri": uri}}}); err != nil {
+		if err := c.Notify("textDocument/didClose", map[string]any{
+			"textDocument": map[string]any{"uri": uri}}); err != nil {
 			return err
 		}
 		// A request answered after both notifications: they were handled.
-		if _, err := c.call(301, "dsh/status", map[string]any{}); err != nil {
+		if _, err := c.Call("dsh/status", map[string]any{}); err != nil {
 			return err
 		}
 		if err := report("a document opened and closed", size, time.Since(start)); err != nil {
 			return err
 		}
 	}
-	_, _ = c.call(1<<20, "shutdown", nil)
-	_ = c.send(map[string]any{"jsonrpc": "2.0", "method": "exit"})
+	_, _ = c.Call("shutdown", nil)
+	_ = c.Notify("exit", nil)
 	if err := cmd.Wait(); err != nil {
 		return err
 	}
@@ -305,8 +261,8 @@ func runLarge(bin string, messageMB, requestMB int, check bool) error {
 
 // recallTextBytes asks dsh/status for the size of the recall index's
 // projected text.
-func recallTextBytes(c *conn, id int) (int64, error) {
-	raw, err := c.call(id, "dsh/status", map[string]any{})
+func recallTextBytes(c *lsptest.Conn) (int64, error) {
+	raw, err := c.Call("dsh/status", map[string]any{})
 	if err != nil {
 		return 0, err
 	}

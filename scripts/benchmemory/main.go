@@ -8,16 +8,13 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/dsh-refls/dsh-refls/internal/lsptest"
@@ -46,50 +43,6 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchmemory:", err)
 		os.Exit(1)
-	}
-}
-
-type conn struct {
-	in  io.Writer
-	out *bufio.Reader
-}
-
-func (c *conn) send(msg map[string]any) error {
-	body, err := json.Marshal(msg)
-	if err != nil {
-		return err
-	}
-	_, err = c.in.Write(lsptest.Frame(body))
-	return err
-}
-
-func (c *conn) recv() (map[string]json.RawMessage, error) {
-	body, err := lsptest.ReadFrame(c.out)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]json.RawMessage
-	return m, json.Unmarshal(body, &m)
-}
-
-// call sends a request and returns its result, skipping notifications and
-// server requests.
-func (c *conn) call(id int, method string, params any) (json.RawMessage, error) {
-	if err := c.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}); err != nil {
-		return nil, err
-	}
-	for {
-		m, err := c.recv()
-		if err != nil {
-			return nil, err
-		}
-		if _, isReq := m["method"]; isReq || string(m["id"]) != strconv.Itoa(id) {
-			continue
-		}
-		if e, ok := m["error"]; ok {
-			return nil, fmt.Errorf("%s: %s", method, e)
-		}
-		return m["result"], nil
 	}
 }
 
@@ -129,13 +82,13 @@ func run(bin, root, ws string, recall bool, steady time.Duration, cacheHome stri
 		return err
 	}
 	defer cmd.Process.Kill()
-	c := &conn{in: p.In, out: p.Out}
+	c := lsptest.NewConn(p.In, p.Out)
 	start := time.Now()
-	if _, err := c.call(1, "initialize", map[string]any{"processId": nil, "rootUri": "file://" + ws, "capabilities": map[string]any{},
+	if _, err := c.Call("initialize", map[string]any{"processId": nil, "rootUri": "file://" + ws, "capabilities": map[string]any{},
 		"initializationOptions": map[string]any{"recallSearch": recall}}); err != nil {
 		return err
 	}
-	if err := c.send(map[string]any{"jsonrpc": "2.0", "method": "initialized", "params": map[string]any{}}); err != nil {
+	if err := c.Notify("initialized", map[string]any{}); err != nil {
 		return err
 	}
 	var st struct {
@@ -143,8 +96,8 @@ func run(bin, root, ws string, recall bool, steady time.Duration, cacheHome stri
 		SessionsIndexed int  `json:"sessionsIndexed"`
 		FilesIndexed    int  `json:"filesIndexed"`
 	}
-	for id := 2; ; id++ {
-		raw, err := c.call(id, "dsh/status", map[string]any{})
+	for {
+		raw, err := c.Call("dsh/status", map[string]any{})
 		if err != nil {
 			return err
 		}
@@ -170,7 +123,7 @@ func run(bin, root, ws string, recall bool, steady time.Duration, cacheHome stri
 	if st.SessionsIndexed > 10000 {
 		bound = 200
 	}
-	cpu, err := procCPU(cmd.Process.Pid)
+	cpu, err := lsptest.ProcCPU(cmd.Process.Pid)
 	if err != nil {
 		return err
 	}
@@ -204,7 +157,7 @@ func run(bin, root, ws string, recall bool, steady time.Duration, cacheHome stri
 		if rss, hwm, err = procMemory(cmd.Process.Pid); err != nil {
 			return err
 		}
-		if cpu, err = procCPU(cmd.Process.Pid); err != nil {
+		if cpu, err = lsptest.ProcCPU(cmd.Process.Pid); err != nil {
 			return err
 		}
 		fmt.Printf("recall index's first build done %v after start: server RSS %.0f MB, peak RSS %.0f MB = %.2f× the bound %.0f MB; server CPU %.2f s\n",
@@ -226,8 +179,8 @@ func run(bin, root, ws string, recall bool, steady time.Duration, cacheHome stri
 		return err
 	}
 	fmt.Printf("peak RSS over the whole run (saves included): %.0f MB = %.2f× the bound %.0f MB\n", hwm, hwm/bound, bound)
-	_, _ = c.call(1<<20, "shutdown", nil)
-	_ = c.send(map[string]any{"jsonrpc": "2.0", "method": "exit"})
+	_, _ = c.Call("shutdown", nil)
+	_ = c.Notify("exit", nil)
 	return cmd.Wait()
 }
 
@@ -248,10 +201,10 @@ func awaitFile(pattern string, start time.Time) error {
 // awaitRecall polls dsh/status until the recall index reports its first
 // build done (synced, and no session pending: a first build publishes its
 // steps, each marked synced), for at most recallWait.
-func awaitRecall(c *conn, start time.Time) error {
+func awaitRecall(c *lsptest.Conn, start time.Time) error {
 	const recallWait = 15 * time.Minute
-	for id := 1 << 16; ; id++ {
-		raw, err := c.call(id, "dsh/status", map[string]any{})
+	for {
+		raw, err := c.Call("dsh/status", map[string]any{})
 		if err != nil {
 			return err
 		}
@@ -282,10 +235,10 @@ const steadyAfter = 10 * time.Second
 
 // procMemory reads a process's RSS and peak RSS (VmHWM), in MB.
 func procMemory(pid int) (rss, hwm float64, err error) {
-	r, err := procKB(pid, "VmRSS")
+	r, err := lsptest.ProcStatusKB(pid, "VmRSS")
 	if err != nil {
 		return 0, 0, err
 	}
-	h, err := procKB(pid, "VmHWM")
+	h, err := lsptest.ProcStatusKB(pid, "VmHWM")
 	return float64(r) * 1024 / 1e6, float64(h) * 1024 / 1e6, err
 }

@@ -235,7 +235,7 @@ func run(ctx context.Context, c config) error {
 	}
 	ver := 1
 	// searchDecode: the client's decoding of each dsh/search answer, after
-	// the round trip's clock stopped (wire.go).
+	// the round trip's clock stopped (lsptest.Conn.Decoded).
 	var searchDecode []time.Duration
 	typing := func(qs []string) (searchLat, complLat []time.Duration, slow []string, err error) {
 		type timed struct {
@@ -247,23 +247,24 @@ func run(ctx context.Context, c config) error {
 		for _, q := range qs {
 			for _, p := range prefixes(q) {
 				ver++
-				if err := srv.notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": "file://" + ws + "/msg.md", "version": ver},
+				if err := srv.Notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": "file://" + ws + "/msg.md", "version": ver},
 					"contentChanges": []any{map[string]any{"text": "@" + p}}}); err != nil {
 					return nil, nil, nil, err
 				}
-				_, d, err := srv.call("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": "file://" + ws + "/msg.md"},
+				_, err := srv.Call("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": "file://" + ws + "/msg.md"},
 					"position": map[string]any{"line": 0, "character": len(utf16Of(p)) + 1}})
 				if err != nil {
 					return nil, nil, nil, err
 				}
-				complLat = append(complLat, d)
+				complLat = append(complLat, srv.RoundTrip())
 				sent := time.Since(t0)
-				raw, d, err := srv.call("dsh/search", map[string]any{"query": p, "limit": c.limit})
+				raw, err := srv.Call("dsh/search", map[string]any{"query": p, "limit": c.limit})
 				if err != nil {
 					return nil, nil, nil, err
 				}
+				d := srv.RoundTrip()
 				searchLat = append(searchLat, d)
-				searchDecode = append(searchDecode, srv.decoded)
+				searchDecode = append(searchDecode, srv.Decoded())
 				all = append(all, timed{fmt.Sprintf("#%d %q", len(searchLat), p), d, sent})
 				if want[p] {
 					var hits []struct {

@@ -18,12 +18,12 @@ func utf16Of(s string) []uint16 { return utf16.Encode([]rune(s)) }
 // served, whatever the recall index is doing meanwhile.
 func (s *server) firstCompletion(ws string, t0 time.Time) (titleReady, answered time.Duration, err error) {
 	uri := "file://" + ws + "/msg.md"
-	if err := s.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+	if err := s.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
 		"uri": uri, "languageId": "markdown", "version": 1, "text": "@"}}); err != nil {
 		return 0, 0, err
 	}
 	for {
-		raw, _, err := s.call("dsh/status", map[string]any{})
+		raw, err := s.Call("dsh/status", map[string]any{})
 		if err != nil {
 			return 0, 0, err
 		}
@@ -34,7 +34,7 @@ func (s *server) firstCompletion(ws string, t0 time.Time) (titleReady, answered 
 		if titleReady == 0 && st.SessionsIndexed > 0 && !st.Building {
 			titleReady = time.Since(t0)
 		}
-		raw, _, err = s.call("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": uri},
+		raw, err = s.Call("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": uri},
 			"position": map[string]any{"line": 0, "character": 1}})
 		if err != nil {
 			return 0, 0, err
@@ -78,7 +78,7 @@ func (s *server) appendLatencies(entries []sessionref.Entry, n int) (out []time.
 			return nil, 0, err
 		}
 		for {
-			raw, _, err := s.call("dsh/search", map[string]any{"query": word})
+			raw, err := s.Call("dsh/search", map[string]any{"query": word})
 			if err != nil {
 				return nil, 0, err
 			}

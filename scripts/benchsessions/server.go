@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/dsh-refls/dsh-refls/internal/lsptest"
@@ -133,21 +130,21 @@ func oneServerRestart(bin, root, ws string, env []string) (serverRestart, error)
 			_ = cmd.Wait()
 		}
 	}()
-	c := &rpcConn{in: p.In, out: p.Out}
-	if _, err := c.call("initialize", map[string]any{"processId": nil, "rootUri": "file://" + ws, "capabilities": map[string]any{}}); err != nil {
+	c := lsptest.NewConn(p.In, p.Out)
+	if _, err := c.Call("initialize", map[string]any{"processId": nil, "rootUri": "file://" + ws, "capabilities": map[string]any{}}); err != nil {
 		return r, err
 	}
-	if err := c.notify("initialized", map[string]any{}); err != nil {
+	if err := c.Notify("initialized", map[string]any{}); err != nil {
 		return r, err
 	}
 	uri := "file://" + ws + "/message.md"
-	if err := c.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+	if err := c.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
 		"uri": uri, "languageId": "markdown", "version": 1, "text": "@"}}); err != nil {
 		return r, err
 	}
 	deadline := start.Add(5 * time.Minute)
 	for r.firstAnswer == 0 {
-		raw, err := c.call("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": uri},
+		raw, err := c.Call("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": uri},
 			"position": map[string]any{"line": 0, "character": 1}})
 		if err != nil {
 			return r, err
@@ -178,7 +175,7 @@ func oneServerRestart(bin, root, ws string, env []string) (serverRestart, error)
 		}
 	}
 	for r.revalidated == 0 {
-		raw, err := c.call("dsh/status", map[string]any{})
+		raw, err := c.Call("dsh/status", map[string]any{})
 		if err != nil {
 			return r, err
 		}
@@ -203,10 +200,10 @@ func oneServerRestart(bin, root, ws string, env []string) (serverRestart, error)
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	if _, err := c.call("shutdown", nil); err != nil {
+	if _, err := c.Call("shutdown", nil); err != nil {
 		return r, err
 	}
-	if err := c.notify("exit", nil); err != nil {
+	if err := c.Notify("exit", nil); err != nil {
 		return r, err
 	}
 	exited = true
@@ -215,57 +212,4 @@ func oneServerRestart(bin, root, ws string, env []string) (serverRestart, error)
 	}
 	r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	return r, nil
-}
-
-// rpcConn speaks JSON-RPC with Content-Length framing over pipes.
-type rpcConn struct {
-	in  io.Writer
-	out *bufio.Reader
-	id  int
-}
-
-func (c *rpcConn) send(msg map[string]any) error {
-	msg["jsonrpc"] = "2.0"
-	body, err := json.Marshal(msg)
-	if err != nil {
-		return err
-	}
-	_, err = c.in.Write(lsptest.Frame(body))
-	return err
-}
-
-func (c *rpcConn) notify(method string, params any) error {
-	return c.send(map[string]any{"method": method, "params": params})
-}
-
-func (c *rpcConn) recv() (map[string]json.RawMessage, error) {
-	body, err := lsptest.ReadFrame(c.out)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]json.RawMessage
-	return m, json.Unmarshal(body, &m)
-}
-
-// call sends a request and returns its result, skipping notifications and
-// the server's own requests.
-func (c *rpcConn) call(method string, params any) (json.RawMessage, error) {
-	c.id++
-	id := c.id
-	if err := c.send(map[string]any{"id": id, "method": method, "params": params}); err != nil {
-		return nil, err
-	}
-	for {
-		m, err := c.recv()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", method, err)
-		}
-		if _, isReq := m["method"]; isReq || string(m["id"]) != strconv.Itoa(id) {
-			continue
-		}
-		if e, ok := m["error"]; ok {
-			return nil, fmt.Errorf("%s: %s", method, e)
-		}
-		return m["result"], nil
-	}
 }

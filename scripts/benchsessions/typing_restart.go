@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -102,12 +101,12 @@ func typingRun(bin, root, ws string, env []string, queries int) (int, error) {
 			for k := 1; k <= len(w) && typed < queries; k++ {
 				version++
 				text := "@" + w[:k]
-				if err := s.c.notify("textDocument/didChange", map[string]any{
+				if err := s.c.Notify("textDocument/didChange", map[string]any{
 					"textDocument":   map[string]any{"uri": s.uri, "version": version},
 					"contentChanges": []map[string]any{{"text": text}}}); err != nil {
 					return 0, err
 				}
-				if _, err := s.c.call("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": s.uri},
+				if _, err := s.c.Call("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": s.uri},
 					"position": map[string]any{"line": 0, "character": len(text)}}); err != nil {
 					return 0, err
 				}
@@ -135,7 +134,7 @@ func completeListAfterStart(bin, root, ws string, env []string, want int) (first
 	deadline := start.Add(5 * time.Minute)
 	for {
 		if first == 0 {
-			raw, err := s.c.call("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": s.uri},
+			raw, err := s.c.Call("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": s.uri},
 				"position": map[string]any{"line": 0, "character": 1}})
 			if err != nil {
 				return 0, 0, 0, err
@@ -170,47 +169,27 @@ func completeListAfterStart(bin, root, ws string, env []string, want int) (first
 }
 
 // countCandidates asks dsh/candidates for limit sessions and returns how
-// many it listed and how long the answer took to arrive whole; the answer
-// is decoded after that (a client's decoding of 30 MB is not the
-// server's time).
+// many it listed and how long the answer took to arrive whole (up to its
+// last byte); the answer is decoded after that (a client's decoding of
+// 30 MB is not the server's time).
 func (s *runningServer) countCandidates(limit int) (int, time.Duration, error) {
-	s.c.id++
-	id := s.c.id
-	t0 := time.Now()
-	if err := s.c.send(map[string]any{"id": id, "method": "dsh/candidates", "params": map[string]any{"query": "", "limit": limit}}); err != nil {
+	raw, err := s.c.Call("dsh/candidates", map[string]any{"query": "", "limit": limit})
+	if err != nil {
 		return 0, 0, err
 	}
-	// The server begins each answer with this envelope; anything else (a
-	// notification, a request of its own) is skipped.
-	prefix := []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,`, id))
-	for {
-		body, err := lsptest.ReadFrame(s.c.out)
-		if err != nil {
-			return 0, 0, fmt.Errorf("dsh/candidates: %w", err)
-		}
-		if !bytes.HasPrefix(body, prefix) {
-			continue
-		}
-		took := time.Since(t0)
-		var answer struct {
-			Result []json.RawMessage `json:"result"`
-			Error  json.RawMessage   `json:"error"`
-		}
-		if err := json.Unmarshal(body, &answer); err != nil {
-			return 0, 0, fmt.Errorf("dsh/candidates answer: %w", err)
-		}
-		if answer.Error != nil {
-			return 0, 0, fmt.Errorf("dsh/candidates: %s", answer.Error)
-		}
-		return len(answer.Result), took, nil
+	took := s.c.RoundTrip()
+	var result []json.RawMessage
+	if err := json.Unmarshal(raw, &result); err != nil {
+		return 0, 0, fmt.Errorf("dsh/candidates answer: %w", err)
 	}
+	return len(result), took, nil
 }
 
 // runningServer is a server process spoken to over its pipes, with one
 // document open in its workspace.
 type runningServer struct {
 	cmd    *exec.Cmd
-	c      *rpcConn
+	c      *lsptest.Conn
 	uri    string
 	exited bool
 }
@@ -222,16 +201,16 @@ func startServer(bin, root, ws string, env []string) (*runningServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &runningServer{cmd: cmd, c: &rpcConn{in: p.In, out: p.Out}, uri: "file://" + ws + "/message.md"}
-	if _, err := s.c.call("initialize", map[string]any{"processId": nil, "rootUri": "file://" + ws, "capabilities": map[string]any{}}); err != nil {
+	s := &runningServer{cmd: cmd, c: lsptest.NewConn(p.In, p.Out), uri: "file://" + ws + "/message.md"}
+	if _, err := s.c.Call("initialize", map[string]any{"processId": nil, "rootUri": "file://" + ws, "capabilities": map[string]any{}}); err != nil {
 		s.kill()
 		return nil, err
 	}
-	if err := s.c.notify("initialized", map[string]any{}); err != nil {
+	if err := s.c.Notify("initialized", map[string]any{}); err != nil {
 		s.kill()
 		return nil, err
 	}
-	if err := s.c.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+	if err := s.c.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
 		"uri": s.uri, "languageId": "markdown", "version": 1, "text": "@"}}); err != nil {
 		s.kill()
 		return nil, err
@@ -244,7 +223,7 @@ func startServer(bin, root, ws string, env []string) (*runningServer, error) {
 func (s *runningServer) waitBuilt(limit time.Duration) (int, error) {
 	deadline := time.Now().Add(limit)
 	for {
-		raw, err := s.c.call("dsh/status", map[string]any{})
+		raw, err := s.c.Call("dsh/status", map[string]any{})
 		if err != nil {
 			return 0, err
 		}
@@ -268,10 +247,10 @@ func (s *runningServer) waitBuilt(limit time.Duration) (int, error) {
 // shutdown ends the server as an editor does: shutdown, exit, and the
 // process's own exit.
 func (s *runningServer) shutdown() error {
-	if _, err := s.c.call("shutdown", nil); err != nil {
+	if _, err := s.c.Call("shutdown", nil); err != nil {
 		return err
 	}
-	if err := s.c.notify("exit", nil); err != nil {
+	if err := s.c.Notify("exit", nil); err != nil {
 		return err
 	}
 	s.exited = true
