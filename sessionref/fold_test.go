@@ -3,6 +3,8 @@ package sessionref
 import (
 	"reflect"
 	"testing"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/idorder"
 )
 
 // Expected values are Node's (dsh runs there): String.prototype.
@@ -71,8 +73,8 @@ func TestSessionTiesOrderedByLocaleCompare(t *testing.T) {
 	if all := queryIDs(t, snap, ""); !reflect.DeepEqual(all[3:], want) {
 		t.Errorf("candidates %v, want greek, dotted, plain then %v", all, want)
 	}
-	var o idOrder
-	if o.compare("a", "a") != 0 || o.compare("b", "B") >= 0 || o.compare("B", "b") <= 0 {
-		t.Error("idOrder is not lower case first")
+	var o idorder.Order
+	if o.Compare("a", "a") != 0 || o.Compare("b", "B") >= 0 || o.Compare("B", "b") <= 0 {
+		t.Error("idorder.Order is not lower case first")
 	}
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // Case folding and id order as dsh's candidate listing has them (the
-// order of tied ids is idorder.go's).
+// order of tied ids is internal/idorder's).
 //
 // dsh lowercases the query and every searched field with JavaScript's
 // toLocaleLowerCase() (packages/context/session-reference/src/index.ts,

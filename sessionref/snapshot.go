@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/idorder"
 )
 
 // Snapshot is an immutable view of the title index. Readers may keep it as
@@ -315,7 +317,7 @@ func (ix *Index) finishSkipsLocked(snap *Snapshot) {
 // nothing but rc's cwd numbers, and snapshotLocked builds the snapshot.
 func (ix *Index) restoredSnapshotLocked(blocks []cacheBlock, rc *restoredCache, ids func() *listedIDs) *Snapshot {
 	var prev *tracked
-	var order idOrder
+	var order idorder.Order
 	parents := false
 	for i := range blocks {
 		b := &blocks[i]
@@ -462,7 +464,7 @@ func (ix *Index) listedLocked(snap *Snapshot, order []*tracked) []*tracked {
 			snap.Skipped = append(snap.Skipped, Skipped{Path: t.dir.path(), Reason: t.skipReason()})
 		}
 	}
-	var ids idOrder // ties on createdAt: dsh's localeCompare of ids (idorder.go)
+	var ids idorder.Order // ties on createdAt: dsh's localeCompare of ids (internal/idorder)
 	less := func(i, j int) bool { return listedBefore(listed[i], listed[j], &ids) }
 	if !sort.SliceIsSorted(listed, less) {
 		sort.Slice(listed, less)
@@ -472,11 +474,11 @@ func (ix *Index) listedLocked(snap *Snapshot, order []*tracked) []*tracked {
 
 // listedBefore is the order of a snapshot's sessions: createdAt
 // descending, then ids as dsh compares them, then directory paths.
-func listedBefore(a, b *tracked, ids *idOrder) bool {
+func listedBefore(a, b *tracked, ids *idorder.Order) bool {
 	if a.entry.CreatedAt != b.entry.CreatedAt {
 		return a.entry.CreatedAt > b.entry.CreatedAt
 	}
-	if c := ids.compare(a.entry.ID, b.entry.ID); c != 0 {
+	if c := ids.Compare(a.entry.ID, b.entry.ID); c != 0 {
 		return c < 0
 	}
 	return a.dir.path() < b.dir.path()

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/idorder"
 )
 
 // cacheMagic opens every index cache file; cacheFormat changes whenever the
@@ -170,7 +172,7 @@ func (ix *Index) savedLocked() *savedIndex {
 	// The listed sessions come first, in the order of a snapshot, so the
 	// snapshot published on load need not sort, and its sessions are the
 	// first entries LoadCache decodes.
-	var ids idOrder
+	var ids idorder.Order
 	sort.Slice(order, func(i, j int) bool {
 		if li, lj := order[i].skipReason() == "", order[j].skipReason() == ""; li != lj {
 			return li
@@ -578,7 +580,7 @@ func (ix *Index) restoreBlock(b *cacheBlock, body []byte, rc *restoredCache, ld 
 	text := rc.text[b.textAt : b.textAt+b.text]
 	at, li, end := 0, b.firstListed, b.firstListed+b.listed
 	var cs cachedSession
-	var ids idOrder
+	var ids idorder.Order
 	b.sorted = true
 	for k := 0; k < b.sessions; k++ {
 		t, e := &rc.tracked[b.first+k], &rc.entries[b.first+k]

@@ -7,7 +7,7 @@
 // primary-ignorable, dropped), k its rank among the new characters after
 // that proxy, and mode, when it differs from the proxy at the primary
 // level, the rank of its primary weight among them (0: equal to the proxy's).
-// Used by TestGenerateCollationTable (collation_gen_test.go).
+// Used by TestGenerateCollationTable (sessionref/internal/idorder/collation_gen_test.go).
 import { readFileSync } from 'node:fs'
 const unknown = new Set(readFileSync(0, 'utf8').trim().split('\n').map(h => parseInt(h, 16)))
 const assigned = /^[\p{Assigned}]$/u, priv = /^[\p{Co}\p{Cs}]$/u

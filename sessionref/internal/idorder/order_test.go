@@ -1,4 +1,4 @@
-package sessionref
+package idorder
 
 import (
 	"encoding/json"
@@ -28,13 +28,13 @@ func TestIDOrderMatchesNode(t *testing.T) {
 	if err := json.Unmarshal(b, &rec); err != nil {
 		t.Fatal(err)
 	}
-	var o idOrder
+	var o Order
 	bad, ideographic, ideographicBad := 0, 0, 0
 	for _, want := range rec.Lists {
 		if slices.ContainsFunc(want, hasIdeograph) {
 			ideographic++
 			got := slices.Clone(want)
-			slices.SortStableFunc(got, o.compare)
+			slices.SortStableFunc(got, o.Compare)
 			if !slices.Equal(got, want) {
 				ideographicBad++
 			}
@@ -42,7 +42,7 @@ func TestIDOrderMatchesNode(t *testing.T) {
 		}
 		got := slices.Clone(want)
 		slices.Reverse(got)
-		slices.SortStableFunc(got, o.compare)
+		slices.SortStableFunc(got, o.Compare)
 		if !slices.Equal(got, want) {
 			bad++
 			if bad <= 10 {
@@ -55,7 +55,7 @@ func TestIDOrderMatchesNode(t *testing.T) {
 	}
 	t.Logf("%d lists without ideographs agree with ICU %s; of %d with ideographs, %d differ", len(rec.Lists)-ideographic, rec.ICU, ideographic, ideographicBad)
 	// The example: 🏳 sorts before the digits in ICU root.
-	if o.compare("🏳x", "0a") >= 0 {
+	if o.Compare("🏳x", "0a") >= 0 {
 		t.Errorf("🏳x sorts after 0a")
 	}
 }

@@ -1,4 +1,8 @@
-package sessionref
+// Package idorder orders session ids as dsh's localeCompare does under
+// Node's ICU 78 (Unicode 17): golang.org/x/text's root collation, with the
+// characters it does not know (assigned after Unicode 6.2) placed by a
+// table generated from Node's ICU (collation_table.go).
+package idorder
 
 import (
 	"slices"
@@ -10,13 +14,13 @@ import (
 	"golang.org/x/text/language"
 )
 
-// idOrder compares session ids as dsh's localeCompare does (Node 22: ICU
+// Order compares session ids as dsh's localeCompare does (Node 22: ICU
 // 78, Unicode 17): root-locale collation, then bytes where the collation
 // sees no difference, so the order is total. golang.org/x/text's tables are
 // Unicode 6.2, so every character assigned since (🏳, 🛒, 🤩, 🫠, ₿, new
 // scripts and ideographs) would sort as unassigned, after all letters.
 // Such a character is replaced, before x/text compares, by its proxy from
-// collationRuns (generated from Node's ICU): the nearest known character
+// newCollationRuns (generated from Node's ICU): the nearest known character
 // before it in ICU order, followed, when it differs from the proxy at the
 // primary level, by a plane-15 private-use character that sorts after
 // every assigned one and encodes its rank among the new characters after
@@ -25,15 +29,15 @@ import (
 // plane-15 private-use characters, and contractions or expansions that
 // involve a new character. The zero value is ready; it is not safe for
 // concurrent use (the collator keeps buffers).
-type idOrder struct {
+type Order struct {
 	col *collate.Collator
 	// pa, pb hold the proxied ids; ta, tb their ranks.
 	pa, pb []byte
 	ta, tb []int32
 }
 
-// compare returns -1, 0 or +1 as a sorts before, with or after b.
-func (o *idOrder) compare(a, b string) int {
+// Compare returns -1, 0 or +1 as a sorts before, with or after b.
+func (o *Order) Compare(a, b string) int {
 	if a == b {
 		return 0
 	}
@@ -79,7 +83,7 @@ type collationRun struct {
 // planeFifteen is the first plane-15 private-use code point.
 const planeFifteen = 0xF0000
 
-// proxied returns s with each new character replaced as idOrder describes
+// proxied returns s with each new character replaced as Order describes
 // and the ranks of its new characters (0 for known ones) in ranks; found
 // is false when s has no new character.
 func proxied(dst []byte, ranks []int32, s string) (_ []byte, _ []int32, found bool) {
