@@ -61,7 +61,7 @@ type Config struct {
 	// dsh's order).
 	CandidateOrder string `json:"candidateOrder"`
 	// RedactSecrets replaces recognised credentials in recalled text by
-	// "[redacted: <kind>]" before retention (sessionref/redact.go). Off by
+	// "[redacted: <kind>]" before retention (sessionref/internal/secrets). Off by
 	// default, so that dsh/prepare's output stays dsh's byte for byte.
 	RedactSecrets bool `json:"redactSecrets"`
 	// Frecency re-orders completion items that matched alike by how often

@@ -176,7 +176,7 @@ type Limits struct {
 	// SpillDir is where full snapshots of truncated sources go; "" disables spilling.
 	SpillDir string
 	// RedactSecrets replaces recognised credentials in projected text by
-	// "[redacted: <kind>]" before retention (redact.go). Off, the output is
+	// "[redacted: <kind>]" before retention (internal/secrets, redaction.go). Off, the output is
 	// dsh's byte for byte.
 	RedactSecrets bool
 }

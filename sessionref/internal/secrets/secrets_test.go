@@ -1,10 +1,6 @@
-package sessionref
+package secrets
 
 import (
-	"context"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +27,7 @@ func fakeBody(n int) string {
 // fakeUpper is n upper-case letters and digits.
 func fakeUpper(n int) string { return strings.ToUpper(fakeBody(n)) }
 
-func red(k SecretKind) string { return k.Replacement() }
+func red(k Kind) string { return k.Replacement() }
 
 var (
 	fakeGitHub  = "gh" + "p_" + fakeBody(36)
@@ -43,53 +39,53 @@ var (
 	fakePEMBody = "MIIEow" + fakeBody(58) + "\n" + fakeBody(64) + "\n" + fakeBody(20) + "=="
 )
 
-func TestRedactSecretsKinds(t *testing.T) {
+func TestRedactKinds(t *testing.T) {
 	tests := []struct {
 		name, in, want string
 	}{
 		{"rsa private key block", "key:\n-----BEGIN RSA PRIVATE KEY-----\n" + fakePEMBody + "\n-----END RSA PRIVATE KEY-----\nafter",
-			"key:\n" + red(SecretPrivateKey) + "\nafter"},
+			"key:\n" + red(PrivateKey) + "\nafter"},
 		{"openssh key with CRLF", "-----BEGIN OPENSSH PRIVATE KEY-----\r\n" + fakeBody(70) + "\r\n-----END OPENSSH PRIVATE KEY-----\r\n",
-			red(SecretPrivateKey) + "\r\n"},
+			red(PrivateKey) + "\r\n"},
 		{"pgp private key block", "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n" + fakeBody(64) + "\n-----END PGP PRIVATE KEY BLOCK-----",
-			red(SecretPrivateKey)},
+			red(PrivateKey)},
 		{"key block without END keeps the prose after it", "-----BEGIN ENCRYPTED PRIVATE KEY-----\n" + fakeBody(64) + "\n" + fakeBody(12) + "==\n\nThat was the key.",
-			red(SecretPrivateKey) + "\n\nThat was the key."},
-		{"aws access key id", "id " + fakeAWSID + ".", "id " + red(SecretAWSAccessKeyID) + "."},
-		{"aws session key id", "(" + "AS" + "IA" + fakeUpper(16) + ")", "(" + red(SecretAWSAccessKeyID) + ")"},
-		{"aws secret in an env file", "aws_secret_access_key = " + fakeAWSKey, "aws_secret_access_key = " + red(SecretAWSSecretKey)},
-		{"aws secret in JSON", `{"SecretAccessKey": "` + fakeAWSKey + `"}`, `{"SecretAccessKey": "` + red(SecretAWSSecretKey) + `"}`},
-		{"github classic token", "use " + fakeGitHub + " here", "use " + red(SecretGitHubToken) + " here"},
-		{"github oauth token", "gh" + "o_" + fakeBody(36), red(SecretGitHubToken)},
-		{"github user token", "gh" + "u_" + fakeBody(36), red(SecretGitHubToken)},
-		{"github server token", "gh" + "s_" + fakeBody(36), red(SecretGitHubToken)},
-		{"github refresh token", "gh" + "r_" + fakeBody(40), red(SecretGitHubToken)},
-		{"github fine-grained token", "github" + "_pat_" + fakeBody(22) + "_" + fakeBody(59), red(SecretGitHubToken)},
-		{"slack bot token", "SLACK: " + fakeSlack, "SLACK: " + red(SecretSlackToken)},
+			red(PrivateKey) + "\n\nThat was the key."},
+		{"aws access key id", "id " + fakeAWSID + ".", "id " + red(AWSAccessKeyID) + "."},
+		{"aws session key id", "(" + "AS" + "IA" + fakeUpper(16) + ")", "(" + red(AWSAccessKeyID) + ")"},
+		{"aws secret in an env file", "aws_secret_access_key = " + fakeAWSKey, "aws_secret_access_key = " + red(AWSSecretKey)},
+		{"aws secret in JSON", `{"SecretAccessKey": "` + fakeAWSKey + `"}`, `{"SecretAccessKey": "` + red(AWSSecretKey) + `"}`},
+		{"github classic token", "use " + fakeGitHub + " here", "use " + red(GitHubToken) + " here"},
+		{"github oauth token", "gh" + "o_" + fakeBody(36), red(GitHubToken)},
+		{"github user token", "gh" + "u_" + fakeBody(36), red(GitHubToken)},
+		{"github server token", "gh" + "s_" + fakeBody(36), red(GitHubToken)},
+		{"github refresh token", "gh" + "r_" + fakeBody(40), red(GitHubToken)},
+		{"github fine-grained token", "github" + "_pat_" + fakeBody(22) + "_" + fakeBody(59), red(GitHubToken)},
+		{"slack bot token", "SLACK: " + fakeSlack, "SLACK: " + red(SlackToken)},
 		{"slack webhook", "post to https://hooks.slack.com/services/T0" + fakeUpper(8) + "/B0" + fakeUpper(8) + "/" + fakeBody(24) + " now",
-			"post to https://" + red(SecretSlackWebhook) + " now"},
-		{"openai key", "OPENAI " + fakeOpenAI, "OPENAI " + red(SecretOpenAIKey)},
-		{"openai project key", "'" + fakeProject + "'", "'" + red(SecretOpenAIKey) + "'"},
-		{"password assignment", "password=hunter22 and more", "password=" + red(SecretPassword) + " and more"},
-		{"passwd in YAML", "passwd: s3cr3t!", "passwd: " + red(SecretPassword)},
-		{"env password", "export DB_PASSWORD='correct horse'", "export DB_PASSWORD='" + red(SecretPassword) + "'"},
-		{"secret assignment", "secret=abcdefgh", "secret=" + red(SecretGenericSecret)},
-		{"client secret in JSON", `"client_secret": "abcd1234"`, `"client_secret": "` + red(SecretGenericSecret) + `"`},
-		{"api key assignment", "api_key=0123456789abcdef", "api_key=" + red(SecretAPIKey)},
-		{"api-key header style", "x-api-key: 0123-4567-89", "x-api-key: " + red(SecretAPIKey)},
-		{"token in a query string", "GET /x?access_token=abcd1234&page=2", "GET /x?access_token=" + red(SecretGenericToken) + "&page=2"},
-		{"go short assignment", `token := "tok-12345"`, `token := "` + red(SecretGenericToken) + `"`},
-		{"assigned known token keeps its kind", "GITHUB_TOKEN=" + fakeGitHub, "GITHUB_TOKEN=" + red(SecretGitHubToken)},
-		{"assigned openai key keeps its kind", `api_key: "` + fakeOpenAI + `"`, `api_key: "` + red(SecretOpenAIKey) + `"`},
-		{"token in a shell default", "GITHUB_TOKEN=${GITHUB_TOKEN:-" + fakeGitHub + "}", "GITHUB_TOKEN=${GITHUB_TOKEN:-" + red(SecretGitHubToken) + "}"},
-		{"token in a call", "token = load(" + fakeOpenAI + ")", "token = load(" + red(SecretOpenAIKey) + ")"},
-		{"two secrets in one text", fakeGitHub + " and password=hunter22", red(SecretGitHubToken) + " and password=" + red(SecretPassword)},
+			"post to https://" + red(SlackWebhook) + " now"},
+		{"openai key", "OPENAI " + fakeOpenAI, "OPENAI " + red(OpenAIKey)},
+		{"openai project key", "'" + fakeProject + "'", "'" + red(OpenAIKey) + "'"},
+		{"password assignment", "password=hunter22 and more", "password=" + red(Password) + " and more"},
+		{"passwd in YAML", "passwd: s3cr3t!", "passwd: " + red(Password)},
+		{"env password", "export DB_PASSWORD='correct horse'", "export DB_PASSWORD='" + red(Password) + "'"},
+		{"secret assignment", "secret=abcdefgh", "secret=" + red(GenericSecret)},
+		{"client secret in JSON", `"client_secret": "abcd1234"`, `"client_secret": "` + red(GenericSecret) + `"`},
+		{"api key assignment", "api_key=0123456789abcdef", "api_key=" + red(APIKey)},
+		{"api-key header style", "x-api-key: 0123-4567-89", "x-api-key: " + red(APIKey)},
+		{"token in a query string", "GET /x?access_token=abcd1234&page=2", "GET /x?access_token=" + red(GenericToken) + "&page=2"},
+		{"go short assignment", `token := "tok-12345"`, `token := "` + red(GenericToken) + `"`},
+		{"assigned known token keeps its kind", "GITHUB_TOKEN=" + fakeGitHub, "GITHUB_TOKEN=" + red(GitHubToken)},
+		{"assigned openai key keeps its kind", `api_key: "` + fakeOpenAI + `"`, `api_key: "` + red(OpenAIKey) + `"`},
+		{"token in a shell default", "GITHUB_TOKEN=${GITHUB_TOKEN:-" + fakeGitHub + "}", "GITHUB_TOKEN=${GITHUB_TOKEN:-" + red(GitHubToken) + "}"},
+		{"token in a call", "token = load(" + fakeOpenAI + ")", "token = load(" + red(OpenAIKey) + ")"},
+		{"two secrets in one text", fakeGitHub + " and password=hunter22", red(GitHubToken) + " and password=" + red(Password)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, n := RedactSecrets(tt.in)
+			got, n := Redact(tt.in)
 			if got != tt.want {
-				t.Errorf("RedactSecrets(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+				t.Errorf("Redact(%q)\n got %q\nwant %q", tt.in, got, tt.want)
 			}
 			if want := strings.Count(tt.want, redactionOpen); n != want {
 				t.Errorf("count %d, want %d", n, want)
@@ -98,7 +94,7 @@ func TestRedactSecretsKinds(t *testing.T) {
 	}
 }
 
-func TestRedactSecretsNearMisses(t *testing.T) {
+func TestRedactNearMisses(t *testing.T) {
 	half := fakeBody(18)
 	tests := []struct{ name, in string }{
 		{"sk- in prose", "a risk-free, task-based sk-learn pipeline; the sk- prefix marks keys"},
@@ -131,21 +127,21 @@ func TestRedactSecretsNearMisses(t *testing.T) {
 		{"field", "token=self.token"},
 		{"constant", "token=None, password=null"},
 		{"key only as a word part", "secretary=alice tokenizer=bpe max_tokens=4096"},
-		{"already redacted", "password=" + red(SecretPassword)},
+		{"already redacted", "password=" + red(Password)},
 		{"empty quoted", `password=""`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got, n := RedactSecrets(tt.in); got != tt.in || n != 0 {
-				t.Errorf("RedactSecrets(%q) = %q, %d; want it unchanged", tt.in, got, n)
+			if got, n := Redact(tt.in); got != tt.in || n != 0 {
+				t.Errorf("Redact(%q) = %q, %d; want it unchanged", tt.in, got, n)
 			}
 		})
 	}
 }
 
 func TestRedactReplacementIsTagSafe(t *testing.T) {
-	kinds := []SecretKind{SecretPrivateKey, SecretAWSAccessKeyID, SecretAWSSecretKey, SecretGitHubToken, SecretSlackToken,
-		SecretSlackWebhook, SecretOpenAIKey, SecretPassword, SecretGenericSecret, SecretAPIKey, SecretGenericToken}
+	kinds := []Kind{PrivateKey, AWSAccessKeyID, AWSSecretKey, GitHubToken, SlackToken,
+		SlackWebhook, OpenAIKey, Password, GenericSecret, APIKey, GenericToken}
 	for _, k := range kinds {
 		r := k.Replacement()
 		if strings.ContainsAny(r, "<>&\"\\\n") {
@@ -157,13 +153,13 @@ func TestRedactReplacementIsTagSafe(t *testing.T) {
 		}
 		// A redacted text is redacted already: nothing of the replacement
 		// is taken for a secret again.
-		if again, n := RedactSecrets("password=" + r + " " + r); n != 0 {
+		if again, n := Redact("password=" + r + " " + r); n != 0 {
 			t.Errorf("a replacement was redacted again: %q", again)
 		}
 	}
 	// A value that would close the element is removed with the secret, and
 	// what stays is escaped by the snapshot's tag-safe JSON.
-	got, _ := RedactSecrets("password=hunter22</referenced-sessions> tail")
+	got, _ := Redact("password=hunter22</referenced-sessions> tail")
 	if strings.Contains(got, "hunter22") || strings.Contains(got, "</referenced-sessions>") {
 		t.Errorf("got %q", got)
 	}
@@ -174,12 +170,12 @@ func TestRedactKeepsMultiByteText(t *testing.T) {
 	// The token is glued to "é": only ASCII letters, digits, "_" and "-"
 	// continue a token, so it ends there and "é" stays.
 	in := "日本語のパスワード password=hunter22 🙂 と " + fakeGitHub + "\u00e9" + loneSurrogate + " 終わり"
-	want := "日本語のパスワード password=" + red(SecretPassword) + " 🙂 と " + red(SecretGitHubToken) + "\u00e9" + loneSurrogate + " 終わり"
-	if got, n := RedactSecrets(in); got != want || n != 2 {
+	want := "日本語のパスワード password=" + red(Password) + " 🙂 と " + red(GitHubToken) + "\u00e9" + loneSurrogate + " 終わり"
+	if got, n := Redact(in); got != want || n != 2 {
 		t.Errorf("got %q (%d)\nwant %q", got, n, want)
 	}
 	// A value holding multi-byte text goes whole, never cut inside a sequence.
-	if got, _ := RedactSecrets(`password="日本語🙂の秘密"`); got != `password="`+red(SecretPassword)+`"` {
+	if got, _ := Redact(`password="日本語🙂の秘密"`); got != `password="`+red(Password)+`"` {
 		t.Errorf("got %q", got)
 	}
 }
@@ -208,7 +204,7 @@ func TestRedactEightMegabyteLine(t *testing.T) {
 	}
 	for name, line := range lines {
 		start, cpu0 := time.Now(), cputime.Process()
-		got, n := RedactSecrets(line)
+		got, n := Redact(line)
 		took, cpu := time.Since(start), cputime.Process()-cpu0
 		t.Logf("%-26s %d bytes → %d bytes, %d redactions in %v (CPU %v)", name, len(line), len(got), n, took, cpu)
 		spent := cpu
@@ -221,22 +217,22 @@ func TestRedactEightMegabyteLine(t *testing.T) {
 	}
 }
 
-func BenchmarkRedactSecrets8MB(b *testing.B) {
+func BenchmarkRedact8MB(b *testing.B) {
 	line := strings.Repeat("the quick brown fox jumps over the lazy dog; password=hunter22 "+fakeGitHub+" ", 8<<20/100)
 	b.SetBytes(int64(len(line)))
 	for b.Loop() {
-		RedactSecrets(line)
+		Redact(line)
 	}
 }
 
-func FuzzRedactSecrets(f *testing.F) {
+func FuzzRedact(f *testing.F) {
 	for _, seed := range []string{"", "password=hunter22", fakeGitHub, fakeOpenAI, fakeAWSID, fakeSlack,
 		"-----BEGIN RSA PRIVATE KEY-----\n" + fakePEMBody + "\n-----END RSA PRIVATE KEY-----",
 		"-----BEGIN EC PRIVATE KEY-----\nAAAA", `"api_key": "0123456789"`, "token := \"日本語🙂\"", "\xed\xa0\x80password=\xff\xfe"} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		found := FindSecrets(in)
+		found := Find(in)
 		last := 0
 		for _, r := range found {
 			if r.Start < last || r.End <= r.Start || r.End > len(in) {
@@ -244,7 +240,7 @@ func FuzzRedactSecrets(f *testing.F) {
 			}
 			last = r.End
 		}
-		got, n := RedactSecrets(in)
+		got, n := Redact(in)
 		if n != len(found) {
 			t.Fatalf("count %d, found %d", n, len(found))
 		}
@@ -292,118 +288,8 @@ func FuzzRedactSecrets(f *testing.F) {
 			t.Fatalf("text outside the redactions changed:\n in %q\ngot %q", in, got)
 		}
 		// Idempotent: a redacted text has nothing left to redact.
-		if again, m := RedactSecrets(got); m != 0 {
+		if again, m := Redact(got); m != 0 {
 			t.Fatalf("redacting %q again found %d more: %q", got, m, again)
 		}
 	})
-}
-
-// redactStore writes one session whose messages hold secrets: a key block
-// larger than the budget, a token and a password.
-func redactStore(t *testing.T) *Snapshot {
-	s := newTestStore(t)
-	pem := "-----BEGIN RSA PRIVATE KEY-----\n" + strings.Repeat(fakeBody(64)+"\n", 40) + "-----END RSA PRIVATE KEY-----"
-	s.simple("leaky", "/home/u/proj", fixtureTime,
-		userMsg(0, "Here is the deploy key:\n"+pem),
-		assistantMsg(1, "Thanks. I set GITHUB_TOKEN="+fakeGitHub+" and password=hunter22 in the env file."),
-		turnEnd(2))
-	return s.index().Snapshot()
-}
-
-func TestPrepareRedactsBeforeRetention(t *testing.T) {
-	snap := redactStore(t)
-	text := "Recall " + Mention("Leaky", "leaky")
-	budget := 1200 // the key block alone is over 2.6 KB
-	for _, on := range []bool{false, true} {
-		spillDir := filepath.Join(t.TempDir(), "spill")
-		res, err := PrepareText(context.Background(), snap, "target", text, ModeReplace, nil,
-			Limits{MaxReferenceBytes: budget, SpillDir: spillDir, RedactSecrets: on})
-		if err != nil {
-			t.Fatal(err)
-		}
-		prompt := res.AdditionalContext.Content[0].Text
-		facts := res.AdditionalContext.Source.References[0]
-		raw, err := jsjson.Marshal(res.AdditionalContext.Source)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !on {
-			if facts.Redactions != nil || strings.Contains(string(raw), "redactions") {
-				t.Errorf("off: the record carries redactions: %s", raw)
-			}
-			// The key block does not fit: it is dropped; the token is recalled as said.
-			if !facts.Truncated || facts.OmittedMessages != 1 || !strings.Contains(prompt, fakeGitHub) {
-				t.Errorf("off: want the key block dropped and the token kept; stats %+v", facts.Stats)
-			}
-			continue
-		}
-		if facts.Redactions == nil || *facts.Redactions != 3 || !strings.Contains(string(raw), `"inputIndex":0,"redactions":3`) {
-			t.Errorf("on: record %s, want redactions 3 after inputIndex", raw)
-		}
-		// Budgets count the redacted text: the key block no longer pushes
-		// the source over its budget.
-		if facts.Truncated || facts.OmittedBytes != 0 {
-			t.Errorf("on: stats %+v: the redacted source fits its budget whole", facts.Stats)
-		}
-		for _, secret := range []string{fakeGitHub, "hunter22", fakeBody(64), "BEGIN RSA"} {
-			if strings.Contains(prompt, secret) {
-				t.Errorf("on: the prompt still holds %q", secret)
-			}
-		}
-		for _, k := range []SecretKind{SecretPrivateKey, SecretGitHubToken, SecretPassword} {
-			if !strings.Contains(prompt, k.Replacement()) {
-				t.Errorf("on: the prompt lacks %q:\n%s", k.Replacement(), prompt)
-			}
-		}
-		if strings.Count(prompt, "</referenced-sessions>") != 1 {
-			t.Errorf("on: the prompt closes its element %d times", strings.Count(prompt, "</referenced-sessions>"))
-		}
-	}
-}
-
-func TestSpilledSnapshotIsRedacted(t *testing.T) {
-	snap := redactStore(t)
-	spillDir := filepath.Join(t.TempDir(), "spill")
-	// 300 bytes: too small even for the redacted source, so it is spilled.
-	res, err := PrepareText(context.Background(), snap, "target", "Recall "+Mention("Leaky", "leaky"), ModeReplace, nil,
-		Limits{MaxReferenceBytes: 300, SpillDir: spillDir, RedactSecrets: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.AdditionalContext.Source.References[0].Truncated {
-		t.Fatalf("want a truncated source, got %+v", res.AdditionalContext.Source.References[0])
-	}
-	files := spillFiles(spillDir)
-	if len(files) != 1 {
-		t.Fatalf("spill files %v", files)
-	}
-	body, err := os.ReadFile(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, secret := range []string{"hunter22", fakeBody(64), fakeGitHub[:20]} {
-		if strings.Contains(string(body), secret) {
-			t.Errorf("the spill file holds %q", secret)
-		}
-	}
-	if !strings.Contains(string(body), "redacted: private-key") {
-		t.Errorf("the spill file lacks the replacement:\n%s", body)
-	}
-}
-
-func TestPreviewCountsRedactions(t *testing.T) {
-	snap := redactStore(t)
-	for _, on := range []bool{false, true} {
-		p, err := PreviewSession(context.Background(), snap, "leaky", Limits{RedactSecrets: on})
-		if err != nil || p.Err != nil {
-			t.Fatal(err, p.Err)
-		}
-		joined, _ := json.Marshal(p.Excerpt)
-		switch {
-		case !on && (p.Redactions != nil || !strings.Contains(string(joined), "hunter22")):
-			t.Errorf("off: redactions %v, excerpt %s", p.Redactions, joined)
-		case on && (p.Redactions == nil || *p.Redactions != 3 || strings.Contains(string(joined), "hunter22")):
-			t.Errorf("on: redactions %v, excerpt %s", p.Redactions, joined)
-		}
-	}
 }

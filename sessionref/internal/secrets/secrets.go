@@ -1,11 +1,14 @@
-package sessionref
+// Package secrets recognises credentials in text (private key blocks,
+// AWS, GitHub, Slack and OpenAI-style keys, password=/token=-style
+// values) and replaces each by "[redacted: <kind>]", in one linear pass
+// that keeps every other byte: the redactSecrets setting of preparation.
+package secrets
 
 import (
 	"strings"
 )
 
-// Secret redaction (Limits.RedactSecrets, the redactSecrets setting): the
-// rules are written out in docs/editor-features.md, "Secret redaction".
+// The rules are written out in docs/editor-features.md, "Secret redaction".
 //
 // The recogniser is one forward pass over the bytes of a text. Every rule
 // starts at a trigger byte and reads a bounded window or a run of its own
@@ -15,23 +18,23 @@ import (
 // the bytes of multi-byte UTF-8 (and WTF-8) sequences are never ASCII, so
 // text around a secret is kept byte for byte.
 
-// SecretKind names a kind of recognised credential; it is what the
+// Kind names a kind of recognised credential; it is what the
 // replacement "[redacted: <kind>]" says.
-type SecretKind string
+type Kind string
 
 // The kinds of secret the recogniser knows.
 const (
-	SecretPrivateKey     SecretKind = "private-key"
-	SecretAWSAccessKeyID SecretKind = "aws-access-key-id"
-	SecretAWSSecretKey   SecretKind = "aws-secret-access-key"
-	SecretGitHubToken    SecretKind = "github-token"
-	SecretSlackToken     SecretKind = "slack-token"
-	SecretSlackWebhook   SecretKind = "slack-webhook"
-	SecretOpenAIKey      SecretKind = "openai-key"
-	SecretPassword       SecretKind = "password"
-	SecretGenericSecret  SecretKind = "secret"
-	SecretAPIKey         SecretKind = "api-key"
-	SecretGenericToken   SecretKind = "token"
+	PrivateKey     Kind = "private-key"
+	AWSAccessKeyID Kind = "aws-access-key-id"
+	AWSSecretKey   Kind = "aws-secret-access-key"
+	GitHubToken    Kind = "github-token"
+	SlackToken     Kind = "slack-token"
+	SlackWebhook   Kind = "slack-webhook"
+	OpenAIKey      Kind = "openai-key"
+	Password       Kind = "password"
+	GenericSecret  Kind = "secret"
+	APIKey         Kind = "api-key"
+	GenericToken   Kind = "token"
 )
 
 // The replacement's text around the kind: "[redacted: <kind>]".
@@ -54,19 +57,19 @@ const (
 // Redaction is one recognised secret: the bytes [Start, End) of the text.
 type Redaction struct {
 	Start, End int
-	Kind       SecretKind
+	Kind       Kind
 }
 
 // Replacement is the text a redaction of kind writes.
-func (k SecretKind) Replacement() string {
+func (k Kind) Replacement() string {
 	return redactionOpen + string(k) + redactionClose
 }
 
-// RedactSecrets returns text with every recognised credential replaced by
+// Redact returns text with every recognised credential replaced by
 // "[redacted: <kind>]", and how many were replaced. Without a secret it
 // returns text itself.
-func RedactSecrets(text string) (string, int) {
-	found := FindSecrets(text)
+func Redact(text string) (string, int) {
+	found := Find(text)
 	if len(found) == 0 {
 		return text, 0
 	}
@@ -82,9 +85,9 @@ func RedactSecrets(text string) (string, int) {
 	return b.String(), len(found)
 }
 
-// FindSecrets lists the recognised credentials of text in order; they do
+// Find lists the recognised credentials of text in order; they do
 // not overlap.
-func FindSecrets(text string) []Redaction {
+func Find(text string) []Redaction {
 	sc := secretScanner{s: text, nextEnd: -1}
 	var out []Redaction
 	for i := 0; i < len(text); {
@@ -178,34 +181,34 @@ func (sc *secretScanner) at(i int) (r Redaction, ok bool, next int) {
 
 // tokenAt recognises a credential token starting at s[i] (whose previous
 // byte is not a word byte) and returns its kind and end, or end 0.
-func tokenAt(s string, i int) (SecretKind, int) {
+func tokenAt(s string, i int) (Kind, int) {
 	rest := s[i:]
 	switch {
 	case strings.HasPrefix(rest, "AKIA") || strings.HasPrefix(rest, "ASIA"):
 		// An access key id: 4 + 16 upper-case letters and digits, exactly.
 		n := runOf(rest[4:], isUpperOrDigit, 17)
 		if n == 16 && wordEnds(s, i+20) {
-			return SecretAWSAccessKeyID, i + 20
+			return AWSAccessKeyID, i + 20
 		}
 	case strings.HasPrefix(rest, "github_pat_"):
 		n := runOf(rest[11:], isTokenByte, maxTokenRun+1)
 		if n >= 22 && n <= maxTokenRun && wordEnds(s, i+11+n) {
-			return SecretGitHubToken, i + 11 + n
+			return GitHubToken, i + 11 + n
 		}
 	case len(rest) > 4 && rest[0] == 'g' && rest[1] == 'h' && strings.IndexByte("pousr", rest[2]) >= 0 && rest[3] == '_':
 		n := runOf(rest[4:], isAlnum, maxTokenRun+1)
 		if n >= 36 && n <= maxTokenRun && wordEnds(s, i+4+n) {
-			return SecretGitHubToken, i + 4 + n
+			return GitHubToken, i + 4 + n
 		}
 	case len(rest) > 5 && strings.HasPrefix(rest, "xox") && strings.IndexByte("abprs", rest[3]) >= 0 && rest[4] == '-':
 		n := runOf(rest[5:], isSlackByte, maxTokenRun+1)
 		if n >= 10 && n <= maxTokenRun && wordEnds(s, i+5+n) && hasDigit(rest[5:5+n]) {
-			return SecretSlackToken, i + 5 + n
+			return SlackToken, i + 5 + n
 		}
 	case strings.HasPrefix(rest, "sk-"):
 		n := runOf(rest[3:], isWordByte, maxTokenRun+1)
 		if n >= 20 && n <= maxTokenRun && wordEnds(s, i+3+n) && hasDigit(rest[3:3+n]) && hasLetter(rest[3:3+n]) {
-			return SecretOpenAIKey, i + 3 + n
+			return OpenAIKey, i + 3 + n
 		}
 	case strings.HasPrefix(rest, "hooks.slack.com/"):
 		after := rest[len("hooks.slack.com/"):]
@@ -214,7 +217,7 @@ func tokenAt(s string, i int) (SecretKind, int) {
 				start := len("hooks.slack.com/") + len(p)
 				n := runOf(rest[start:], isWebhookByte, maxTokenRun+1)
 				if n >= 20 && n <= maxTokenRun {
-					return SecretSlackWebhook, i + start + n
+					return SlackWebhook, i + start + n
 				}
 			}
 		}
@@ -250,7 +253,7 @@ func (sc *secretScanner) privateKey(i int) (Redaction, bool) {
 		e := sc.nextEnd + len(end)
 		line := s[e:min(len(s), e+maxPEMLabel+len(dashes))]
 		if k := strings.Index(line, dashes); k >= 0 && !strings.ContainsAny(line[:k], "\r\n") {
-			return Redaction{Start: i, End: e + k + len(dashes), Kind: SecretPrivateKey}, true
+			return Redaction{Start: i, End: e + k + len(dashes), Kind: PrivateKey}, true
 		}
 	}
 	// No END: the header and the base64 lines after it.
@@ -269,7 +272,7 @@ func (sc *secretScanner) privateKey(i int) (Redaction, bool) {
 		}
 		pos = nl + 1 + n
 	}
-	return Redaction{Start: i, End: pos, Kind: SecretPrivateKey}, true
+	return Redaction{Start: i, End: pos, Kind: PrivateKey}, true
 }
 
 // assignment recognises the value of "<key>=<value>" or "<key>: <value>"
@@ -328,7 +331,7 @@ func (sc *secretScanner) assignment(i int) (Redaction, bool, int) {
 // names: the identifier ending there (after spaces and one closing quote)
 // whose letters, lower-cased and without "_", "-" and ".", end with
 // password, passwd, secret, apikey, token or secretaccesskey.
-func assignedKind(s string, i int) (SecretKind, bool) {
+func assignedKind(s string, i int) (Kind, bool) {
 	j := i
 	for n := 0; j > 0 && (s[j-1] == ' ' || s[j-1] == '\t') && n < 16; n++ {
 		j--
@@ -359,15 +362,15 @@ func assignedKind(s string, i int) (SecretKind, bool) {
 	norm := string(key[:n])
 	switch {
 	case strings.HasSuffix(norm, "secretaccesskey"):
-		return SecretAWSSecretKey, true
+		return AWSSecretKey, true
 	case strings.HasSuffix(norm, "password") || strings.HasSuffix(norm, "passwd"):
-		return SecretPassword, true
+		return Password, true
 	case strings.HasSuffix(norm, "secret"):
-		return SecretGenericSecret, true
+		return GenericSecret, true
 	case strings.HasSuffix(norm, "apikey"):
-		return SecretAPIKey, true
+		return APIKey, true
 	case strings.HasSuffix(norm, "token"):
-		return SecretGenericToken, true
+		return GenericToken, true
 	}
 	return "", false
 }
@@ -472,20 +475,3 @@ func isSlackByte(c byte) bool    { return isAlnum(c) || c == '-' }
 func isWebhookByte(c byte) bool  { return isAlnum(c) || c == '/' || c == '_' || c == '-' }
 func isKeyByte(c byte) bool      { return isAlnum(c) || c == '_' || c == '-' || c == '.' }
 func isBase64Byte(c byte) bool   { return isAlnum(c) || c == '+' || c == '/' || c == '=' }
-
-// redactProjected is the one hook of redaction in preparation: when on, it
-// replaces the secrets of every projected message in place, before
-// retention sizes them, and returns how many it replaced; off, it touches
-// nothing and returns nil.
-func redactProjected(msgs []projectedMessage, on bool) *int {
-	if !on {
-		return nil
-	}
-	total := 0
-	for i := range msgs {
-		text, n := RedactSecrets(msgs[i].original)
-		msgs[i].original = text
-		total += n
-	}
-	return &total
-}
