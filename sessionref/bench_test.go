@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // benchWords make believable titles for the benchmark store.
@@ -48,7 +49,7 @@ func benchStore(b *testing.B) string {
 			cwd := fmt.Sprintf("/home/dev/project-%02d", i%40)
 			id := fmt.Sprintf("%08x-0000-4000-8000-%012x", rnd.Uint32(), i)
 			title := fmt.Sprintf("%s the %s %s", benchWords[rnd.Intn(len(benchWords))], benchWords[rnd.Intn(len(benchWords))], benchWords[rnd.Intn(len(benchWords))])
-			sdir := filepath.Join(benchStoreRoot, sessionref.ProjectDir(cwd, true), sessionref.EncodeSegment(id))
+			sdir := filepath.Join(benchStoreRoot, dshlog.ProjectDir(cwd, true), dshlog.EncodeSegment(id))
 			if benchStoreErr = os.MkdirAll(sdir, 0o755); benchStoreErr != nil {
 				return
 			}

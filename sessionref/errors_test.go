@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // errorStore holds three readable sessions, a, b and c, and the target t.
@@ -217,7 +219,7 @@ func TestErrorReadFailed(t *testing.T) {
 		}, "x"},
 		{"identity mismatch skipped at indexing", func(t *testing.T, s *testStore, ix *Index) {
 			// "y" is written in the directory of "x"; the index never lists it as either.
-			dir := filepath.Join(s.root, ProjectKey("/p"), EncodeSegment("mis"))
+			dir := filepath.Join(s.root, dshlog.ProjectKey("/p"), dshlog.EncodeSegment("mis"))
 			os.MkdirAll(dir, 0o755)
 			writeLog(t, filepath.Join(dir, "session.jsonl"), EncodingRaw, headerLine(headerSpec{ID: "y", Cwd: "/p", HasCwd: true}), nil)
 			if err := ix.Build(context.Background(), nil); err != nil {

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // This file holds the helpers the store, log, index, retention and prepare
@@ -182,7 +184,7 @@ func newTestStore(t *testing.T) *testStore {
 
 // sessionDir returns where dsh keeps the session of h.
 func (s *testStore) sessionDir(h headerSpec) string {
-	return filepath.Join(s.root, ProjectDir(h.Cwd, h.HasCwd), EncodeSegment(h.ID))
+	return filepath.Join(s.root, dshlog.ProjectDir(h.Cwd, h.HasCwd), dshlog.EncodeSegment(h.ID))
 }
 
 // logName is the file name of a generation in an encoding.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // secretBytes opens a file that is not a log; its first byte is one no
@@ -42,9 +43,9 @@ func TestSymlinkedLogsAreNotFollowed(t *testing.T) {
 	}).SaveAs(elsewhere, dshgen.Raw); err != nil {
 		t.Fatal(err)
 	}
-	project := filepath.Join(root, sessionref.ProjectDir(secCwd, true))
+	project := filepath.Join(root, dshlog.ProjectDir(secCwd, true))
 	place := func(id, name, target string) string {
-		dir := filepath.Join(project, sessionref.EncodeSegment(id))
+		dir := filepath.Join(project, dshlog.EncodeSegment(id))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -26,13 +26,14 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // secCwd is the cwd of every session the path tests write.
 const secCwd = "/work/sec"
 
 // hostileIDs are session ids made of path syntax. Each must reach the file
-// system only as EncodeSegment(id), one directory below its project.
+// system only as dshlog.EncodeSegment(id), one directory below its project.
 var hostileIDs = []string{
 	"../../etc/passwd",
 	"../../outside",
@@ -52,7 +53,7 @@ var hostileIDs = []string{
 // naiveLogPath is where a reader that joined the raw id into a path would
 // look for the log of id.
 func naiveLogPath(root, id string) string {
-	return filepath.Join(root, sessionref.ProjectDir(secCwd, true), id, "session.jsonl")
+	return filepath.Join(root, dshlog.ProjectDir(secCwd, true), id, "session.jsonl")
 }
 
 // temptingSession is a well-formed log for id whose text gives away where
@@ -108,28 +109,28 @@ func writeTempting(t *testing.T, root string) (forbidden []string) {
 
 // encodedInPlace reports whether id is its own directory name ("..." is a
 // plain name, not path syntax).
-func encodedInPlace(id string) bool { return sessionref.EncodeSegment(id) == id }
+func encodedInPlace(id string) bool { return dshlog.EncodeSegment(id) == id }
 
 // checkConfined asserts that every listed session lies exactly at
-// <root>/<project>/<EncodeSegment(id)>/, and that the segment is one plain
+// <root>/<project>/<dshlog.EncodeSegment(id)>/, and that the segment is one plain
 // directory name.
 func checkConfined(t *testing.T, snap *sessionref.Snapshot) {
 	t.Helper()
 	for _, e := range snap.Sessions {
-		seg := sessionref.EncodeSegment(e.ID)
-		want := filepath.Join(snap.Root, sessionref.ProjectDir(e.Cwd, e.HasCwd), seg)
+		seg := dshlog.EncodeSegment(e.ID)
+		want := filepath.Join(snap.Root, dshlog.ProjectDir(e.Cwd, e.HasCwd), seg)
 		if filepath.Dir(e.Path) != want {
 			t.Errorf("session %q read from %s, want a log in %s", e.ID, e.Path, want)
 		}
 		if seg == "." || seg == ".." || strings.ContainsAny(seg, "/\\\x00") {
-			t.Errorf("EncodeSegment(%q) = %q is not one plain directory name", e.ID, seg)
+			t.Errorf("dshlog.EncodeSegment(%q) = %q is not one plain directory name", e.ID, seg)
 		}
 	}
 }
 
 // TestHostileIDsStayInTheirDirectory writes sessions whose ids are path
 // syntax, and tempting logs where a reader joining raw ids into paths would
-// look. The index must read exactly EncodeSegment(id) below the root, and
+// look. The index must read exactly dshlog.EncodeSegment(id) below the root, and
 // Prepare, previews and snapshots must never open anything else: with only
 // tempting logs present the ids are READ_FAILED; with the real logs present
 // the real ones are read. Opens are watched with inotify.
@@ -576,10 +577,10 @@ func TestLogsCarryNoMessageBodies(t *testing.T) {
 	misplaced := dshgen.NewSession("marked-misplaced").Cwd(targetCwd).Turn(func(t *dshgen.Turn) {
 		t.UserText(body("user"))
 	})
-	if err := misplaced.SaveAs(filepath.Join(root, sessionref.ProjectDir("/elsewhere", true), "marked-misplaced", "session.jsonl"), dshgen.Raw); err != nil {
+	if err := misplaced.SaveAs(filepath.Join(root, dshlog.ProjectDir("/elsewhere", true), "marked-misplaced", "session.jsonl"), dshgen.Raw); err != nil {
 		t.Fatal(err)
 	}
-	headerless := filepath.Join(root, sessionref.ProjectDir(targetCwd, true), "marked-headerless", "session.jsonl")
+	headerless := filepath.Join(root, dshlog.ProjectDir(targetCwd, true), "marked-headerless", "session.jsonl")
 	if err := os.MkdirAll(filepath.Dir(headerless), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // Log file names of §1.1: the base generation and its successors.
@@ -145,7 +147,7 @@ type dirRef struct {
 
 // isProjectDirName reports whether name is a project directory of §1.1.
 func isProjectDirName(name string) bool {
-	return name == NoCwdDir || (len(name) >= 4 && strings.HasPrefix(name, "--") && strings.HasSuffix(name, "--"))
+	return name == dshlog.NoCwdDir || (len(name) >= 4 && strings.HasPrefix(name, "--") && strings.HasSuffix(name, "--"))
 }
 
 // discover lists the session directories below root. A root that does not
@@ -250,10 +252,10 @@ func readDirNames(dir string) ([]string, error) {
 
 // checkIdentity verifies that a header belongs where its log lies (§1.1).
 func checkIdentity(d sessionDir, h Header) error {
-	if want := EncodeSegment(h.ID); want != d.dirName() {
+	if want := dshlog.EncodeSegment(h.ID); want != d.dirName() {
 		return fmt.Errorf("header id %q encodes to %q, not to its directory name %q", h.ID, want, d.dirName())
 	}
-	if want := ProjectDir(h.Cwd, h.HasCwd); want != d.projectName() {
+	if want := dshlog.ProjectDir(h.Cwd, h.HasCwd); want != d.projectName() {
 		return fmt.Errorf("header cwd maps to project directory %q, not %q", want, d.projectName())
 	}
 	if d.log.generation > 0 && h.Version != d.log.generation {

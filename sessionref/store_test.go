@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 func TestResolveRoot(t *testing.T) {
@@ -96,7 +98,7 @@ func TestDiscoveryGenerationVersionMismatchSkipped(t *testing.T) {
 func TestDiscoverySkips(t *testing.T) {
 	s := newTestStore(t)
 	// Flat layout: a log directly in a project directory.
-	proj := filepath.Join(s.root, ProjectKey("/flat"))
+	proj := filepath.Join(s.root, dshlog.ProjectKey("/flat"))
 	if err := os.MkdirAll(proj, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -110,17 +112,17 @@ func TestDiscoverySkips(t *testing.T) {
 	dupB := s.simple("dup", "/b", fixtureTime+1)
 
 	// Identity mismatches: id and cwd.
-	idDir := filepath.Join(s.root, ProjectKey("/p"), EncodeSegment("dir-name"))
+	idDir := filepath.Join(s.root, dshlog.ProjectKey("/p"), dshlog.EncodeSegment("dir-name"))
 	os.MkdirAll(idDir, 0o755)
 	writeLog(t, filepath.Join(idDir, "session.jsonl"), EncodingRaw, headerLine(headerSpec{ID: "other-id", Cwd: "/p", HasCwd: true}), nil)
-	cwdDir := filepath.Join(s.root, ProjectKey("/p"), EncodeSegment("cwd-mismatch"))
+	cwdDir := filepath.Join(s.root, dshlog.ProjectKey("/p"), dshlog.EncodeSegment("cwd-mismatch"))
 	os.MkdirAll(cwdDir, 0o755)
 	writeLog(t, filepath.Join(cwdDir, "session.jsonl"), EncodingRaw, headerLine(headerSpec{ID: "cwd-mismatch", Cwd: "/elsewhere", HasCwd: true}), nil)
 	// A session without cwd in a project directory, and one with a cwd under _no-cwd.
-	noCwdInProj := filepath.Join(s.root, ProjectKey("/p"), "lost")
+	noCwdInProj := filepath.Join(s.root, dshlog.ProjectKey("/p"), "lost")
 	os.MkdirAll(noCwdInProj, 0o755)
 	writeLog(t, filepath.Join(noCwdInProj, "session.jsonl"), EncodingRaw, headerLine(headerSpec{ID: "lost"}), nil)
-	cwdInNoCwd := filepath.Join(s.root, NoCwdDir, "found")
+	cwdInNoCwd := filepath.Join(s.root, dshlog.NoCwdDir, "found")
 	os.MkdirAll(cwdInNoCwd, 0o755)
 	writeLog(t, filepath.Join(cwdInNoCwd, "session.jsonl"), EncodingRaw, headerLine(headerSpec{ID: "found", Cwd: "/p", HasCwd: true}), nil)
 
@@ -138,7 +140,7 @@ func TestDiscoverySkips(t *testing.T) {
 		t.Errorf("listed %v, want [no cwd/é good]", ids)
 	}
 	e, _ := snap.Locate("no cwd/é")
-	if e.HasCwd || e.Title != "Without cwd" || filepath.Base(filepath.Dir(filepath.Dir(e.Path))) != NoCwdDir {
+	if e.HasCwd || e.Title != "Without cwd" || filepath.Base(filepath.Dir(filepath.Dir(e.Path))) != dshlog.NoCwdDir {
 		t.Errorf("_no-cwd session %+v", e)
 	}
 	for _, tt := range []struct {
@@ -209,10 +211,10 @@ func TestDiscoveryHeaderProblems(t *testing.T) {
 	if err := os.WriteFile(path, []byte(header[:len(header)-4]), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	badDir := filepath.Join(s.root, ProjectKey("/p"), "garbage")
+	badDir := filepath.Join(s.root, dshlog.ProjectKey("/p"), "garbage")
 	os.MkdirAll(badDir, 0o755)
 	os.WriteFile(filepath.Join(badDir, "session.jsonl"), []byte("not json\n"), 0o644)
-	emptyDir := filepath.Join(s.root, ProjectKey("/p"), "empty")
+	emptyDir := filepath.Join(s.root, dshlog.ProjectKey("/p"), "empty")
 	os.MkdirAll(emptyDir, 0o755)
 
 	ix := s.index()

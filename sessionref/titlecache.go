@@ -18,6 +18,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/idorder"
 )
 
@@ -368,7 +369,7 @@ func skippedTwice(rc *restoredCache, byID map[string]int, path string) error {
 		t := &rc.tracked[i]
 		p := t.dir.path()
 		twice := seen[p]
-		if id, err := DecodeSegment(t.dir.dirName()); err == nil {
+		if id, err := dshlog.DecodeSegment(t.dir.dirName()); err == nil {
 			if k, ok := byID[id]; ok && rc.tracked[k].dir.path() == p {
 				twice = true
 			}
@@ -663,18 +664,18 @@ func (ix *Index) restore(s *cachedSession, ld *cacheLoad, t *tracked, e *Entry) 
 		if !t.started {
 			return fmt.Errorf("listed entry in %s has no header", s.DirName)
 		}
-		if EncodeSegment(e.ID) != s.DirName || ld.projectDir(e) != s.ProjectName {
+		if dshlog.EncodeSegment(e.ID) != s.DirName || ld.projectDir(e) != s.ProjectName {
 			return fmt.Errorf("listed entry's id and cwd do not encode to %s/%s", s.ProjectName, s.DirName)
 		}
 	}
 	return nil
 }
 
-// projectDir is ProjectDir of e's cwd, e being the entry decoded last
+// projectDir is dshlog.ProjectDir of e's cwd, e being the entry decoded last
 // (the cache's table computed it once per cwd).
 func (ld *cacheLoad) projectDir(e *Entry) string {
 	if !e.HasCwd {
-		return NoCwdDir
+		return dshlog.NoCwdDir
 	}
 	return ld.project
 }

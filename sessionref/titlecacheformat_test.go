@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // TestCacheOfAnotherFormatIsRebuiltOnce restarts over a cache that says
@@ -203,7 +205,7 @@ func TestIsPlainName(t *testing.T) {
 // has no complete header line yet: tracked, and skipped.
 func (s *testStore) noHeader(cwd string) {
 	s.t.Helper()
-	dir := filepath.Join(s.root, ProjectDir(cwd, true), "no-header")
+	dir := filepath.Join(s.root, dshlog.ProjectDir(cwd, true), "no-header")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		s.t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dsh-refls/dsh-refls/internal/testfixtures"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/jstest"
 )
@@ -253,4 +254,11 @@ func TestURIsAgainstLiveNode(t *testing.T) {
 	if string(indent) != got.Indent {
 		t.Errorf("MarshalJSIndent differs from JSON.stringify(v, null, 2):\n go   %q\n node %q", indent, got.Indent)
 	}
+}
+
+// loadFixtureExpectations reads ../shared/fixtures/expected.json, skipping
+// the test when the shared fixtures are not present.
+func loadFixtureExpectations(t *testing.T) []testfixtures.Expected {
+	t.Helper()
+	return testfixtures.LoadExpected(t, testfixtures.Dir(t))
 }

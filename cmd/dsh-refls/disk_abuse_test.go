@@ -17,6 +17,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // diskSecret is the content of a file outside the store that a log link
@@ -107,10 +108,10 @@ func TestBinaryDoesNotFollowLogLinks(t *testing.T) {
 	}).SaveAs(elsewhere, dshgen.Raw); err != nil {
 		t.Fatal(err)
 	}
-	project := filepath.Join(store, sessionref.ProjectDir(ws, true))
+	project := filepath.Join(store, dshlog.ProjectDir(ws, true))
 	links := map[string]string{linkedID: elsewhere, "linked-shadow": secret}
 	for id, target := range links {
-		dir := filepath.Join(project, sessionref.EncodeSegment(id))
+		dir := filepath.Join(project, dshlog.EncodeSegment(id))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +129,7 @@ func TestBinaryDoesNotFollowLogLinks(t *testing.T) {
 			t.Errorf("skip reason of %s quotes file bytes: %q", s.Path, s.Reason)
 		}
 		for id := range links {
-			if s.Path == filepath.Join(project, sessionref.EncodeSegment(id)) {
+			if s.Path == filepath.Join(project, dshlog.EncodeSegment(id)) {
 				found++
 				if !strings.Contains(s.Reason, "symbolic link") {
 					t.Errorf("%s skipped for %q, want the symbolic link named", id, s.Reason)

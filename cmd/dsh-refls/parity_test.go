@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // The expected values here are dsh's: the prompt sentences of dsh 0.2's
@@ -20,7 +21,7 @@ import (
 func writeParityStore(t *testing.T, lines ...string) string {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "sessions")
-	dir := filepath.Join(root, sessionref.ProjectDir("/w", true), sessionref.EncodeSegment("src"))
+	dir := filepath.Join(root, dshlog.ProjectDir("/w", true), dshlog.EncodeSegment("src"))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +209,7 @@ func TestCLIDecodesTextAsDsh(t *testing.T) {
 // writeTitled writes one raw v0 session in cwd /w with a title.
 func writeTitled(t *testing.T, root, id string, createdAt int64, title string) {
 	t.Helper()
-	dir := filepath.Join(root, sessionref.ProjectDir("/w", true), sessionref.EncodeSegment(id))
+	dir := filepath.Join(root, dshlog.ProjectDir("/w", true), dshlog.EncodeSegment(id))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

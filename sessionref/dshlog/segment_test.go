@@ -1,4 +1,4 @@
-package sessionref
+package dshlog
 
 import (
 	"os"
@@ -156,13 +156,6 @@ func TestProjectDir(t *testing.T) {
 			t.Errorf("ProjectDir(%q, %v) = %q, want %q", tt.cwd, tt.hasCwd, got, tt.want)
 		}
 	}
-}
-
-// loadFixtureExpectations reads ../shared/fixtures/expected.json, skipping
-// the test when the shared fixtures are not present.
-func loadFixtureExpectations(t *testing.T) []testfixtures.Expected {
-	t.Helper()
-	return testfixtures.LoadExpected(t, testfixtures.Dir(t))
 }
 
 func TestSegmentsMatchRecordedStore(t *testing.T) {
