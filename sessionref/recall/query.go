@@ -165,7 +165,7 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 			tok := v.tokenHit(p, d)
 			switch {
 			case tok && !p.spaced:
-			case tok || d.long && v.gramHit(p, d):
+			case tok || d.long && (v.gramHit(p, d) || p.spaced && v.piecesMayHold(p, d)):
 				pending = append(pending, p.term)
 			default:
 				return false
@@ -248,6 +248,17 @@ type termPlan struct {
 	grams   []uint32
 	gramSet []uint64
 	gramOK  bool
+	// pieceSets, pieceGrams, pieceGramSets and pieceGramOK are, for a
+	// term of more than one piece, what exact, grams, gramSet and gramOK
+	// are for the whole term, piece by piece: a phrase that pairs a word
+	// with a piece of a token longer than maxTokenBytes has no dictionary
+	// token for that piece, and the trigrams of the whole phrase (white
+	// space included) lie in no long token, so it is decided piece by
+	// piece (piecesMayHold).
+	pieceSets     [][]uint64
+	pieceGrams    [][]uint32
+	pieceGramSets [][]uint64
+	pieceGramOK   []bool
 }
 
 // plan looks term up in the dictionary and the postings; with
@@ -274,6 +285,12 @@ func (v *view) plan(term string, wordStart bool) termPlan {
 					set[s/64] |= 1 << (s % 64)
 				}
 			}
+			if len(p.pieces) > 1 {
+				p.pieceSets = append(p.pieceSets, set)
+				if k == 0 {
+					set = slices.Clone(set)
+				}
+			}
 			if k == 0 {
 				p.exact = set
 				continue
@@ -283,16 +300,67 @@ func (v *view) plan(term string, wordStart bool) termPlan {
 			}
 		}
 	}
-	seen := map[uint32]bool{}
-	for i := 0; i+gramLen <= len(term); i++ {
-		if x := gramOf(term, i); !seen[x] {
-			seen[x] = true
-			p.grams = append(p.grams, x)
-		}
-	}
-	slices.Sort(p.grams)
+	p.grams = gramsOf(term)
 	p.gramSet, p.gramOK = v.grams.candidates(p.grams)
 	return p
+}
+
+// planPieceGrams looks up the trigrams of each piece of p's term, once,
+// when a session with long tokens first needs them (piecesMayHold).
+func (v *view) planPieceGrams(p *termPlan) {
+	if p.pieceGrams != nil {
+		return
+	}
+	for _, piece := range strings.FieldsFunc(p.term, unicode.IsSpace) {
+		grams := gramsOf(piece)
+		set, ok := v.grams.candidates(grams)
+		p.pieceGrams = append(p.pieceGrams, grams)
+		p.pieceGramSets = append(p.pieceGramSets, set)
+		p.pieceGramOK = append(p.pieceGramOK, ok)
+	}
+}
+
+// gramsOf returns the distinct trigrams of s, sorted.
+func gramsOf(s string) []uint32 {
+	var grams []uint32
+	seen := map[uint32]bool{}
+	for i := 0; i+gramLen <= len(s); i++ {
+		if x := gramOf(s, i); !seen[x] {
+			seen[x] = true
+			grams = append(grams, x)
+		}
+	}
+	slices.Sort(grams)
+	return grams
+}
+
+// piecesMayHold reports whether every piece of p's spaced term has a token of d holding it or may lie in a long token of d, which has
+// long tokens: d is then checked in its text.
+func (v *view) piecesMayHold(p *termPlan, d *doc) bool {
+	sets := p.pieceSets
+	if len(p.pieces) == 1 { // one piece and white space: `" word"`
+		sets = [][]uint64{p.exact}
+	}
+	for k, ids := range p.pieces {
+		if int(d.slot) < v.tok.n {
+			if sets[k][d.slot/64]&(1<<(uint(d.slot)%64)) != 0 {
+				continue
+			}
+		} else if intersects(ids, v.overlay[d.slot].tokens) {
+			continue
+		}
+		v.planPieceGrams(p)
+		switch {
+		case !p.pieceGramOK[k]:
+		case int(d.slot) < v.grams.n:
+			if p.pieceGramSets[k][d.slot/64]&(1<<(uint(d.slot)%64)) == 0 {
+				return false
+			}
+		case !holdsAll(v.overlay[d.slot].grams, p.pieceGrams[k]):
+			return false
+		}
+	}
+	return true
 }
 
 // tokenHit reports whether d holds a token for every piece of p's term.

@@ -41,6 +41,44 @@ func TestLongTokensAndPhrases(t *testing.T) {
 	wantIDs(t, "ick", st.search("ick"), "s-adjacent", "s-apart")
 }
 
+// TestPhrasesPairingALongToken: a quoted phrase whose words pair a word
+// with a piece of a token longer than maxTokenBytes (which only the
+// trigrams of long tokens hold) is found where it is said, before and
+// after the long token, and in the overlay as in the postings; a phrase
+// whose words are apart is not. (The dictionary found no token for the
+// long piece, and the trigrams of the whole phrase, the space included,
+// are in no long token: such phrases were never found.)
+func TestPhrasesPairingALongToken(t *testing.T) {
+	longPath := "/srv/build/" + strings.Repeat("nested/", 10) + "needle-in-path.go"
+	st := newStore(t,
+		dshgen.NewSession("s-path").CreatedAt(3000).UserText("open "+longPath+" please"),
+		dshgen.NewSession("s-apart").CreatedAt(2000).UserText("open the file "+longPath+", please"),
+		dshgen.NewSession("s-other").CreatedAt(1000).UserText("open needle please"))
+	if len(longPath) <= maxTokenBytes {
+		t.Fatalf("test token must exceed %d bytes", maxTokenBytes)
+	}
+	check := func(when string) {
+		wantIDs(t, when+`: "open /srv/build"`, st.search(`"open /srv/build"`), "s-path")
+		wantIDs(t, when+`: "path.go please"`, st.search(`"path.go please"`), "s-path")
+		wantIDs(t, when+`: "open /srv/build/nested/"`, st.search(`"open /srv/build/nested/"`), "s-path")
+		wantIDs(t, when+`: "file /srv"`, st.search(`"file /srv"`), "s-apart")
+		wantIDs(t, when+`: "open needle"`, st.search(`"open needle"`), "s-other")
+		wantIDs(t, when+`: "open path.go" (apart)`, st.search(`"open path.go"`))
+	}
+	check("posted")
+	wantIDs(t, `" /srv/build" (one piece, a space)`, st.search(`" /srv/build"`), "s-path", "s-apart")
+	s := dshgen.NewSession("s-late").CreatedAt(4000).UserText("then see " + longPath)
+	if _, err := s.Save(st.root, dshgen.Raw); err != nil {
+		t.Fatal(err)
+	}
+	st.sync()
+	if st.rc.Stats().Unposted == 0 {
+		t.Fatalf("the new session is not in the overlay: %+v", st.rc.Stats())
+	}
+	wantIDs(t, `overlay: "then see /srv/build"`, st.search(`"then see /srv/build"`), "s-late")
+	check("beside the overlay")
+}
+
 // TestOverlayIsMergedIntoThePostings: a session read again is posted in
 // the overlay under a new slot; once the slots outgrow the sessions the
 // overlay is merged into the postings and the slots renumbered; every
