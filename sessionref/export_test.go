@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // WalksLazily reports whether a candidate query is first walked lazily
@@ -29,7 +31,7 @@ func SnapshotOf(ctx context.Context, loc Locator, ref Reference, budget int) (*B
 	if ref.Label == "" && !ref.EmptyLabel {
 		ref.Label = ref.SessionID
 	}
-	data, _, msgs, err := readSource(ctx, loc, ref, &frameDecoder{concurrency: 1})
+	data, _, msgs, err := readSource(ctx, loc, ref, &dshlog.FrameDecoder{Concurrency: 1})
 	if err != nil {
 		return nil, err
 	}

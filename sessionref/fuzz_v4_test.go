@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // FuzzReadV4Log feeds arbitrary event lines after a v4 header. Whatever the
@@ -29,7 +31,7 @@ func FuzzReadV4Log(f *testing.F) {
 		if err := os.WriteFile(rawPath, raw, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		log, err := readSessionLog(context.Background(), rawPath, EncodingRaw, &frameDecoder{concurrency: 1})
+		log, err := readSessionLog(context.Background(), rawPath, EncodingRaw, &dshlog.FrameDecoder{Concurrency: 1})
 		var ce *CorruptError
 		var re *refusalError
 		switch {
@@ -60,7 +62,7 @@ func FuzzReadV4Log(f *testing.F) {
 		if err := os.WriteFile(zPath, frames, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		zlog, err := readSessionLog(context.Background(), zPath, EncodingZstd, &frameDecoder{concurrency: 1})
+		zlog, err := readSessionLog(context.Background(), zPath, EncodingZstd, &dshlog.FrameDecoder{Concurrency: 1})
 		if err != nil {
 			t.Fatalf("zstd of a clean raw log: %v", err)
 		}

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 
 	"go.uber.org/zap"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // workersPerCPU sets the default number of log readers per core. Most of a
@@ -38,7 +40,7 @@ type Index struct {
 	root   string
 	opts   IndexOptions
 	log    *zap.Logger
-	frames frameDecoder
+	frames dshlog.FrameDecoder
 
 	// writeMu serialises Build and Refresh; it guards tracked and skipped.
 	writeMu sync.Mutex
@@ -89,7 +91,7 @@ type tracked struct {
 	// does not hold a second copy of every text until it publishes.
 	fresh *searchText
 	// tailSum and tailLen are the SHA-256 and length (at most
-	// resumeTailLen) of the bytes before entry.Offset, to tell growth from
+	// dshlog.ResumeTailLen) of the bytes before entry.Offset, to tell growth from
 	// a rewrite in place.
 	tailSum [sha256.Size]byte
 	// col is 1 + the index of the entry's search text in Index.cols, 0
@@ -185,13 +187,8 @@ func (in *interner) reset() {
 	in.mu.Unlock()
 }
 
-// fileIdentity is what tells that a log is the same file grown, not a new one.
-type fileIdentity struct {
-	Size    int64
-	ModTime int64
-	Inode   uint64
-	Device  uint64
-}
+// fileIdentity is dshlog.FileIdentity.
+type fileIdentity = dshlog.FileIdentity
 
 // NewIndex returns an empty index over root; call Build to fill it.
 func NewIndex(root string, opts IndexOptions) *Index {
@@ -203,7 +200,7 @@ func NewIndex(root string, opts IndexOptions) *Index {
 		lg = zap.NewNop()
 	}
 	ix := &Index{root: root, opts: opts, log: lg, tracked: map[string]*tracked{}, skipped: map[string]Skipped{}, dirty: true}
-	ix.frames.concurrency = min(opts.Parallelism, runtime.GOMAXPROCS(0)) // decoding is CPU-bound
+	ix.frames.Concurrency = min(opts.Parallelism, runtime.GOMAXPROCS(0)) // decoding is CPU-bound
 	ix.snap.Store(&Snapshot{Root: root, Building: true, byID: map[string]int{}})
 	return ix
 }
@@ -469,7 +466,7 @@ func (ix *Index) updateOne(ref dirRef, prior *tracked) updateResult {
 // readTracked reads what is new in one log. It reports false when the log
 // is unchanged since the last read and nothing was done.
 func (ix *Index) readTracked(t *tracked) bool {
-	id, err := statIdentity(t.dir.log.path)
+	id, err := dshlog.StatIdentity(t.dir.log.path)
 	if err != nil {
 		t.setSkip(fmt.Sprintf("log unreadable: %v", err))
 		return true
@@ -487,10 +484,10 @@ func (ix *Index) readTracked(t *tracked) bool {
 		t.setIdentityErr("")
 	}
 	sc := titleScanner{entry: t.entry}
-	r := lineReader{path: t.dir.log.path, encoding: t.dir.log.encoding, frames: &ix.frames, skipCorruptFrames: true,
-		onTorn: func() { sc.torn = true },
-		onOverlong: func(n int64) error {
-			ix.log.Info("over-long log line skipped", zap.String("path", t.dir.log.path), zap.Int64("bytes", n), zap.Int64("cap", maxLineBytes))
+	r := dshlog.LineReader{Path: t.dir.log.path, Encoding: t.dir.log.encoding, Frames: &ix.frames, SkipCorruptFrames: true,
+		OnTorn: func() { sc.torn = true },
+		OnOverlong: func(n int64) error {
+			ix.log.Info("over-long log line skipped", zap.String("path", t.dir.log.path), zap.Int64("bytes", n), zap.Int64("cap", dshlog.MaxLineBytes))
 			return nil
 		}}
 	var headerErr error
@@ -517,14 +514,14 @@ func (ix *Index) readTracked(t *tracked) bool {
 		}
 		return nil
 	}
-	var res readResult
-	res, err = r.readResumed(t.entry.Offset, int(t.tailLen), &t.tailSum, scan)
-	if errors.Is(err, errRewritten) {
+	var res dshlog.ReadResult
+	res, err = r.ReadResumed(t.entry.Offset, int(t.tailLen), &t.tailSum, scan)
+	if errors.Is(err, dshlog.ErrRewritten) {
 		ix.log.Info("log rewritten in place; reading it again", zap.String("path", t.dir.log.path))
 		*t = tracked{dir: t.dir}
 		t.entry = &Entry{Path: t.dir.log.path, Encoding: t.dir.log.encoding, Generation: t.dir.log.generation, LastSeq: -1}
 		sc = titleScanner{entry: t.entry}
-		res, err = r.read(0, nil, scan)
+		res, err = r.Read(0, nil, scan)
 	}
 	sc.finish(res.LastLine)
 	t.entry.Title, t.entry.DescriptorLabel = capLabel(t.entry.Title), capLabel(t.entry.DescriptorLabel)

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // Exchange is the end of a session's conversation as a reference to it
@@ -33,7 +35,7 @@ func LastExchange(ctx context.Context, loc Locator, id string, redact bool) (*Ex
 	if !ok {
 		return nil, notInStore(id)
 	}
-	_, _, msgs, err := readSource(ctx, loc, Reference{SessionID: id, Label: id}, &frameDecoder{concurrency: 1})
+	_, _, msgs, err := readSource(ctx, loc, Reference{SessionID: id, Label: id}, &dshlog.FrameDecoder{Concurrency: 1})
 	if ctx.Err() != nil {
 		return nil, cancelled(ctx)
 	}

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // readTestLog writes data as a log and reads it for preparation.
@@ -17,7 +19,7 @@ func readTestLog(t *testing.T, enc Encoding, data []byte) (*sessionLog, error) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return readSessionLog(context.Background(), path, enc, &frameDecoder{concurrency: 1})
+	return readSessionLog(context.Background(), path, enc, &dshlog.FrameDecoder{Concurrency: 1})
 }
 
 // encodeLog lays out header and batches in enc.

@@ -55,32 +55,3 @@ func TestReadLogTornFramePrefix(t *testing.T) {
 		t.Errorf("whole frame: %v, last seq %d", err, full.lastSeq)
 	}
 }
-
-// TestLineSplitterCap: lines longer than the cap are skipped and reported
-// while they stream by, in any chunking; shorter lines are delivered.
-func TestLineSplitterCap(t *testing.T) {
-	stream := "short\n" + string(make([]byte, 50)) + "\nexactly-ten\n" + "0123456789\n" + string(make([]byte, 3000)) + "\nend\nunterminated"
-	for _, chunk := range []int{1, 3, 7, 64, 1 << 20} {
-		var got []string
-		var skipped []int64
-		sp := &lineSplitter{max: 10,
-			fn:       func(l []byte) error { got = append(got, string(l)); return nil },
-			overlong: func(n int64) error { skipped = append(skipped, n); return nil }}
-		for i := 0; i < len(stream); i += chunk {
-			if _, err := sp.Write([]byte(stream[i:min(len(stream), i+chunk)])); err != nil {
-				t.Fatal(err)
-			}
-		}
-		wantLines := []string{"short", "0123456789", "end"}
-		wantSkips := []int64{50, 11, 3000}
-		if !reflect.DeepEqual(got, wantLines) || !reflect.DeepEqual(skipped, wantSkips) {
-			t.Errorf("chunk %d: lines %q skipped %v, want %q and %v", chunk, got, skipped, wantLines, wantSkips)
-		}
-		if want := int64(len(stream) - len("unterminated")); sp.complete != want || sp.atLineStart() {
-			t.Errorf("chunk %d: complete %d (at line start %v), want %d and a held partial line", chunk, sp.complete, sp.atLineStart(), want)
-		}
-		if string(sp.last) != "end" {
-			t.Errorf("chunk %d: last line %q", chunk, sp.last)
-		}
-	}
-}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // sessionLog is what preparation needs from one log.
@@ -69,7 +71,7 @@ type logScan struct {
 	frameDamage *CorruptError
 	turns       turnTracker
 	// owned is set while the current line lies in a buffer of its own that
-	// the scan may keep and write over (lineReader.onOwnedLine): its text
+	// the scan may keep and write over (dshlog.LineReader.onOwnedLine): its text
 	// is then decoded in place.
 	owned bool
 	// reference reads every line through encoding/json and decodes text a
@@ -82,19 +84,19 @@ type logScan struct {
 
 // readSessionLog reads a whole log for preparation: the readable prefix of
 // §1.2 (as dsh reads it), folded into a surface, plus the closer count.
-func readSessionLog(ctx context.Context, path string, enc Encoding, frames *frameDecoder) (*sessionLog, error) {
+func readSessionLog(ctx context.Context, path string, enc Encoding, frames *dshlog.FrameDecoder) (*sessionLog, error) {
 	return (&logScan{ctx: ctx, path: path, enc: enc, log: &sessionLog{lastSeq: -1}}).readAll(frames)
 }
 
 // readAll is readSessionLog for the scan sc, which has not read yet.
-func (sc *logScan) readAll(frames *frameDecoder) (*sessionLog, error) {
+func (sc *logScan) readAll(frames *dshlog.FrameDecoder) (*sessionLog, error) {
 	path := sc.path
-	r := lineReader{path: path, encoding: sc.enc, frames: frames,
-		onTorn:      func() { sc.torn = true },
-		onOverlong:  sc.overlong,
-		onOwnedLine: sc.ownedLine,
+	r := dshlog.LineReader{Path: path, Encoding: sc.enc, Frames: frames,
+		OnTorn:      func() { sc.torn = true },
+		OnOverlong:  sc.overlong,
+		OnOwnedLine: sc.ownedLine,
 	}
-	_, err := r.read(0, nil, sc.line)
+	_, err := r.Read(0, nil, sc.line)
 	if err != nil {
 		return nil, err
 	}
@@ -128,9 +130,9 @@ func (sc *logScan) damage(reason string) error {
 func (sc *logScan) overlong(n int64) error {
 	sc.lineNo++
 	if sc.lineNo == 1 {
-		return &CorruptError{Path: sc.path, Line: 1, Reason: fmt.Sprintf("header line of %d bytes exceeds the %d-byte line cap", n, maxLineBytes)}
+		return &CorruptError{Path: sc.path, Line: 1, Reason: fmt.Sprintf("header line of %d bytes exceeds the %d-byte line cap", n, dshlog.MaxLineBytes)}
 	}
-	return sc.damage(fmt.Sprintf("line of %d bytes exceeds the %d-byte line cap and was skipped", n, maxLineBytes))
+	return sc.damage(fmt.Sprintf("line of %d bytes exceeds the %d-byte line cap and was skipped", n, dshlog.MaxLineBytes))
 }
 
 // ownedLine is line for a line the scan may keep: a long message's text

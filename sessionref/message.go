@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // TextResult is the dsh/prepare result {content, references, additionalContext?}.
@@ -180,7 +182,7 @@ func PreviewSession(ctx context.Context, loc Locator, id string, lim Limits) (*P
 		return nil, &Error{Code: CodeReadFailed, SessionID: id, Message: fmt.Sprintf("session %s is not in the sessions store", id)}
 	}
 	p := &Preview{Entry: entry, Budget: Budget(lim)}
-	frames := &frameDecoder{concurrency: 1}
+	frames := &dshlog.FrameDecoder{Concurrency: 1}
 	ref := Reference{SessionID: id, Label: id}
 	data, version, msgs, err := readSource(ctx, loc, ref, frames)
 	if ctx.Err() != nil {

@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/google/uuid"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // MaxReferencesLimit is the default and hard maximum of distinct references
@@ -89,7 +91,7 @@ type source struct {
 
 // readSource reads and projects one referenced session at the moment of the
 // request.
-func readSource(ctx context.Context, loc Locator, ref Reference, frames *frameDecoder) (snapshotData, int, []projectedMessage, error) {
+func readSource(ctx context.Context, loc Locator, ref Reference, frames *dshlog.FrameDecoder) (snapshotData, int, []projectedMessage, error) {
 	entry, ok := loc.Locate(ref.SessionID)
 	if !ok {
 		return snapshotData{}, 0, nil, notInStore(ref.SessionID)
@@ -162,7 +164,7 @@ func cancelled(ctx context.Context) *Error {
 // not fit its budget. With redact, secrets are replaced before retention
 // and spilling, so budgets count the redacted text.
 func readSources(ctx context.Context, loc Locator, refs []Reference, budget int, redact bool) ([]source, error) {
-	frames := &frameDecoder{concurrency: len(refs)}
+	frames := &dshlog.FrameDecoder{Concurrency: len(refs)}
 	type read struct {
 		data    snapshotData
 		version int

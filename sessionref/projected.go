@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // ProjectedMessage is one message a reference to its session would recall
@@ -50,7 +51,7 @@ func ReadProjection(ctx context.Context, entry Entry) (*Projection, error) {
 	if !ok {
 		return nil, fmt.Errorf("projecting session %s: its session log has vanished", entry.ID)
 	}
-	log, err := readSessionLog(ctx, lf.path, lf.encoding, &frameDecoder{concurrency: 1})
+	log, err := readSessionLog(ctx, lf.path, lf.encoding, &dshlog.FrameDecoder{Concurrency: 1})
 	if err != nil {
 		return nil, fmt.Errorf("projecting session %s: %w", entry.ID, err)
 	}
@@ -84,12 +85,6 @@ func (s *Snapshot) CandidateOf(id, targetID, targetCwd string) (Candidate, bool)
 	}
 	return candidateOf(&e, hasTargetCwd, targetCwd, new(string), true), true
 }
-
-// OpenRegular opens path for reading only when it is a regular file, never
-// through a symbolic link (O_NOFOLLOW, or its Windows equivalent): what
-// the recall index reads its stored file with, as the title-index cache
-// is read. what names the file in errors.
-func OpenRegular(path, what string) (*os.File, error) { return openRegularAs(path, what) }
 
 // ProjectionCursor is where a projection read of a raw log ended, with
 // the state of the read, so that a log that only grew is read from there:
@@ -153,7 +148,7 @@ func readProjectionFrom(ctx context.Context, entry Entry, prev *ProjectionCursor
 	if !ok {
 		return nil, nil, false, fmt.Errorf("projecting session %s: its session log has vanished", entry.ID)
 	}
-	id, idErr := statIdentity(lf.path)
+	id, idErr := dshlog.StatIdentity(lf.path)
 	if prev != nil && prev.path == lf.path && lf.encoding == EncodingRaw && idErr == nil &&
 		prev.ino.Inode == id.Inode && prev.ino.Device == id.Device && id.Size >= prev.offset {
 		sc := prev.sc
@@ -161,7 +156,7 @@ func readProjectionFrom(ctx context.Context, entry Entry, prev *ProjectionCursor
 		if r != nil {
 			sc.arena = &r.arena
 		}
-		res, err := sc.reader().read(prev.offset, prev.tail, sc.line)
+		res, err := sc.reader().Read(prev.offset, prev.tail, sc.line)
 		if err == nil {
 			if p, err := sc.projection(entry, into); err == nil {
 				if r != nil {
@@ -185,7 +180,7 @@ func readProjectionFrom(ctx context.Context, entry Entry, prev *ProjectionCursor
 			r.items = sc.log.surface.items[:0]
 		}()
 	}
-	res, err := sc.reader().read(0, nil, sc.line)
+	res, err := sc.reader().Read(0, nil, sc.line)
 	if err == nil && sc.lineNo > 0 && sc.frameDamage == nil && lf.generation > 0 && sc.log.header.Version != lf.generation {
 		return nil, nil, false, fmt.Errorf("projecting session %s: generation %d log has header version %d", entry.ID, lf.generation, sc.log.header.Version)
 	}
@@ -202,11 +197,11 @@ func readProjectionFrom(ctx context.Context, entry Entry, prev *ProjectionCursor
 }
 
 // reader is the line reader of readSessionLog for the scan's log.
-func (sc *logScan) reader() lineReader {
-	return lineReader{path: sc.path, encoding: sc.enc, frames: &frameDecoder{concurrency: 1},
-		onTorn:      func() { sc.torn = true },
-		onOverlong:  sc.overlong,
-		onOwnedLine: sc.ownedLine,
+func (sc *logScan) reader() dshlog.LineReader {
+	return dshlog.LineReader{Path: sc.path, Encoding: sc.enc, Frames: &dshlog.FrameDecoder{Concurrency: 1},
+		OnTorn:      func() { sc.torn = true },
+		OnOverlong:  sc.overlong,
+		OnOwnedLine: sc.ownedLine,
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // The projection read has faster paths than encoding/json for the lines
@@ -29,15 +31,15 @@ func ReadLogFastAndReference(path string, zstd bool) (fast, arena, reference str
 		enc = EncodingZstd
 	}
 	ctx := context.Background()
-	fast = describeLog(readSessionLog(ctx, path, enc, &frameDecoder{concurrency: 1}))
+	fast = describeLog(readSessionLog(ctx, path, enc, &dshlog.FrameDecoder{Concurrency: 1}))
 	var a jsjson.Arena
 	for range 2 {
 		a.Reset()
 		sc := &logScan{ctx: ctx, path: path, enc: enc, log: &sessionLog{lastSeq: -1}, arena: &a}
-		arena = describeLog(sc.readAll(&frameDecoder{concurrency: 1}))
+		arena = describeLog(sc.readAll(&dshlog.FrameDecoder{Concurrency: 1}))
 	}
 	ref := &logScan{ctx: ctx, path: path, enc: enc, log: &sessionLog{lastSeq: -1}, reference: true, turns: turnTracker{reference: true}}
-	return fast, arena, describeLog(ref.readAll(&frameDecoder{concurrency: 1}))
+	return fast, arena, describeLog(ref.readAll(&dshlog.FrameDecoder{Concurrency: 1}))
 }
 
 func describeLog(l *sessionLog, err error) string {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // TestUnchangedRestartPublishesOnce restarts from the cache over an
@@ -85,7 +87,7 @@ func TestUnchangedRestartDoesNotRewriteTheCache(t *testing.T) {
 	}
 	inode := func(path string) uint64 {
 		t.Helper()
-		id, err := statIdentity(path)
+		id, err := dshlog.StatIdentity(path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // spillNameAttempts bounds the fresh random names tried when one is taken,
@@ -100,7 +102,7 @@ func spillByContent(spillDir, dirName string, k int, s source, n int64, content 
 // a link; its directory was just checked by createSpillFile) holds n bytes
 // whose SHA-256 is content.
 func sameSpill(path string, n int64, content [sha256.Size]byte) bool {
-	f, err := openRegularAs(path, "spill file")
+	f, err := dshlog.OpenRegular(path, "spill file")
 	if err != nil {
 		return false
 	}

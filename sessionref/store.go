@@ -209,7 +209,7 @@ func joinListed(dir, name string) string {
 // directory while the directory's modification time is unchanged, so a
 // restart costs a stat, not a listing.
 func chooseSessionLog(ref dirRef, prior *sessionDir) (sessionDir, *Skipped) {
-	dirID, err := statIdentity(ref.path)
+	dirID, err := dshlog.StatIdentity(ref.path)
 	if err != nil {
 		return sessionDir{}, &Skipped{Path: ref.path, Reason: fmt.Sprintf("session directory unreadable: %v", err)}
 	}

@@ -245,7 +245,7 @@ var ErrCacheUnusable = errors.New("index cache unusable")
 // wrapping os.ErrNotExist; anything but a regular file is refused without
 // blocking.
 func (ix *Index) LoadCache(path string) error {
-	f, err := openRegularAs(path, "index cache")
+	f, err := dshlog.OpenRegular(path, "index cache")
 	if err != nil {
 		return err
 	}
@@ -653,7 +653,7 @@ func (ix *Index) restore(s *cachedSession, ld *cacheLoad, t *tracked, e *Entry) 
 	if !ok {
 		return fmt.Errorf("entry's log path is not <root>/%s/%s/%s", s.ProjectName, s.DirName, s.LogName)
 	}
-	if s.TailLen < 0 || s.TailLen > resumeTailLen || int64(s.TailLen) > e.Offset {
+	if s.TailLen < 0 || s.TailLen > dshlog.ResumeTailLen || int64(s.TailLen) > e.Offset {
 		return fmt.Errorf("entry in %s has a resume check of %d bytes", s.DirName, s.TailLen)
 	}
 	*t = tracked{dir: d, entry: e, file: s.File, started: s.Started, tailLen: uint8(s.TailLen), tailSum: s.TailSum}

@@ -181,7 +181,7 @@ func TestCacheHoldsNoMessageText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tail := logBytes[len(logBytes)-resumeTailLen:]
+	tail := logBytes[len(logBytes)-dshlog.ResumeTailLen:]
 	if !bytes.Contains(tail, []byte("TAILSECRET")) {
 		t.Fatalf("the test log's tail %q does not hold the text", tail)
 	}
@@ -193,7 +193,7 @@ func TestCacheHoldsNoMessageText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bytes.Contains(content, zbytes[len(zbytes)-resumeTailLen:]) {
+	if bytes.Contains(content, zbytes[len(zbytes)-dshlog.ResumeTailLen:]) {
 		t.Error("the cache holds the zstd log's last bytes")
 	}
 

@@ -1,13 +1,19 @@
 package sessionref
 
-// Encoding says how a log file is stored.
-type Encoding string
+import "github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+
+// Encoding says how a log file is stored (dshlog.Encoding).
+type Encoding = dshlog.Encoding
 
 // The two physical encodings of §1.2.
 const (
-	EncodingRaw  Encoding = "jsonl"
-	EncodingZstd Encoding = "zstd"
+	EncodingRaw  = dshlog.EncodingRaw
+	EncodingZstd = dshlog.EncodingZstd
 )
+
+// CorruptError reports a log whose complete content cannot be trusted
+// (dshlog.CorruptError).
+type CorruptError = dshlog.CorruptError
 
 // Entry is what the title index knows about one session. It never holds
 // message bodies.

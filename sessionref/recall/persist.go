@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // The stored index is two files beside the title-index cache:
@@ -378,7 +379,7 @@ func appendString(b []byte, s string) []byte {
 // another format or root, corrupt, its text file missing or shorter) is an
 // error wrapping ErrStoreUnusable and leaves the index as it was.
 func (ix *Index) Load(path, root string) error {
-	f, err := sessionref.OpenRegular(path, "recall index")
+	f, err := dshlog.OpenRegular(path, "recall index")
 	if err != nil {
 		return err
 	}

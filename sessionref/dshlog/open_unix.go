@@ -1,6 +1,6 @@
 //go:build unix
 
-package sessionref
+package dshlog
 
 import (
 	"errors"
@@ -10,14 +10,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openRegular opens a log for reading, refusing anything but a regular file
+// OpenRegular opens a file for reading (a log, a cache; what names it in
+// errors), refusing anything but a regular file
 // at path itself: O_NOFOLLOW refuses a symbolic link (which could lead out
 // of the sessions root, or to another session's log), and O_NONBLOCK keeps
 // a FIFO from blocking the open; its type is then refused like a device's.
-func openRegular(path string) (*os.File, error) { return openRegularAs(path, "log") }
-
-// openRegularAs is openRegular for a file described as what in errors.
-func openRegularAs(path, what string) (*os.File, error) {
+func OpenRegular(path, what string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EMLINK) {
@@ -37,13 +35,13 @@ func openRegularAs(path, what string) (*os.File, error) {
 	return f, nil
 }
 
-// statIdentity lstats path without building an os.FileInfo (a restart
+// StatIdentity lstats path without building an os.FileInfo (a restart
 // stats every log, so the allocation per call shows). A symbolic link is
 // described as itself, never as what it points to.
-func statIdentity(path string) (fileIdentity, error) {
+func StatIdentity(path string) (FileIdentity, error) {
 	var st unix.Stat_t
 	if err := unix.Lstat(path, &st); err != nil {
-		return fileIdentity{}, &os.PathError{Op: "lstat", Path: path, Err: err}
+		return FileIdentity{}, &os.PathError{Op: "lstat", Path: path, Err: err}
 	}
-	return fileIdentity{Size: st.Size, ModTime: st.Mtim.Nano(), Inode: uint64(st.Ino), Device: uint64(st.Dev)}, nil
+	return FileIdentity{Size: st.Size, ModTime: st.Mtim.Nano(), Inode: uint64(st.Ino), Device: uint64(st.Dev)}, nil
 }

@@ -1,4 +1,4 @@
-package sessionref
+package dshlog
 
 import (
 	"bufio"
@@ -24,12 +24,12 @@ var readBuffers = sync.Pool{New: func() any { b := make([]byte, readBufferSize);
 // frameReaders recycles the buffered readers zstd logs are walked with.
 var frameReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufferSize) }}
 
-// maxLineBytes caps one log line (SPEC §1.2 lets a reader skip an
+// MaxLineBytes caps one log line (SPEC §1.2 lets a reader skip an
 // over-long line with a reason): a longer line is skipped without being
 // held, so reading a log never needs more memory than this, whatever a
 // zstd frame decompresses to or however long a run without a newline is.
 // dsh writes a 64 MB message as one line of a little more than 64 MiB.
-const maxLineBytes = 96 << 20
+const MaxLineBytes = 96 << 20
 
 // CorruptError reports a log whose complete content cannot be trusted: a
 // checksum failure in a complete zstd frame, a malformed frame, or an
@@ -51,46 +51,46 @@ func (e *CorruptError) Error() string {
 	return fmt.Sprintf("corrupt log %s at offset %d: %s", e.Path, e.Offset, e.Reason)
 }
 
-// resumeTailLen is how many bytes before a resume offset are remembered:
+// ResumeTailLen is how many bytes before a resume offset are remembered:
 // if they differ on the next read, the log was rewritten in place rather
 // than appended to, and is read again from the start.
-const resumeTailLen = 32
+const ResumeTailLen = 32
 
-// errRewritten reports that the bytes before a resume offset changed.
-var errRewritten = errors.New("log was rewritten before the offset reading would resume from")
+// ErrRewritten reports that the bytes before a resume offset changed.
+var ErrRewritten = errors.New("log was rewritten before the offset reading would resume from")
 
-// lineReader reads the complete lines of a log from a starting offset.
-type lineReader struct {
-	path     string
-	encoding Encoding
-	frames   *frameDecoder
-	// skipCorruptFrames makes a zstd read go on after a frame that fails its
+// LineReader reads the complete lines of a log from a starting offset.
+type LineReader struct {
+	Path     string
+	Encoding Encoding
+	Frames   *FrameDecoder
+	// SkipCorruptFrames makes a zstd read go on after a frame that fails its
 	// checksum, reporting the first failure at the end: the title index keeps
 	// what later frames say, while preparation refuses the log.
-	skipCorruptFrames bool
-	// onTorn, when set, is called before the lines of the decodable prefix
+	SkipCorruptFrames bool
+	// OnTorn, when set, is called before the lines of the decodable prefix
 	// of a torn last zstd frame are delivered (SPEC §1.7: they count).
-	onTorn func()
-	// onOverlong, when set, is told the length of each line longer than the
+	OnTorn func()
+	// OnOverlong, when set, is told the length of each line longer than the
 	// line cap; the line itself is skipped.
-	onOverlong func(n int64) error
-	// onOwnedLine, when set, receives the long lines that lie in a buffer
+	OnOverlong func(n int64) error
+	// OnOwnedLine, when set, receives the long lines that lie in a buffer
 	// of their own, to keep and write over; the read's LastLine is then
 	// not kept.
-	onOwnedLine func(line []byte) error
-	// maxLine overrides maxLineBytes (tests); 0 means maxLineBytes.
-	maxLine int64
+	OnOwnedLine func(line []byte) error
+	// MaxLine overrides MaxLineBytes (tests); 0 means MaxLineBytes.
+	MaxLine int64
 }
 
-func (r lineReader) lineCap() int64 {
-	if r.maxLine > 0 {
-		return r.maxLine
+func (r LineReader) lineCap() int64 {
+	if r.MaxLine > 0 {
+		return r.MaxLine
 	}
-	return maxLineBytes
+	return MaxLineBytes
 }
 
-// readResult says how far a read got.
-type readResult struct {
+// ReadResult says how far a read got.
+type ReadResult struct {
 	// Offset is where the next read starts: after the last complete line
 	// (raw) or frame (zstd).
 	Offset int64
@@ -103,46 +103,46 @@ type readResult struct {
 	LastLine []byte
 }
 
-// read calls fn for every complete line after offset, in order, without the
+// Read calls fn for every complete line after offset, in order, without the
 // trailing newline. A torn tail is left for a later read. fn must not keep
 // the slice. tail, when not empty, must equal the bytes just before offset,
-// else the read fails with errRewritten.
-func (r lineReader) read(offset int64, tail []byte, fn func(line []byte) error) (readResult, error) {
+// else the read fails with ErrRewritten.
+func (r LineReader) Read(offset int64, tail []byte, fn func(line []byte) error) (ReadResult, error) {
 	return r.readChecked(offset, len(tail), func(got []byte) bool { return bytes.Equal(got, tail) }, fn)
 }
 
-// readResumed is read for a caller that kept only the length n and the
+// ReadResumed is Read for a caller that kept only the length n and the
 // SHA-256 of the bytes before offset, not the bytes: the title index keeps
 // 32 bytes of hash per session instead of a slice and its array.
-func (r lineReader) readResumed(offset int64, n int, sum *[sha256.Size]byte, fn func(line []byte) error) (readResult, error) {
+func (r LineReader) ReadResumed(offset int64, n int, sum *[sha256.Size]byte, fn func(line []byte) error) (ReadResult, error) {
 	return r.readChecked(offset, n, func(got []byte) bool { return sha256.Sum256(got) == *sum }, fn)
 }
 
-// readChecked is read with the n bytes before offset checked by same.
-func (r lineReader) readChecked(offset int64, n int, same func(got []byte) bool, fn func(line []byte) error) (readResult, error) {
-	f, err := openRegular(r.path)
+// readChecked is Read with the n bytes before offset checked by same.
+func (r LineReader) readChecked(offset int64, n int, same func(got []byte) bool, fn func(line []byte) error) (ReadResult, error) {
+	f, err := OpenRegular(r.Path, "log")
 	if err != nil {
-		return readResult{Offset: offset}, err
+		return ReadResult{Offset: offset}, err
 	}
 	defer f.Close()
 	if offset > 0 && n > 0 {
-		var arr [resumeTailLen]byte
+		var arr [ResumeTailLen]byte
 		got := arr[:min(n, len(arr))]
 		if n > len(arr) {
 			got = make([]byte, n)
 		}
 		if _, err := f.ReadAt(got, offset-int64(n)); err != nil || !same(got) {
-			return readResult{Offset: offset}, errRewritten
+			return ReadResult{Offset: offset}, ErrRewritten
 		}
 	}
 	if offset > 0 {
 		if _, err := f.Seek(offset, io.SeekStart); err != nil {
-			return readResult{Offset: offset}, fmt.Errorf("seeking log to %d: %w", offset, err)
+			return ReadResult{Offset: offset}, fmt.Errorf("seeking log to %d: %w", offset, err)
 		}
 	}
-	sp := &lineSplitter{fn: fn, overlong: r.onOverlong, owned: r.onOwnedLine, max: r.lineCap(), more: -1}
-	var res readResult
-	if r.encoding == EncodingZstd {
+	sp := &lineSplitter{fn: fn, overlong: r.OnOverlong, owned: r.OnOwnedLine, max: r.lineCap(), more: -1}
+	var res ReadResult
+	if r.Encoding == EncodingZstd {
 		res, err = r.readFrames(f, offset, sp)
 	} else {
 		res, err = r.readRaw(f, offset, sp)
@@ -150,7 +150,7 @@ func (r lineReader) readChecked(offset int64, n int, same func(got []byte) bool,
 	res.LastLine = sp.last
 	sp.releaseLarge()
 	if res.Offset > 0 {
-		n := min(resumeTailLen, res.Offset)
+		n := min(ResumeTailLen, res.Offset)
 		buf := make([]byte, n)
 		if _, rerr := f.ReadAt(buf, res.Offset-n); rerr == nil {
 			res.Tail = buf
@@ -159,8 +159,8 @@ func (r lineReader) readChecked(offset int64, n int, same func(got []byte) bool,
 	return res, err
 }
 
-func (r lineReader) readRaw(f *os.File, offset int64, sp *lineSplitter) (readResult, error) {
-	res := readResult{Offset: offset}
+func (r LineReader) readRaw(f *os.File, offset int64, sp *lineSplitter) (ReadResult, error) {
+	res := ReadResult{Offset: offset}
 	bufp := readBuffers.Get().(*[]byte)
 	defer readBuffers.Put(bufp)
 	buf := *bufp

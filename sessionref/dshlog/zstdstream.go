@@ -1,4 +1,4 @@
-package sessionref
+package dshlog
 
 import (
 	"bufio"
@@ -201,8 +201,8 @@ func frameHeader(b []byte) (hl int, fcs int64, checksum bool, err error) {
 // session-persistence-jsonl generation.ts decompressZstdPrefix, and dsh
 // 0.1.1 session-persistence-jsonl index.ts readZstdPrefix). res.Offset only
 // moves to frame ends where no line is open.
-func (r lineReader) readFrames(f *os.File, offset int64, sp *lineSplitter) (readResult, error) {
-	res := readResult{Offset: offset}
+func (r LineReader) readFrames(f *os.File, offset int64, sp *lineSplitter) (ReadResult, error) {
+	res := ReadResult{Offset: offset}
 	br := frameReaders.Get().(*bufio.Reader)
 	br.Reset(f)
 	defer func() {
@@ -225,7 +225,7 @@ func (r lineReader) readFrames(f *os.File, offset int64, sp *lineSplitter) (read
 		}
 		if err != nil {
 			res.BytesRead = w.walked
-			return res, &CorruptError{Path: r.path, Offset: pos, Reason: err.Error()}
+			return res, &CorruptError{Path: r.Path, Offset: pos, Reason: err.Error()}
 		}
 		if !fi.skippable {
 			if derr := r.decodeFrame(f, pos, fi, sp); derr != nil {
@@ -234,8 +234,8 @@ func (r lineReader) readFrames(f *os.File, offset int64, sp *lineSplitter) (read
 					res.BytesRead = w.walked
 					return res, werr.err
 				}
-				bad := &CorruptError{Path: r.path, Offset: pos, Reason: "zstd frame: " + derr.Error()}
-				if !r.skipCorruptFrames {
+				bad := &CorruptError{Path: r.Path, Offset: pos, Reason: "zstd frame: " + derr.Error()}
+				if !r.SkipCorruptFrames {
 					res.BytesRead = w.walked
 					return res, bad
 				}
@@ -251,21 +251,21 @@ func (r lineReader) readFrames(f *os.File, offset int64, sp *lineSplitter) (read
 		}
 	}
 	res.BytesRead = w.walked
-	if !sp.atLineStart() && !r.skipCorruptFrames {
+	if !sp.atLineStart() && !r.SkipCorruptFrames {
 		// Complete frames must end on a line (dsh: "complete frame contains
 		// a torn JSONL record").
-		return res, &CorruptError{Path: r.path, Offset: res.Offset, Reason: "the complete zstd frames end inside a line"}
+		return res, &CorruptError{Path: r.Path, Offset: res.Offset, Reason: "the complete zstd frames end inside a line"}
 	}
 	if torn {
-		if r.onTorn != nil {
-			r.onTorn()
+		if r.OnTorn != nil {
+			r.OnTorn()
 		}
 		sp.drop()
 		var src io.Reader = bytes.NewReader(tornBytes)
 		if tornBytes == nil { // too large to have been kept: read it again
 			src = io.NewSectionReader(f, pos, math.MaxInt64-pos)
 		}
-		n, err := r.frames.stream(src, sp)
+		n, err := r.Frames.stream(src, sp)
 		if tornBytes == nil {
 			res.BytesRead += n
 		}
@@ -299,9 +299,9 @@ func (w errorWriter) Write(p []byte) (int, error) {
 }
 
 // decodeFrame decodes one complete frame into the splitter.
-func (r lineReader) decodeFrame(f *os.File, pos int64, fi frameInfo, sp *lineSplitter) error {
+func (r LineReader) decodeFrame(f *os.File, pos int64, fi frameInfo, sp *lineSplitter) error {
 	if fi.kept != nil && fi.contentSize >= 0 && fi.contentSize <= decodeAllBytes {
-		out, err := r.frames.decode(fi.kept, nil)
+		out, err := r.Frames.decode(fi.kept, nil)
 		if err != nil {
 			return err
 		}
@@ -325,7 +325,7 @@ func (r lineReader) decodeFrame(f *os.File, pos int64, fi frameInfo, sp *lineSpl
 		w = &frameRest{sp: sp, left: fi.contentSize}
 		defer func() { sp.more = -1 }()
 	}
-	_, err := r.frames.stream(src, w)
+	_, err := r.Frames.stream(src, w)
 	return err
 }
 

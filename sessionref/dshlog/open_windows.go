@@ -1,6 +1,6 @@
 //go:build windows
 
-package sessionref
+package dshlog
 
 import (
 	"fmt"
@@ -9,14 +9,12 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// openRegular opens a log for reading, refusing anything but a regular file
+// OpenRegular opens a file for reading (a log, a cache; what names it in
+// errors), refusing anything but a regular file
 // at path itself: FILE_FLAG_OPEN_REPARSE_POINT opens a symbolic link or
 // junction as itself, which is then refused, and a pipe or device is
 // refused by its type.
-func openRegular(path string) (*os.File, error) { return openRegularAs(path, "log") }
-
-// openRegularAs is openRegular for a file described as what in errors.
-func openRegularAs(path, what string) (*os.File, error) {
+func OpenRegular(path, what string) (*os.File, error) {
 	h, err := openNoFollow(path, 0)
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", what, err)
@@ -52,19 +50,19 @@ func openNoFollow(path string, extra uint32) (windows.Handle, error) {
 	return h, nil
 }
 
-// statIdentity describes path itself (a link is not followed) by size,
+// StatIdentity describes path itself (a link is not followed) by size,
 // modification time and file index.
-func statIdentity(path string) (fileIdentity, error) {
+func StatIdentity(path string) (FileIdentity, error) {
 	h, err := openNoFollow(path, windows.FILE_FLAG_BACKUP_SEMANTICS)
 	if err != nil {
-		return fileIdentity{}, err
+		return FileIdentity{}, err
 	}
 	defer windows.CloseHandle(h)
 	var info windows.ByHandleFileInformation
 	if err := windows.GetFileInformationByHandle(h, &info); err != nil {
-		return fileIdentity{}, &os.PathError{Op: "stat", Path: path, Err: err}
+		return FileIdentity{}, &os.PathError{Op: "stat", Path: path, Err: err}
 	}
-	return fileIdentity{
+	return FileIdentity{
 		Size:    int64(info.FileSizeHigh)<<32 | int64(info.FileSizeLow),
 		ModTime: info.LastWriteTime.Nanoseconds(),
 		Inode:   uint64(info.FileIndexHigh)<<32 | uint64(info.FileIndexLow),

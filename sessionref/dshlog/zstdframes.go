@@ -1,4 +1,4 @@
-package sessionref
+package dshlog
 
 import (
 	"errors"
@@ -25,11 +25,11 @@ const (
 // or an append still being written.
 var errFrameIncomplete = errors.New("incomplete zstd frame")
 
-// frameDecoder decompresses single zstd frames, verifying their content
+// FrameDecoder decompresses single zstd frames, verifying their content
 // checksums. It is safe for concurrent use.
-type frameDecoder struct {
-	// concurrency is how many frames may be decoded at once; 0 means GOMAXPROCS.
-	concurrency int
+type FrameDecoder struct {
+	// Concurrency is how many frames may be decoded at once; 0 means GOMAXPROCS.
+	Concurrency int
 	once        sync.Once
 	dec         *zstd.Decoder
 	err         error
@@ -37,10 +37,10 @@ type frameDecoder struct {
 	streams sync.Pool
 }
 
-func (f *frameDecoder) decode(frame []byte, dst []byte) ([]byte, error) {
+func (f *FrameDecoder) decode(frame []byte, dst []byte) ([]byte, error) {
 	f.once.Do(func() {
 		f.dec, f.err = zstd.NewReader(nil,
-			zstd.WithDecoderConcurrency(f.concurrency),
+			zstd.WithDecoderConcurrency(f.Concurrency),
 			zstd.WithDecoderMaxMemory(maxDecodedFrame),
 			zstd.IgnoreChecksum(false))
 	})
@@ -55,7 +55,7 @@ func (f *frameDecoder) decode(frame []byte, dst []byte) ([]byte, error) {
 // bounded by the decoder's window (maxWindowBytes), never by the frame. It
 // returns how many compressed bytes it read; an error from w comes back
 // as returned by w.
-func (f *frameDecoder) stream(src io.Reader, w io.Writer) (int64, error) {
+func (f *FrameDecoder) stream(src io.Reader, w io.Writer) (int64, error) {
 	dec, _ := f.streams.Get().(*zstd.Decoder)
 	if dec == nil {
 		var err error
