@@ -69,6 +69,11 @@ func TestFailedCacheWriteKeepsTheOldCache(t *testing.T) {
 		saveUnderFileSizeLimit(t, spec)
 		return
 	}
+	if testing.CoverMode() != "" {
+		// The child would write its coverage data under the lowered limit
+		// too, and fail on that instead of on the cache.
+		t.Skip("the lowered file size limit cannot be tested under -cover: the child's coverage data would hit it")
+	}
 	s := newTestStore(t)
 	s.simple("small", "/work/w", fixtureTime, titleEvent(0, "Small"))
 	dir := t.TempDir()
