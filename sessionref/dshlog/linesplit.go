@@ -23,7 +23,9 @@ const shortLineBytes = 1 << 20
 // process peaked at 1.5-2.2x the message above idle, zstd, on a loaded
 // machine (scripts/benchmemory --large-message-mb 32); returning it when a
 // read that made such a buffer ends, and before the next is made, keeps
-// the peak near one message (see the commit that did this).
+// the peak near one message (see the commit that did this). Each such
+// collection costs a full mark of the heap: about 43 ms at the 150 MB of
+// indexes of 100,000 sessions (docs/reliability.md).
 const collectBeforeLineBytes = 8 << 20
 
 // makeLineBuffer makes an empty buffer of capacity n for one line. When n
