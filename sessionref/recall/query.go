@@ -243,23 +243,29 @@ type termPlan struct {
 	// token of every piece (nil: no piece, every slot).
 	pieces [][]uint32
 	exact  []uint64
-	// grams are the sorted trigrams of the term and gramSet the slots of
-	// grams holding them all (nil with ok false: every slot).
-	grams   []uint32
-	gramSet []uint64
-	gramOK  bool
-	// pieceSets, pieceGrams, pieceGramSets and pieceGramOK are, for a
-	// term of more than one piece, what exact, grams, gramSet and gramOK
-	// are for the whole term, piece by piece: a phrase that pairs a word
-	// with a piece of a token longer than maxTokenBytes has no dictionary
-	// token for that piece, and the trigrams of the whole phrase (white
-	// space included) lie in no long token, so it is decided piece by
-	// piece (piecesMayHold).
-	pieceSets     [][]uint64
-	pieceGrams    [][]uint32
-	pieceGramSets [][]uint64
-	pieceGramOK   []bool
+	// grams are the trigrams of the whole term.
+	grams gramPlan
+	// pieceSets and pieceGrams are, for a spaced term, what exact and
+	// grams are for the whole term, piece by piece: a phrase that pairs a
+	// word with a piece of a token longer than maxTokenBytes has no
+	// dictionary token for that piece, and the trigrams of the whole
+	// phrase (white space included) lie in no long token, so it is
+	// decided piece by piece (piecesMayHold). pieceGrams is looked up
+	// when a session first needs it.
+	pieceSets  [][]uint64
+	pieceGrams []gramPlan
 }
+
+// gramPlan is the sorted trigrams of a term or piece and set, the slots
+// of v.grams holding them all (nil with ok false: every slot).
+type gramPlan struct {
+	grams []uint32
+	set   []uint64
+	ok    bool
+}
+
+// slotIn reports whether slot's bit is set in a bitset of slots.
+func slotIn(set []uint64, slot int32) bool { return set[slot/64]&(1<<(uint(slot)%64)) != 0 }
 
 // plan looks term up in the dictionary and the postings; with
 // wordStart, only dictionary tokens holding a piece at a word start count.
@@ -285,7 +291,7 @@ func (v *view) plan(term string, wordStart bool) termPlan {
 					set[s/64] |= 1 << (s % 64)
 				}
 			}
-			if len(p.pieces) > 1 {
+			if p.spaced {
 				p.pieceSets = append(p.pieceSets, set)
 				if k == 0 {
 					set = slices.Clone(set)
@@ -300,63 +306,40 @@ func (v *view) plan(term string, wordStart bool) termPlan {
 			}
 		}
 	}
-	p.grams = gramsOf(term)
-	p.gramSet, p.gramOK = v.grams.candidates(p.grams)
+	p.grams = v.planGrams(term)
 	return p
 }
 
-// planPieceGrams looks up the trigrams of each piece of p's term, once,
-// when a session with long tokens first needs them (piecesMayHold).
-func (v *view) planPieceGrams(p *termPlan) {
-	if p.pieceGrams != nil {
-		return
-	}
-	for _, piece := range strings.FieldsFunc(p.term, unicode.IsSpace) {
-		grams := gramsOf(piece)
-		set, ok := v.grams.candidates(grams)
-		p.pieceGrams = append(p.pieceGrams, grams)
-		p.pieceGramSets = append(p.pieceGramSets, set)
-		p.pieceGramOK = append(p.pieceGramOK, ok)
-	}
-}
-
-// gramsOf returns the distinct trigrams of s, sorted.
-func gramsOf(s string) []uint32 {
-	var grams []uint32
+// planGrams looks up the distinct trigrams of s in the postings.
+func (v *view) planGrams(s string) gramPlan {
+	var g gramPlan
 	seen := map[uint32]bool{}
 	for i := 0; i+gramLen <= len(s); i++ {
 		if x := gramOf(s, i); !seen[x] {
 			seen[x] = true
-			grams = append(grams, x)
+			g.grams = append(g.grams, x)
 		}
 	}
-	slices.Sort(grams)
-	return grams
+	slices.Sort(g.grams)
+	g.set, g.ok = v.grams.candidates(g.grams)
+	return g
 }
 
-// piecesMayHold reports whether every piece of p's spaced term has a token of d holding it or may lie in a long token of d, which has
-// long tokens: d is then checked in its text.
+// piecesMayHold reports whether every piece of p's spaced term has a
+// token of d holding it or may lie in one of d's long tokens (d has long
+// tokens): d is then checked in its text.
 func (v *view) piecesMayHold(p *termPlan, d *doc) bool {
-	sets := p.pieceSets
-	if len(p.pieces) == 1 { // one piece and white space: `" word"`
-		sets = [][]uint64{p.exact}
-	}
 	for k, ids := range p.pieces {
-		if int(d.slot) < v.tok.n {
-			if sets[k][d.slot/64]&(1<<(uint(d.slot)%64)) != 0 {
-				continue
-			}
-		} else if intersects(ids, v.overlay[d.slot].tokens) {
+		if int(d.slot) < v.tok.n && slotIn(p.pieceSets[k], d.slot) ||
+			int(d.slot) >= v.tok.n && intersects(ids, v.overlay[d.slot].tokens) {
 			continue
 		}
-		v.planPieceGrams(p)
-		switch {
-		case !p.pieceGramOK[k]:
-		case int(d.slot) < v.grams.n:
-			if p.pieceGramSets[k][d.slot/64]&(1<<(uint(d.slot)%64)) == 0 {
-				return false
+		if p.pieceGrams == nil {
+			for _, piece := range strings.FieldsFunc(p.term, unicode.IsSpace) {
+				p.pieceGrams = append(p.pieceGrams, v.planGrams(piece))
 			}
-		case !holdsAll(v.overlay[d.slot].grams, p.pieceGrams[k]):
+		}
+		if !v.gramsMayHold(&p.pieceGrams[k], d) {
 			return false
 		}
 	}
@@ -369,7 +352,7 @@ func (v *view) tokenHit(p *termPlan, d *doc) bool {
 		return true
 	}
 	if int(d.slot) < v.tok.n {
-		return p.exact[d.slot/64]&(1<<(uint(d.slot)%64)) != 0
+		return slotIn(p.exact, d.slot)
 	}
 	o := v.overlay[d.slot]
 	for _, ids := range p.pieces {
@@ -381,14 +364,18 @@ func (v *view) tokenHit(p *termPlan, d *doc) bool {
 }
 
 // gramHit reports whether the long tokens of d may hold p's term.
-func (v *view) gramHit(p *termPlan, d *doc) bool {
-	if !p.gramOK {
+func (v *view) gramHit(p *termPlan, d *doc) bool { return v.gramsMayHold(&p.grams, d) }
+
+// gramsMayHold reports whether the long tokens of d may hold the
+// trigrams of g.
+func (v *view) gramsMayHold(g *gramPlan, d *doc) bool {
+	if !g.ok {
 		return true
 	}
 	if int(d.slot) < v.grams.n {
-		return p.gramSet[d.slot/64]&(1<<(uint(d.slot)%64)) != 0
+		return slotIn(g.set, d.slot)
 	}
-	return holdsAll(v.overlay[d.slot].grams, p.grams)
+	return holdsAll(v.overlay[d.slot].grams, g.grams)
 }
 
 // block returns the decoded block at ref of d, from the cache when it is
