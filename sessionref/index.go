@@ -79,7 +79,7 @@ type tracked struct {
 	// copy (one Entry per session, not two), and the writer copies it
 	// before changing anything (own).
 	entry *Entry
-	file  fileIdentity
+	file  dshlog.FileIdentity
 	// why holds the reasons a session is known but not listed; nil, as
 	// for nearly every session, when there is none.
 	why *skipReasons
@@ -186,9 +186,6 @@ func (in *interner) reset() {
 	in.seen = nil
 	in.mu.Unlock()
 }
-
-// fileIdentity is dshlog.FileIdentity.
-type fileIdentity = dshlog.FileIdentity
 
 // NewIndex returns an empty index over root; call Build to fill it.
 func NewIndex(root string, opts IndexOptions) *Index {
@@ -475,7 +472,7 @@ func (ix *Index) readTracked(t *tracked) bool {
 		// Replaced or truncated: read it again from the start.
 		*t = *newTracked(t.dir)
 	}
-	if t.file != (fileIdentity{}) && id == t.file {
+	if t.file != (dshlog.FileIdentity{}) && id == t.file {
 		return false // unchanged since the last read
 	}
 	t.own()
@@ -540,7 +537,7 @@ func (ix *Index) readTracked(t *tracked) bool {
 		t.entry.Corrupt = corrupt.Reason
 	case err != nil:
 		t.setSkip(err.Error())
-		t.file = fileIdentity{} // read again next time
+		t.file = dshlog.FileIdentity{} // read again next time
 	case !t.started:
 		t.setSkip("log has no complete header line yet")
 	}

@@ -92,7 +92,7 @@ func (s *Snapshot) CandidateOf(id, targetID, targetCwd string) (Candidate, bool)
 // A cursor is used by one read at a time and is spent by it.
 type ProjectionCursor struct {
 	path   string
-	ino    fileIdentity
+	ino    dshlog.FileIdentity
 	sc     *logScan
 	offset int64
 	tail   []byte

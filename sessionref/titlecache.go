@@ -58,7 +58,7 @@ type cachedSession struct {
 	LogName     string
 	DirModTime  int64
 	Entry       Entry
-	File        fileIdentity
+	File        dshlog.FileIdentity
 	Skip        string
 	IdentityErr string
 	Started     bool
