@@ -15,7 +15,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"flag"
@@ -453,20 +452,13 @@ func liveHeap() uint64 {
 	return ms.HeapInuse
 }
 
-// peakRSS reads VmHWM from /proc/self/status.
+// peakRSS is this process's VmHWM (peak resident set size), as /proc writes it.
 func peakRSS() string {
-	f, err := os.Open("/proc/self/status")
+	kb, err := lsptest.ProcStatusKB(os.Getpid(), "VmHWM")
 	if err != nil {
 		return "unknown"
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown"
+	return fmt.Sprintf("%d kB", kb)
 }
 
 // loadAvg reports /proc/loadavg, so that noisy numbers can be recognised.

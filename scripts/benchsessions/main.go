@@ -22,6 +22,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/internal/cputime"
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
+	"github.com/dsh-refls/dsh-refls/internal/lsptest"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/live"
 	"github.com/dsh-refls/dsh-refls/watch"
@@ -269,17 +270,13 @@ func ratio(a, b time.Duration) float64 {
 	return float64(a) / float64(b)
 }
 
+// peakRSS is this process's VmHWM (peak resident set size), as /proc writes it.
 func peakRSS() string {
-	raw, err := os.ReadFile("/proc/self/status")
+	kb, err := lsptest.ProcStatusKB(os.Getpid(), "VmHWM")
 	if err != nil {
 		return "unknown"
 	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if strings.HasPrefix(line, "VmHWM:") {
-			return strings.TrimSpace(strings.TrimPrefix(line, "VmHWM:"))
-		}
-	}
-	return "unknown"
+	return fmt.Sprintf("%d kB", kb)
 }
 
 // machine describes where the figures were taken: cores, CPU model and the
