@@ -473,11 +473,9 @@ func start(name, bin, root, ws, target, recallSearch string) (*server, error) {
 
 // stop prints the server's memory and shuts it down.
 func (s *server) stop() error {
-	if raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid)); err == nil {
-		for _, line := range strings.Split(string(raw), "\n") {
-			if strings.HasPrefix(line, "VmRSS:") || strings.HasPrefix(line, "VmHWM:") {
-				fmt.Printf("%s server %s\n", s.name, strings.Join(strings.Fields(line), " "))
-			}
+	for _, field := range []string{"VmHWM", "VmRSS"} { // in /proc's order
+		if kb, err := lsptest.ProcStatusKB(s.cmd.Process.Pid, field); err == nil {
+			fmt.Printf("%s server %s: %d kB\n", s.name, field, kb)
 		}
 	}
 	_, _ = s.c.call(1<<30, "shutdown", nil)
