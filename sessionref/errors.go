@@ -1,6 +1,7 @@
 package sessionref
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -48,6 +49,11 @@ func (e *Error) Unwrap() error { return e.Err }
 // Errorf builds an *Error with a formatted message.
 func Errorf(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Cancelled is the CANCELLED error of a request whose ctx ended.
+func Cancelled(ctx context.Context) *Error {
+	return &Error{Code: CodeCancelled, Message: "the request was cancelled", Err: ctx.Err()}
 }
 
 // CodeOf returns the contract code carried by err, or "" when it carries none.

@@ -102,7 +102,7 @@ func FuzzReadSessionLog(f *testing.F) {
 				if log.lastSeq < -1 && !strings.Contains(string(data), "-") {
 					t.Errorf("%s: last seq %d", enc, log.lastSeq)
 				}
-				project(log.surface.items)
+				appendProjected(nil, log.surface.items)
 			case errors.As(err, &ce), errors.As(err, &nv), errors.As(err, &re):
 			default:
 				t.Errorf("%s: error %v (%T) is neither ok nor *CorruptError, a newer version or a v4 refusal", enc, err, err)

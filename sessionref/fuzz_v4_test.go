@@ -44,7 +44,7 @@ func FuzzReadV4Log(f *testing.F) {
 		if log.capturedThroughSeq() < log.lastSeq || log.closers < 0 || len(log.closerResults) != len(log.closerCalls) {
 			t.Fatalf("closers %d %v %v after seq %d", log.closers, log.closerResults, log.closerCalls, log.lastSeq)
 		}
-		project(log.surface.items)
+		appendProjected(nil, log.surface.items)
 		if log.skippedLines != 0 {
 			return
 		}

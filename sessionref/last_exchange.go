@@ -37,7 +37,7 @@ func LastExchange(ctx context.Context, loc Locator, id string, redact bool) (*Ex
 	}
 	_, _, msgs, err := readSource(ctx, loc, Reference{SessionID: id, Label: id}, &dshlog.FrameDecoder{Concurrency: 1})
 	if ctx.Err() != nil {
-		return nil, cancelled(ctx)
+		return nil, Cancelled(ctx)
 	}
 	if err != nil {
 		return nil, err

@@ -34,8 +34,8 @@ func encodeLog(enc Encoding, header string, batches [][]string) []byte {
 // turnsOf projects a read log.
 func turnsOf(log *sessionLog) []Turn {
 	out := []Turn{}
-	for _, m := range project(log.surface.items) {
-		out = append(out, Turn{Role: m.role, Text: m.original})
+	for _, m := range appendProjected(nil, log.surface.items) {
+		out = append(out, Turn{Role: m.Role, Text: m.Text})
 	}
 	return out
 }
@@ -324,8 +324,8 @@ func TestReadLogProjection(t *testing.T) {
 		t.Errorf("projection\n got %+v\nwant %+v", got, want)
 	}
 	var checkpoints int
-	for _, m := range project(log.surface.items) {
-		if m.checkpoint {
+	for _, m := range appendProjected(nil, log.surface.items) {
+		if m.Checkpoint {
 			checkpoints++
 		}
 	}

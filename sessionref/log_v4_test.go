@@ -76,8 +76,8 @@ func TestReadV4Projection(t *testing.T) {
 			if got := turnsOf(log); !reflect.DeepEqual(got, want) {
 				t.Errorf("turns %+v, want %+v", got, want)
 			}
-			msgs := project(log.surface.items)
-			if len(msgs) == 0 || !msgs[0].checkpoint {
+			msgs := appendProjected(nil, log.surface.items)
+			if len(msgs) == 0 || !msgs[0].Checkpoint {
 				t.Errorf("the compact-checkpoint message is not a checkpoint: %+v", msgs)
 			}
 			if log.capturedThroughSeq() != 16 || log.closers != 0 {

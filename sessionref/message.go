@@ -186,7 +186,7 @@ func PreviewSession(ctx context.Context, loc Locator, id string, lim Limits) (*P
 	ref := Reference{SessionID: id, Label: id}
 	data, version, msgs, err := readSource(ctx, loc, ref, frames)
 	if ctx.Err() != nil {
-		return nil, cancelled(ctx)
+		return nil, Cancelled(ctx)
 	}
 	if err != nil {
 		p.Err = err

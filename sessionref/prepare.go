@@ -3,10 +3,8 @@ package sessionref
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/google/uuid"
@@ -96,52 +94,19 @@ func readSource(ctx context.Context, loc Locator, ref Reference, frames *dshlog.
 	if !ok {
 		return snapshotData{}, 0, nil, notInStore(ref.SessionID)
 	}
-	fail := func(err error) error {
-		var nv *newerVersionError
-		if errors.As(err, &nv) {
-			return &Error{Code: CodeReadFailed, SessionID: ref.SessionID, Err: err,
-				Message: fmt.Sprintf("session %s was written by a newer dsh and cannot be recalled", ref.SessionID)}
-		}
-		var refused *refusalError
-		if errors.As(err, &refused) {
-			return &Error{Code: CodeReadFailed, SessionID: ref.SessionID, Err: err,
-				Message: fmt.Sprintf("session %s cannot be recalled: dsh refuses its log (%s)", ref.SessionID, refused.rule)}
-		}
-		if ctx.Err() != nil {
-			return cancelled(ctx)
-		}
-		return &Error{Code: CodeReadFailed, SessionID: ref.SessionID, Err: err,
-			Message: fmt.Sprintf("session %s could not be read", ref.SessionID)}
-	}
-	// A newer generation may have appeared since the index saw the session.
-	dir := filepath.Dir(entry.Path)
-	names, err := readDirNames(dir)
+	p, err := ReadReferenced(ctx, entry, frames)
 	if err != nil {
-		return snapshotData{}, 0, nil, fail(err)
-	}
-	lf, ok := chooseLog(dir, names)
-	if !ok {
-		return snapshotData{}, 0, nil, fail(errors.New("its session log has vanished"))
-	}
-	log, err := readSessionLog(ctx, lf.path, lf.encoding, frames)
-	if err != nil {
-		return snapshotData{}, 0, nil, fail(err)
-	}
-	if lf.generation > 0 && log.header.Version != lf.generation {
-		return snapshotData{}, 0, nil, fail(fmt.Errorf("generation %d log has header version %d", lf.generation, log.header.Version))
-	}
-	if log.header.ID != ref.SessionID {
-		return snapshotData{}, 0, nil, fail(fmt.Errorf("log header names session %q", log.header.ID))
+		return snapshotData{}, 0, nil, err
 	}
 	data := snapshotData{SessionID: ref.SessionID, Label: ref.Label}
-	if log.header.HasCwd {
-		cwd := log.header.Cwd
+	if p.HasCwd {
+		cwd := p.Cwd
 		data.Cwd = &cwd
 	}
-	if seq := log.capturedThroughSeq(); seq >= 0 {
+	if seq := p.CapturedThroughSeq; seq >= 0 {
 		data.CapturedThroughSeq = &seq
 	}
-	return data, log.header.Version, project(log.surface.items), nil
+	return data, p.FormatVersion, project(p.Messages), nil
 }
 
 // notInStore is the READ_FAILED of a session the index does not hold.
@@ -152,10 +117,6 @@ func notInStore(id string) *Error {
 	}
 	return &Error{Code: CodeReadFailed, SessionID: id,
 		Message: fmt.Sprintf("session %s is not in the sessions store", name)}
-}
-
-func cancelled(ctx context.Context) *Error {
-	return &Error{Code: CodeCancelled, Message: "the request was cancelled", Err: ctx.Err()}
 }
 
 // readSources reads every source once, in parallel, then bounds each in
@@ -183,7 +144,7 @@ func readSources(ctx context.Context, loc Locator, refs []Reference, budget int,
 	}
 	wg.Wait()
 	if ctx.Err() != nil {
-		return nil, cancelled(ctx)
+		return nil, Cancelled(ctx)
 	}
 	for _, r := range reads {
 		if r.err != nil {
@@ -221,7 +182,7 @@ func Prepare(ctx context.Context, loc Locator, targetID string, refs []Reference
 		return &Preparation{References: []Reference{}}, nil
 	}
 	if ctx.Err() != nil {
-		return nil, cancelled(ctx)
+		return nil, Cancelled(ctx)
 	}
 	sources, err := readSources(ctx, loc, norm, Budget(lim), lim.RedactSecrets)
 	if err != nil {
@@ -235,7 +196,7 @@ func Prepare(ctx context.Context, loc Locator, targetID string, refs []Reference
 		for _, path := range spilled {
 			os.Remove(path) // a cancelled request publishes nothing
 		}
-		return nil, cancelled(ctx)
+		return nil, Cancelled(ctx)
 	}
 	facts := make([]ReferenceFacts, len(sources))
 	for i, s := range sources {

@@ -34,7 +34,10 @@ type Projection struct {
 	// CapturedThroughSeq is the seq of the last event after the closers of
 	// §1.7, -1 for a log without events.
 	CapturedThroughSeq int64
-	Messages           []ProjectedMessage
+	// Cwd is the header's cwd; HasCwd is false when the header has none.
+	Cwd      string
+	HasCwd   bool
+	Messages []ProjectedMessage
 }
 
 // ReadProjection reads the log of entry in full and projects it exactly as
@@ -42,32 +45,102 @@ type Projection struct {
 // operations and compaction applied). A log that cannot be prepared is an
 // error.
 func ReadProjection(ctx context.Context, entry Entry) (*Projection, error) {
-	dir := filepath.Dir(entry.Path)
-	names, err := readDirNames(dir)
+	log, lf, err := readNewestLog(ctx, entry, &dshlog.FrameDecoder{Concurrency: 1})
 	if err != nil {
 		return nil, fmt.Errorf("projecting session %s: %w", entry.ID, err)
-	}
-	lf, ok := chooseLog(dir, names)
-	if !ok {
-		return nil, fmt.Errorf("projecting session %s: its session log has vanished", entry.ID)
-	}
-	log, err := readSessionLog(ctx, lf.path, lf.encoding, &dshlog.FrameDecoder{Concurrency: 1})
-	if err != nil {
-		return nil, fmt.Errorf("projecting session %s: %w", entry.ID, err)
-	}
-	if lf.generation > 0 && log.header.Version != lf.generation {
-		return nil, fmt.Errorf("projecting session %s: generation %d log has header version %d", entry.ID, lf.generation, log.header.Version)
 	}
 	if log.header.ID != entry.ID {
 		return nil, errors.New("projecting session " + entry.ID + ": log header names another session")
 	}
-	p := &Projection{SessionID: entry.ID, Path: lf.path, FormatVersion: log.header.Version, CapturedThroughSeq: log.capturedThroughSeq()}
-	for _, it := range log.surface.items {
+	return projectionOf(entry, lf, log), nil
+}
+
+// ReadReferenced is ReadProjection as preparation reads a referenced
+// session: through frames, which the reads of one request share, and
+// failing with the contract's *Error. A log that cannot be prepared is
+// READ_FAILED naming the session (a newer dsh's log and a log dsh refuses
+// say so); a read that stopped because ctx ended is CANCELLED.
+func ReadReferenced(ctx context.Context, entry Entry, frames *dshlog.FrameDecoder) (*Projection, error) {
+	log, lf, err := readNewestLog(ctx, entry, frames)
+	if err == nil && log.header.ID != entry.ID {
+		err = fmt.Errorf("log header names session %q", log.header.ID)
+	}
+	if err != nil {
+		return nil, referenceReadError(ctx, entry.ID, err)
+	}
+	return projectionOf(entry, lf, log), nil
+}
+
+// referenceReadError is the contract's error for a referenced session id
+// whose log could not be read for err.
+func referenceReadError(ctx context.Context, id string, err error) *Error {
+	var nv *newerVersionError
+	if errors.As(err, &nv) {
+		return &Error{Code: CodeReadFailed, SessionID: id, Err: err,
+			Message: fmt.Sprintf("session %s was written by a newer dsh and cannot be recalled", id)}
+	}
+	var refused *refusalError
+	if errors.As(err, &refused) {
+		return &Error{Code: CodeReadFailed, SessionID: id, Err: err,
+			Message: fmt.Sprintf("session %s cannot be recalled: dsh refuses its log (%s)", id, refused.rule)}
+	}
+	if ctx.Err() != nil {
+		return Cancelled(ctx)
+	}
+	return &Error{Code: CodeReadFailed, SessionID: id, Err: err,
+		Message: fmt.Sprintf("session %s could not be read", id)}
+}
+
+// newestLog chooses the newest generation in the directory of entry's log:
+// one may have appeared since the index saw the session.
+func newestLog(entry Entry) (logFile, error) {
+	dir := filepath.Dir(entry.Path)
+	names, err := readDirNames(dir)
+	if err != nil {
+		return logFile{}, err
+	}
+	lf, ok := chooseLog(dir, names)
+	if !ok {
+		return logFile{}, errors.New("its session log has vanished")
+	}
+	return lf, nil
+}
+
+// readNewestLog reads the newest generation of entry's session in full
+// and checks that its header has the generation's version. Whether the
+// header names the session is left to the caller.
+func readNewestLog(ctx context.Context, entry Entry, frames *dshlog.FrameDecoder) (*sessionLog, logFile, error) {
+	lf, err := newestLog(entry)
+	if err != nil {
+		return nil, lf, err
+	}
+	log, err := readSessionLog(ctx, lf.path, lf.encoding, frames)
+	if err != nil {
+		return nil, lf, err
+	}
+	if lf.generation > 0 && log.header.Version != lf.generation {
+		return nil, lf, fmt.Errorf("generation %d log has header version %d", lf.generation, log.header.Version)
+	}
+	return log, lf, nil
+}
+
+// projectionOf is the projection of log, read from lf for entry.
+func projectionOf(entry Entry, lf logFile, log *sessionLog) *Projection {
+	p := &Projection{SessionID: entry.ID, Path: lf.path, FormatVersion: log.header.Version, CapturedThroughSeq: log.capturedThroughSeq(),
+		Cwd: log.header.Cwd, HasCwd: log.header.HasCwd}
+	p.Messages = appendProjected(p.Messages, log.surface.items)
+	return p
+}
+
+// appendProjected appends the messages of §2.3.3 that a folded surface
+// holds: those kept, with text.
+func appendProjected(msgs []ProjectedMessage, items []surfaceItem) []ProjectedMessage {
+	for _, it := range items {
 		if it.keep && it.text != "" {
-			p.Messages = append(p.Messages, ProjectedMessage{Role: it.role, Seq: it.seq, Text: it.text, Checkpoint: it.checkpoint})
+			msgs = append(msgs, ProjectedMessage{Role: it.role, Seq: it.seq, Text: it.text, Checkpoint: it.checkpoint})
 		}
 	}
-	return p, nil
+	return msgs
 }
 
 // CandidateOf builds the §2.2 candidate of the listed session id as
@@ -139,14 +212,9 @@ func (r *ProjectionReader) ReadFrom(ctx context.Context, entry Entry, prev *Proj
 // the scan's surface reuses r's, no cursor is returned, and the result is
 // written to into.
 func readProjectionFrom(ctx context.Context, entry Entry, prev *ProjectionCursor, r *ProjectionReader, into *Projection) (p *Projection, next *ProjectionCursor, resumed bool, err error) {
-	dir := filepath.Dir(entry.Path)
-	names, err := readDirNames(dir)
+	lf, err := newestLog(entry)
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("projecting session %s: %w", entry.ID, err)
-	}
-	lf, ok := chooseLog(dir, names)
-	if !ok {
-		return nil, nil, false, fmt.Errorf("projecting session %s: its session log has vanished", entry.ID)
 	}
 	id, idErr := dshlog.StatIdentity(lf.path)
 	if prev != nil && prev.path == lf.path && lf.encoding == EncodingRaw && idErr == nil &&
@@ -225,13 +293,10 @@ func (sc *logScan) projection(entry Entry, into *Projection) (*Projection, error
 		p = &Projection{}
 	}
 	p.SessionID, p.Path, p.FormatVersion, p.CapturedThroughSeq = entry.ID, sc.path, sc.log.header.Version, -1
+	p.Cwd, p.HasCwd = sc.log.header.Cwd, sc.log.header.HasCwd
 	if lastSeq >= 0 || closers > 0 {
 		p.CapturedThroughSeq = lastSeq + int64(closers)
 	}
-	for _, it := range sc.log.surface.items {
-		if it.keep && it.text != "" {
-			p.Messages = append(p.Messages, ProjectedMessage{Role: it.role, Seq: it.seq, Text: it.text, Checkpoint: it.checkpoint})
-		}
-	}
+	p.Messages = appendProjected(p.Messages, sc.log.surface.items)
 	return p, nil
 }

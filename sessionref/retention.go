@@ -57,13 +57,12 @@ type projectedMessage struct {
 	checkpoint bool
 }
 
-// project keeps the messages of §2.3.3 from a folded surface.
-func project(items []surfaceItem) []projectedMessage {
-	var out []projectedMessage
-	for _, it := range items {
-		if it.keep && it.text != "" {
-			out = append(out, projectedMessage{role: it.role, original: it.text, checkpoint: it.checkpoint})
-		}
+// project turns the projected messages of a read into the messages
+// retention works on.
+func project(msgs []ProjectedMessage) []projectedMessage {
+	out := make([]projectedMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = projectedMessage{role: m.Role, original: m.Text, checkpoint: m.Checkpoint}
 	}
 	return out
 }
