@@ -231,7 +231,7 @@ func TestErrorReadFailed(t *testing.T) {
 		}, "y"},
 		{"newer generation with a wrong header version", func(t *testing.T, s *testStore, ix *Index) {
 			h := headerSpec{ID: "x", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime, Version: 1}
-			s.write(sessionSpec{headerSpec: h, Encoding: EncodingRaw, Generation: 2, Batches: [][]string{{userMsg(0, "q")}}})
+			s.write(sessionSpec{Header: h, Encoding: EncodingRaw, Generation: 2, Batches: [][]string{{userMsg(0, "q")}}})
 		}, "x"},
 	}
 	for _, tt := range tests {
@@ -266,7 +266,7 @@ func TestErrorReadFailedNewerVersion(t *testing.T) {
 			t.Run(string(enc), func(t *testing.T) {
 				s := newTestStore(t)
 				h := headerSpec{ID: "new", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime, Version: version}
-				s.write(sessionSpec{headerSpec: h, Encoding: enc, Generation: version,
+				s.write(sessionSpec{Header: h, Encoding: enc, Generation: version,
 					Batches: [][]string{{userMsg(0, "q"), titleEvent(1, "From the future")}}})
 				snap := s.index().Snapshot()
 				if e := mustLocate(t, snap, "new"); e.Title != "From the future" || e.FormatVersion != version {

@@ -74,7 +74,7 @@ func TestIndexIncrementalV4(t *testing.T) {
 		t.Run(string(enc), func(t *testing.T) {
 			s := newTestStore(t)
 			h := headerSpec{ID: "inc4", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime, Version: 4}
-			path := s.write(sessionSpec{headerSpec: h, Encoding: enc, Generation: 4,
+			path := s.write(sessionSpec{Header: h, Encoding: enc, Generation: 4,
 				Batches: [][]string{{userMsg(0, "q"+incompressible(20000)), titleEvent(1, "First title")}}})
 			ix := s.index()
 			if e := mustLocate(t, ix.Snapshot(), "inc4"); e.Title != "First title" || e.FormatVersion != 4 {

@@ -66,7 +66,7 @@ func TestIndexIncrementalRaw(t *testing.T) {
 
 func TestIndexIncrementalZstd(t *testing.T) {
 	s := newTestStore(t)
-	path := s.write(sessionSpec{headerSpec: headerSpec{ID: "z", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime},
+	path := s.write(sessionSpec{Header: headerSpec{ID: "z", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime},
 		Encoding: EncodingZstd, Batches: [][]string{{userMsg(0, "q"), titleEvent(1, "First title")}}})
 	ix := s.index()
 	frame := zstdFrame([]string{assistantMsg(2, "a"), titleEvent(3, "Second title")})
@@ -96,7 +96,7 @@ func TestIndexIncrementalZstd(t *testing.T) {
 func TestIndexReplacedLogReread(t *testing.T) {
 	s := newTestStore(t)
 	h := headerSpec{ID: "rep", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime}
-	path := s.write(sessionSpec{headerSpec: h, Encoding: EncodingRaw,
+	path := s.write(sessionSpec{Header: h, Encoding: EncodingRaw,
 		Batches: [][]string{{userMsg(0, "a long first message to make the file big"), titleEvent(1, "Old title"), turnEnd(2)}}})
 	ix := s.index()
 	mustLocate(t, ix.Snapshot(), "rep")
@@ -139,7 +139,7 @@ func TestIndexSessionsAppearAndDisappear(t *testing.T) {
 
 	// A new generation replaces the old log.
 	h := headerSpec{ID: "stays", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime + 1, Version: 1}
-	next := s.write(sessionSpec{headerSpec: h, Encoding: EncodingZstd, Generation: 1, Batches: [][]string{{titleEvent(0, "Generation one")}}})
+	next := s.write(sessionSpec{Header: h, Encoding: EncodingZstd, Generation: 1, Batches: [][]string{{titleEvent(0, "Generation one")}}})
 	e := mustLocate(t, refresh(t, ix, next), "stays")
 	if e.Title != "Generation one" || e.Generation != 1 || e.Path != next || e.FormatVersion != 1 {
 		t.Errorf("after a new generation: %+v", e)
@@ -168,7 +168,7 @@ func TestIndexDescriptorLabel(t *testing.T) {
 		for _, enc := range bothEncodings {
 			t.Run(tt.name+"/"+string(enc), func(t *testing.T) {
 				s := newTestStore(t)
-				s.write(sessionSpec{headerSpec: headerSpec{ID: "desc", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime},
+				s.write(sessionSpec{Header: headerSpec{ID: "desc", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime},
 					Encoding: enc, Batches: [][]string{tt.events}})
 				if got := mustLocate(t, s.index().Snapshot(), "desc").DisplayTitle(); got != tt.want {
 					t.Errorf("display title %q, want %q", got, tt.want)

@@ -207,7 +207,7 @@ func TestReadLogPackedRowsCountForSeq(t *testing.T) {
 				}
 				// The title index must agree with preparation.
 				s := newTestStore(t)
-				path := s.write(sessionSpec{headerSpec: headerSpec{ID: "s", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime}, Encoding: enc, Batches: batches})
+				path := s.write(sessionSpec{Header: headerSpec{ID: "s", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime}, Encoding: enc, Batches: batches})
 				e, ok := s.index().Snapshot().Locate("s")
 				if !ok || e.LastSeq != tt.want {
 					t.Errorf("index (%s) last seq %d (listed %v), want %d", path, e.LastSeq, ok, tt.want)

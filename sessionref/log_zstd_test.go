@@ -13,8 +13,8 @@ import (
 func TestReadLogLineAcrossFrames(t *testing.T) {
 	line := userMsg(1, "split across two frames")
 	head := zstdFrame([]string{v0Header})
-	first := testEncoder.EncodeAll([]byte(userMsg(0, "a")+"\n"+line[:20]), nil)
-	second := testEncoder.EncodeAll([]byte(line[20:]+"\n"), nil)
+	first := appendFrame(nil, []byte(userMsg(0, "a")+"\n"+line[:20]))
+	second := appendFrame(nil, []byte(line[20:]+"\n"))
 	data := append(append(append([]byte{}, head...), first...), second...)
 	log, err := readTestLog(t, EncodingZstd, data)
 	if err != nil {

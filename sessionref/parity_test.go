@@ -50,7 +50,7 @@ const parityAnswer = "It is a <b>bold</b> claim: " +
 
 func paritySource(t *testing.T) *testStore {
 	s := newTestStore(t)
-	s.write(sessionSpec{headerSpec: headerSpec{ID: "src", Cwd: "/w", HasCwd: true, CreatedAt: fixtureTime, Version: 2},
+	s.write(sessionSpec{Header: headerSpec{ID: "src", Cwd: "/w", HasCwd: true, CreatedAt: fixtureTime, Version: 2},
 		Encoding: EncodingRaw, Generation: 2, Batches: [][]string{{
 			userMsg(0, "Hello <world>"), assistantMsg(1, parityAnswer), turnEnd(2),
 		}}})

@@ -51,14 +51,14 @@ func checkSpillConversation(t *testing.T, body string, want []string) {
 // "beta" is long enough to be truncated.
 func twoSessionStore(t *testing.T) *Snapshot {
 	s := newTestStore(t)
-	s.write(sessionSpec{headerSpec: headerSpec{ID: "alpha", Cwd: "/home/u/proj", HasCwd: true, CreatedAt: fixtureTime},
+	s.write(sessionSpec{Header: headerSpec{ID: "alpha", Cwd: "/home/u/proj", HasCwd: true, CreatedAt: fixtureTime},
 		Encoding: EncodingRaw, Batches: [][]string{{
 			userMsg(0, "How do I run the tests?"),
 			assistantMsg(1, "Run `go test ./...` from the module root."),
 			titleEvent(2, "Running tests"),
 			turnEnd(3),
 		}}})
-	s.write(sessionSpec{headerSpec: headerSpec{ID: "beta", Cwd: "/home/u/other", HasCwd: true, CreatedAt: fixtureTime + 1, Version: 2},
+	s.write(sessionSpec{Header: headerSpec{ID: "beta", Cwd: "/home/u/other", HasCwd: true, CreatedAt: fixtureTime + 1, Version: 2},
 		Encoding: EncodingZstd, Generation: 2, Batches: [][]string{
 			{userMsg(0, "Explain the parser.")},
 			{assistantMsg(1, betaLong), turnEnd(2)},
@@ -370,7 +370,7 @@ func TestPromptStructure(t *testing.T) {
 func TestCapturedFormatVersion(t *testing.T) {
 	s := newTestStore(t)
 	for v := 0; v <= 3; v++ {
-		s.write(sessionSpec{headerSpec: headerSpec{ID: "v" + itoa(v), Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime, Version: v},
+		s.write(sessionSpec{Header: headerSpec{ID: "v" + itoa(v), Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime, Version: v},
 			Encoding: EncodingRaw, Generation: v, Batches: [][]string{{userMsg(0, "q"), assistantMsg(1, "a")}}})
 	}
 	snap := s.index().Snapshot()
@@ -497,7 +497,7 @@ func TestPrepareContent(t *testing.T) {
 func TestPrepareReadsAtRequestTime(t *testing.T) {
 	s := newTestStore(t)
 	h := headerSpec{ID: "live", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime}
-	path := s.write(sessionSpec{headerSpec: h, Encoding: EncodingZstd, Batches: [][]string{{userMsg(0, "q1"), assistantMsg(1, "a1")}}})
+	path := s.write(sessionSpec{Header: h, Encoding: EncodingZstd, Batches: [][]string{{userMsg(0, "q1"), assistantMsg(1, "a1")}}})
 	snap := s.index().Snapshot() // not refreshed below: preparation must not depend on it
 	appendFile(t, path, zstdFrame([]string{userMsg(2, "q2"), assistantMsg(3, "a2")}))
 	texts := func() ([]string, int64) {
@@ -517,7 +517,7 @@ func TestPrepareReadsAtRequestTime(t *testing.T) {
 	}
 	// A newer generation written after indexing is the one read.
 	h.Version = 1
-	s.write(sessionSpec{headerSpec: h, Encoding: EncodingRaw, Generation: 1, Batches: [][]string{{userMsg(0, "migrated")}}})
+	s.write(sessionSpec{Header: h, Encoding: EncodingRaw, Generation: 1, Batches: [][]string{{userMsg(0, "migrated")}}})
 	if got, seq := texts(); strings.Join(got, ",") != "migrated" || seq != 0 {
 		t.Errorf("after a new generation: %q through %d", got, seq)
 	}

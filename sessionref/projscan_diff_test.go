@@ -172,7 +172,7 @@ func FuzzProjectionFastPath(f *testing.F) {
 		}
 		sameBothWays(t, "raw", rawPath, EncodingRaw)
 		zPath := filepath.Join(dir, logName(0, EncodingZstd))
-		frames := append(zstdFrame([]string{header}), testEncoder.EncodeAll(body, nil)...)
+		frames := append(zstdFrame([]string{header}), appendFrame(nil, body)...)
 		if err := os.WriteFile(zPath, frames, 0o600); err != nil {
 			t.Fatal(err)
 		}

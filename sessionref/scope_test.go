@@ -40,7 +40,7 @@ func scopeStore(t *testing.T, n int) *testStore {
 		case 6:
 			source = map[string]any{"kind": "plugin", "plugin": "session-archive"}
 		}
-		s.write(sessionSpec{headerSpec: h, Encoding: EncodingRaw, Batches: [][]string{{
+		s.write(sessionSpec{Header: h, Encoding: EncodingRaw, Batches: [][]string{{
 			at(typeUserMessage, 0, created+1, map[string]any{"content": textBlocks(title), "source": source, "role": "user", "id": "m"}, opAppend),
 			at(typeTitle, 1, last, map[string]any{"title": title, "messageSeqs": []int{0}, "source": map[string]any{"kind": "provider"}}, ""),
 		}}})
@@ -125,7 +125,7 @@ func TestScopeAdmits(t *testing.T) {
 	s := newTestStore(t)
 	s.simple("person", "/w", fixtureTime, userMsg(0, "Fix it"), titleEvent(1, "Fix it"))
 	s.simple("elsewhere", "/o", fixtureTime+1, userMsg(0, "Fix that"), titleEvent(1, "Fix that"))
-	s.write(sessionSpec{headerSpec: headerSpec{ID: "abcd1234-child", Cwd: "/w", HasCwd: true, CreatedAt: fixtureTime + 2, Parent: "person"},
+	s.write(sessionSpec{Header: headerSpec{ID: "abcd1234-child", Cwd: "/w", HasCwd: true, CreatedAt: fixtureTime + 2, Parent: "person"},
 		Encoding: EncodingRaw, Batches: [][]string{{userMsg(0, "Audit it"), titleEvent(1, "Audit it")}}})
 	s.simple("blank", "/w", fixtureTime+3)
 	snap := s.index().Snapshot()
@@ -163,7 +163,7 @@ func TestChildrenOf(t *testing.T) {
 	s := newTestStore(t)
 	s.simple("parent", "/w", fixtureTime, userMsg(0, "Start"), titleEvent(1, "Parent"))
 	for i := 0; i < 4; i++ {
-		s.write(sessionSpec{headerSpec: headerSpec{ID: fmt.Sprintf("child-%d", i), Cwd: "/w", HasCwd: true, CreatedAt: fixtureTime + 1 + int64(i), Parent: "parent"},
+		s.write(sessionSpec{Header: headerSpec{ID: fmt.Sprintf("child-%d", i), Cwd: "/w", HasCwd: true, CreatedAt: fixtureTime + 1 + int64(i), Parent: "parent"},
 			Encoding: EncodingRaw, Batches: [][]string{{userMsg(0, "Audit")}}})
 	}
 	fork := headerLine(headerSpec{ID: "fork-1", Cwd: "/w", HasCwd: true, CreatedAt: fixtureTime + 10})

@@ -60,14 +60,14 @@ func skipReason(snap *Snapshot, path string) string {
 func TestDiscoveryGenerations(t *testing.T) {
 	s := newTestStore(t)
 	h := headerSpec{ID: "gen", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime}
-	s.write(sessionSpec{headerSpec: h, Encoding: EncodingRaw, Batches: [][]string{{titleEvent(0, "old generation")}}})
+	s.write(sessionSpec{Header: h, Encoding: EncodingRaw, Batches: [][]string{{titleEvent(0, "old generation")}}})
 	h2 := h
 	h2.Version = 2
-	s.write(sessionSpec{headerSpec: h2, Encoding: EncodingZstd, Generation: 2, Batches: [][]string{{titleEvent(0, "generation two")}}})
+	s.write(sessionSpec{Header: h2, Encoding: EncodingZstd, Generation: 2, Batches: [][]string{{titleEvent(0, "generation two")}}})
 	// A lower successor generation does not matter.
 	h1 := h
 	h1.Version = 1
-	s.write(sessionSpec{headerSpec: h1, Encoding: EncodingRaw, Generation: 1, Batches: [][]string{{titleEvent(0, "generation one")}}})
+	s.write(sessionSpec{Header: h1, Encoding: EncodingRaw, Generation: 1, Batches: [][]string{{titleEvent(0, "generation one")}}})
 
 	snap := s.index().Snapshot()
 	e, ok := snap.Locate("gen")
@@ -85,7 +85,7 @@ func TestDiscoveryGenerations(t *testing.T) {
 func TestDiscoveryGenerationVersionMismatchSkipped(t *testing.T) {
 	s := newTestStore(t)
 	h := headerSpec{ID: "mismatch", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime, Version: 1}
-	s.write(sessionSpec{headerSpec: h, Encoding: EncodingRaw, Generation: 2, Batches: [][]string{{titleEvent(0, "t")}}})
+	s.write(sessionSpec{Header: h, Encoding: EncodingRaw, Generation: 2, Batches: [][]string{{titleEvent(0, "t")}}})
 	snap := s.index().Snapshot()
 	if _, ok := snap.Locate("mismatch"); ok {
 		t.Fatal("a session.v2 log with header version 1 is listed")
@@ -128,7 +128,7 @@ func TestDiscoverySkips(t *testing.T) {
 
 	// Valid sessions, with and without a cwd.
 	s.simple("good", "/p", fixtureTime+5, titleEvent(0, "Good"))
-	s.write(sessionSpec{headerSpec: headerSpec{ID: "no cwd/é", CreatedAt: fixtureTime + 6}, Encoding: EncodingZstd,
+	s.write(sessionSpec{Header: headerSpec{ID: "no cwd/é", CreatedAt: fixtureTime + 6}, Encoding: EncodingZstd,
 		Batches: [][]string{{titleEvent(0, "Without cwd")}}})
 
 	snap := s.index().Snapshot()

@@ -167,7 +167,7 @@ func tailLine(seq int64, text string) string {
 func TestCacheHoldsNoMessageText(t *testing.T) {
 	s := newTestStore(t)
 	raw := s.simple("tail-raw", "/work/t", fixtureTime, titleEvent(0, "Tail"), tailLine(1, "the reply ends with TAILSECRET"))
-	s.write(sessionSpec{headerSpec: headerSpec{ID: "tail-zstd", Cwd: "/work/t", HasCwd: true, CreatedAt: fixtureTime + 1},
+	s.write(sessionSpec{Header: headerSpec{ID: "tail-zstd", Cwd: "/work/t", HasCwd: true, CreatedAt: fixtureTime + 1},
 		Encoding: EncodingZstd, Batches: [][]string{{titleEvent(0, "Tail"), tailLine(1, "the reply ends with TAILSECRET")}}})
 	cache := filepath.Join(t.TempDir(), "index.gob")
 	if err := s.index().SaveCache(cache); err != nil {

@@ -16,7 +16,7 @@ func TestDisplayTitlesByFormat(t *testing.T) {
 	}
 	s := newTestStore(t)
 	write := func(id string, version int, parent string, events ...string) {
-		s.write(sessionSpec{headerSpec: headerSpec{ID: id, Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime, Version: version, Parent: parent},
+		s.write(sessionSpec{Header: headerSpec{ID: id, Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime, Version: version, Parent: parent},
 			Encoding: EncodingZstd, Generation: version, Batches: [][]string{events}})
 	}
 	write("parent", 4, "", userMsg(0, "spawn children"), titleEvent(1, "Parent title"),
@@ -31,7 +31,7 @@ func TestDisplayTitlesByFormat(t *testing.T) {
 		desc(1, map[string]any{"version": 3, "mode": "one-shot", "provider": "spawn", "label": "L", "capacity": 2}))
 	write("child-none", 4, "parent", titleEvent(0, "Child title"))
 	write("orphan", 4, "not-indexed", titleEvent(0, "Orphan title"))
-	s.write(sessionSpec{headerSpec: headerSpec{ID: "child-v0", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime},
+	s.write(sessionSpec{Header: headerSpec{ID: "child-v0", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime},
 		Encoding: EncodingRaw, Batches: [][]string{{titleEvent(0, "v0 title"), descriptorEvent(1, 2, ptr("v0 label")),
 			descriptorEvent(2, 3, ptr("v3 in a v0 log"))}}})
 	snap := s.index().Snapshot()
