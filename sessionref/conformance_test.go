@@ -1,50 +1,19 @@
 package sessionref_test
 
 import (
-	"context"
-	"encoding/json"
-	"path/filepath"
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/internal/testfixtures"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
 )
 
 // TestConformanceWithRecordedFixtures checks every session dsh recorded, in
 // both the raw and the zstd store, against expected.json.
 func TestConformanceWithRecordedFixtures(t *testing.T) {
-	eachRecordedSession(t, testfixtures.Dir(t), func(t *testing.T, snap *sessionref.Snapshot, _, _ string, w testfixtures.Expected) {
+	storetest.EachRecordedSession(t, testfixtures.Dir(t), func(t *testing.T, snap *sessionref.Snapshot, _, _ string, w testfixtures.Expected) {
 		checkExpected(t, snap, w)
 	})
-}
-
-// eachRecordedSession indexes the raw and the zstd store of a fixtures
-// directory, checks that every session of its expected.json is indexed and
-// none skipped, and runs check on each as a subtest (store/name), with the
-// store's sessions root and name.
-func eachRecordedSession(t *testing.T, dir string, check func(t *testing.T, snap *sessionref.Snapshot, root, store string, w testfixtures.Expected)) {
-	want := testfixtures.LoadExpected(t, dir)
-	for _, store := range []string{"raw", "zstd"} {
-		t.Run(store, func(t *testing.T) {
-			root := filepath.Join(dir, store, "sessions")
-			ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
-			if err := ix.Build(context.Background(), nil); err != nil {
-				t.Fatalf("Build: %v", err)
-			}
-			snap := ix.Snapshot()
-			if len(snap.Skipped) != 0 {
-				t.Errorf("skipped sessions: %+v", snap.Skipped)
-			}
-			if len(snap.Sessions) != len(want) {
-				t.Errorf("indexed %d sessions, expected.json has %d", len(snap.Sessions), len(want))
-			}
-			for _, w := range want {
-				t.Run(w.Name, func(t *testing.T) {
-					check(t, snap, root, store, w)
-				})
-			}
-		})
-	}
 }
 
 func checkExpected(t *testing.T, snap *sessionref.Snapshot, w testfixtures.Expected) {
@@ -80,16 +49,5 @@ func checkExpected(t *testing.T, snap *sessionref.Snapshot, w testfixtures.Expec
 	}
 	if got := sessionref.Mention(e.DisplayTitle(), w.SessionID); got != w.Mention {
 		t.Errorf("mention = %s, want %s", got, w.Mention)
-	}
-	got, err := sessionref.SnapshotOf(context.Background(), snap, sessionref.Reference{SessionID: w.SessionID, Label: w.SessionID}, sessionref.DefaultReferenceBytes)
-	if err != nil {
-		t.Fatalf("snapshot: %v", err)
-	}
-	gotJSON, err := json.Marshal(got)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !testfixtures.SameJSON(t, gotJSON, w.Snapshot) {
-		t.Errorf("snapshot65536 differs\n got: %s\nwant: %s", gotJSON, w.Snapshot)
 	}
 }

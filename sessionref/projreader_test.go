@@ -12,6 +12,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/internal/testfixtures"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
 )
 
 // copyProjection is p with its own Messages slice (the texts are copied
@@ -62,7 +63,7 @@ func TestProjectionReaderReadsWhatReadProjectionFromReads(t *testing.T) {
 	overSmallBenchStores(t, 5, "read", sameReadsOverStore)
 	t.Run("adversarial", func(t *testing.T) {
 		root := t.TempDir()
-		writeAllCases(t, root)
+		storetest.WriteAllCases(t, root)
 		if n := sameReadsOverStore(t, root); n == 0 {
 			t.Error("the title index lists no adversarial session")
 		}

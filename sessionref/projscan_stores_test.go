@@ -10,6 +10,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/internal/testfixtures"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
 )
 
 // sameLogsBothWays reads every log under root the fast way, into an
@@ -49,7 +50,7 @@ func sameLogsBothWays(t *testing.T, root string) int {
 func TestProjectionFastPathOnGeneratedStores(t *testing.T) {
 	overSmallBenchStores(t, 3, "compared the logs of", sameLogsBothWays)
 	root := t.TempDir()
-	cases := writeAllCases(t, root)
+	cases := storetest.WriteAllCases(t, root)
 	if n := sameLogsBothWays(t, root); n < len(cases)/2 {
 		t.Errorf("compared %d logs of %d adversarial cases", n, len(cases))
 	}

@@ -1,13 +1,11 @@
 package sessionref_test
 
 import (
-	"context"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
 )
 
 // TestGeneratedV021Cases reads one generated session per rule of issue 28,
@@ -30,48 +28,19 @@ import (
 //     header field, events in the zstd header frame, a title of an unknown
 //     source kind (docs/reliability.md, "Deliberate tolerances").
 func TestGeneratedV021Cases(t *testing.T) {
-	for _, enc := range []dshgen.Encoding{dshgen.Raw, dshgen.Zstd} {
-		t.Run(enc.String(), func(t *testing.T) {
-			root := filepath.Join(t.TempDir(), "sessions")
-			cases, err := dshgen.V021Cases(root, enc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			snap := buildIndex(t, root, sessionref.IndexOptions{}).Snapshot()
-			if len(snap.Skipped) != 0 || len(snap.Sessions) != len(cases) {
-				t.Fatalf("listed %d sessions of %d, skipped %+v", len(snap.Sessions), len(cases), snap.Skipped)
-			}
-			// One ignorable unknown type.
-			if snap.UnknownEvents != 1 {
-				t.Errorf("unknown events %d, want 1", snap.UnknownEvents)
-			}
-			for _, want := range cases {
-				t.Run(want.ID, func(t *testing.T) {
-					e := checkListed(t, snap, want, false)
-					if e.WorkDir != want.WorkDir {
-						t.Errorf("effective directory %q, want %q", e.WorkDir, want.WorkDir)
-					}
-					if status := map[bool]string{true: "current", false: "migration-required"}[want.Version == 4]; e.FormatStatus() != status {
-						t.Errorf("formatStatus %q, want %q", e.FormatStatus(), status)
-					}
-					p, err := prepareOne(context.Background(), snap, want.ID, sessionref.Limits{})
-					if !want.Preparable {
-						e := wantReadFailed(t, err, want.ID)
-						if !strings.Contains(e.Error(), want.Refusal) {
-							t.Errorf("READ_FAILED %q does not name the rule %q", e.Error(), want.Refusal)
-						}
-						return
-					}
-					if err != nil {
-						t.Fatalf("Prepare: %v", err)
-					}
-					snaps := promptSnapshots(t, p.Prompt)
-					if len(snaps) != 1 {
-						t.Fatalf("%d snapshots", len(snaps))
-					}
-					checkConversation(t, snaps[0], want)
-				})
-			}
-		})
-	}
+	storetest.EachGenerated(t, storetest.WriteV021Cases, func(t *testing.T, snap *sessionref.Snapshot) {
+		// One ignorable unknown type.
+		if snap.UnknownEvents != 1 {
+			t.Errorf("unknown events %d, want 1", snap.UnknownEvents)
+		}
+	}, func(t *testing.T, snap *sessionref.Snapshot, want dshgen.Expected) {
+		e := storetest.CheckListed(t, snap, want, false)
+		if e.WorkDir != want.WorkDir {
+			t.Errorf("effective directory %q, want %q", e.WorkDir, want.WorkDir)
+		}
+		if status := map[bool]string{true: "current", false: "migration-required"}[want.Version == 4]; e.FormatStatus() != status {
+			t.Errorf("formatStatus %q, want %q", e.FormatStatus(), status)
+		}
+		checkReadRefusal(t, e, want)
+	})
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
 )
 
 // TestWorkingDirectoryChange: dsh 0.2.1's working-directory/change {cwd}
@@ -48,7 +49,7 @@ func TestWorkingDirectoryChange(t *testing.T) {
 				}
 				paths = append(paths, p)
 			}
-			ix := buildIndex(t, root, sessionref.IndexOptions{})
+			ix := storetest.BuildIndex(t, root, sessionref.IndexOptions{})
 			check := func(t *testing.T, snap *sessionref.Snapshot, query string, wantOrder []string, wantSame map[string]bool) {
 				t.Helper()
 				cands, _, err := snap.Candidates(sessionref.CandidateQuery{Query: query, TargetCwd: ws})

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package sessionref_test
+package storetest
 
 import (
 	"errors"
@@ -10,6 +10,6 @@ import (
 // runAsUser cannot switch users here.
 func runAsUser(*exec.Cmd, uint32) bool { return false }
 
-// mkfifo: there are no named pipes in the file system here (Windows pipes
+// Mkfifo: there are no named pipes in the file system here (Windows pipes
 // live under \\.\pipe\, never where a log is).
-func mkfifo(string) error { return errors.ErrUnsupported }
+func Mkfifo(string) error { return errors.ErrUnsupported }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package sessionref_test
+package storetest
 
 import (
 	"os/exec"
@@ -13,5 +13,5 @@ func runAsUser(cmd *exec.Cmd, uid uint32) bool {
 	return true
 }
 
-// mkfifo makes a named pipe at p.
-func mkfifo(p string) error { return syscall.Mkfifo(p, 0o644) }
+// Mkfifo makes a named pipe at p.
+func Mkfifo(p string) error { return syscall.Mkfifo(p, 0o644) }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
 )
 
 // readOnlySpillEnv, when set, makes TestSpillKeepsAReadOnlyRootReadOnly the
@@ -20,18 +21,18 @@ const readOnlySpillEnv = "DSH_REFLS_READ_ONLY_SPILL"
 // read-only (0555) loses its group and other bits only (0500): the owner's
 // missing write bit is not given back, so nothing is written there and the
 // notice says save-failed. Root writes into read-only directories, so as
-// root the check runs as "nobody" (runUnprivileged).
+// root the check runs as "nobody" (storetest.RunUnprivileged).
 func TestSpillKeepsAReadOnlyRootReadOnly(t *testing.T) {
 	if os.Getenv(readOnlySpillEnv) != "" || os.Getuid() != 0 {
 		checkReadOnlySpill(t, filepath.Join(t.TempDir(), "spill"))
 		return
 	}
-	runUnprivileged(t, t.TempDir(), "TestSpillKeepsAReadOnlyRootReadOnly", readOnlySpillEnv+"=1")
+	storetest.RunUnprivileged(t, t.TempDir(), "TestSpillKeepsAReadOnlyRootReadOnly", readOnlySpillEnv+"=1")
 }
 
 func checkReadOnlySpill(t *testing.T, spill string) {
 	root := filepath.Join(t.TempDir(), "sessions")
-	writeHealthy(t, root)
+	storetest.WriteHealthy(t, root)
 	if err := os.MkdirAll(spill, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func checkReadOnlySpill(t *testing.T, spill string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.Chmod(spill, 0o700) })
-	ix := buildIndex(t, root, sessionref.IndexOptions{})
+	ix := storetest.BuildIndex(t, root, sessionref.IndexOptions{})
 	// A budget far below the session's size: it is shortened and spills.
 	p, err := prepareOne(context.Background(), ix.Snapshot(), "healthy-raw", sessionref.Limits{MaxReferenceBytes: 200, SpillDir: spill})
 	if err != nil {

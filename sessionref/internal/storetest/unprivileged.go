@@ -1,4 +1,4 @@
-package sessionref_test
+package storetest
 
 import (
 	"context"
@@ -20,12 +20,12 @@ const (
 	sharedMode = 0o755
 )
 
-// runUnprivileged runs the test named test again in a copy of this test
+// RunUnprivileged runs the test named test again in a copy of this test
 // binary, as uid unprivilegedID, in base (a temporary directory of the
 // parent's, opened to the child), with env added; the child does the check
 // (it finds its case through env) and must pass. It skips when this process
 // cannot start a process as another user.
-func runUnprivileged(t *testing.T, base, test string, env ...string) {
+func RunUnprivileged(t *testing.T, base, test string, env ...string) {
 	t.Helper()
 	if os.Getuid() != 0 {
 		t.Skipf("uid %d is not root, so it cannot switch to an unprivileged user to produce the case", os.Getuid())
@@ -34,7 +34,7 @@ func runUnprivileged(t *testing.T, base, test string, env ...string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(base, "sessionref.test")
+	bin := filepath.Join(base, filepath.Base(exe))
 	data, err := os.ReadFile(exe)
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +47,7 @@ func runUnprivileged(t *testing.T, base, test string, env ...string) {
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), BuildTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "-test.run=^"+test+"$", "-test.v", "-test.count=1")
 	cmd.Dir = base
