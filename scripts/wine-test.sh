@@ -57,10 +57,11 @@ printf '{"Replace":{"%s":"%s"}}\n' "$at" "$work/at_windows.go" >"$work/overlay.j
 # the step within a few minutes; the Linux run covers them.
 declare -A notrun=(
   [sessionref:TestResolveRoot]="expects POSIX absolute paths (/srv/sessions); Windows makes them Z:\\\\srv\\\\sessions"
-  [sessionref:TestPrepareTextTwoSources]="checks POSIX modes 0600/0700 of the spill files; Windows has none (docs/editors.md: the profile ACL protects them)"
-  [sessionref:TestPromptAndSpillBytesAreDsh]="compares spill paths and modes with dsh's POSIX output"
+  [prepare:TestPrepareTextTwoSources]="checks POSIX modes 0600/0700 of the spill files; Windows has none (docs/editors.md: the profile ACL protects them)"
+  [prepare:TestPromptAndSpillBytesAreDsh]="compares spill paths and modes with dsh's POSIX output"
   [sessionref:TestStaleCacheTempsAreRemoved]="needs a symbolic link beside the cache; Wine 8 does not resolve the links os.Symlink makes"
   [sessionref:TestHugeLine]="slow under Wine (50 s); runs on Linux"
+  [prepare:TestPrepareHugeLine]="slow under Wine (50 s); runs on Linux"
   [sessionref:TestTruncatedCacheIsUnusable]="slow under Wine (35 s at load 12: a file written and loaded per cut length); platform-free decoding of the cache bytes, runs on Linux"
   [sessionref:TestProjectionFastPathMatchesReference]="slow under Wine (24 s at load 12: a log file per hostile line, header, encoding and tear); platform-free parsing, runs on Linux"
   [sessionref:TestCandidatesMatchOracle]="slow under Wine (53 s: 2,500 generated sessions, 750 queries against the oracle); platform-free ranking logic, runs on Linux"
@@ -87,7 +88,7 @@ declare -A notrun=(
 # minutes under Wine).
 declare -A only=([server]='^(TestURI|TestPathToURI|TestSamePath|TestCompletion|TestResolve|TestHover|TestDiagnostics|TestCustomMethods|TestConfigurationReplaces|TestWatched|TestWorkspaceWatched|TestRefused)')
 # sessionref, the longest (about 50 s under Wine), first.
-pkgs=(sessionref server fileref watch fileref/ignore completion)
+pkgs=(sessionref server sessionref/prepare fileref watch fileref/ignore completion)
 
 # Every name in notrun must still be a test of its package, and every
 # alternative of an only pattern must still match one: a renamed test would

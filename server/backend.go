@@ -9,6 +9,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/fileref"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 )
 
 // Sessions is what the server needs from the session side: the lifecycle
@@ -79,9 +80,9 @@ type SessionStatus struct {
 
 // PrepareResult is the dsh/prepare result.
 type PrepareResult struct {
-	Content           json.RawMessage            `json:"content"`
-	References        []sessionref.Reference     `json:"references"`
-	AdditionalContext *sessionref.ContextMessage `json:"additionalContext,omitempty"`
+	Content           json.RawMessage         `json:"content"`
+	References        []sessionref.Reference  `json:"references"`
+	AdditionalContext *prepare.ContextMessage `json:"additionalContext,omitempty"`
 	// Files are the file mentions of the message in mention order; the
 	// message keeps them as written.
 	Files []PreparedFile `json:"files"`

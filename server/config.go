@@ -11,7 +11,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/fileref"
 	"github.com/dsh-refls/dsh-refls/internal/userpath"
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 )
 
 // Defaults of the configuration (§2.2, §2.3, §3).
@@ -109,8 +109,8 @@ func DefaultConfig() Config {
 }
 
 // Limits are the preparation limits this configuration implies.
-func (c Config) Limits() sessionref.Limits {
-	return sessionref.Limits{
+func (c Config) Limits() prepare.Limits {
+	return prepare.Limits{
 		MaxReferences:            c.MaxReferences,
 		MaxReferenceBytes:        c.MaxReferenceBytes,
 		ContextWindow:            c.ContextWindow,

@@ -12,6 +12,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 )
 
 // Continuing from a session: the text of a new prompt that picks up where
@@ -77,7 +78,7 @@ func (s *Server) continueFromCall(args []json.RawMessage) (call, error) {
 			// kept so that the command never reads a nil index.
 			return nil, errors.New("no sessions root is open: there is no session to continue from")
 		}
-		x, err := sessionref.LastExchange(ctx, snap, id, s.config().RedactSecrets)
+		x, err := prepare.LastExchange(ctx, snap, id, s.config().RedactSecrets)
 		if err != nil {
 			return nil, err
 		}
@@ -89,7 +90,7 @@ func (s *Server) continueFromCall(args []json.RawMessage) (call, error) {
 // continueText writes the new prompt: the mention, the quoted request and
 // answer (or what stands in for a missing one), and an empty last line to
 // write on.
-func continueText(mention string, x *sessionref.Exchange) string {
+func continueText(mention string, x *prepare.Exchange) string {
 	var b strings.Builder
 	b.WriteString(mention + "\n\n")
 	switch {

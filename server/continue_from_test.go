@@ -9,6 +9,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 )
 
 // TestQuoteBounded: each quote keeps whole lines up to 40 lines and 2,000
@@ -77,17 +78,17 @@ func TestContinueText(t *testing.T) {
 	const men = "@[T](dsh-session:x)"
 	cases := []struct {
 		name string
-		x    sessionref.Exchange
+		x    prepare.Exchange
 		want string
 	}{
-		{"both", sessionref.Exchange{Messages: 2, Request: "Fix it", Answer: "Fixed."},
+		{"both", prepare.Exchange{Messages: 2, Request: "Fix it", Answer: "Fixed."},
 			men + "\n\nLast request:\n\n> Fix it\n\nLast answer:\n\n> Fixed.\n\n"},
-		{"empty session", sessionref.Exchange{}, men + "\n\nThat session has no messages yet.\n\n"},
-		{"no answer", sessionref.Exchange{Messages: 3, Request: "Fix it"},
+		{"empty session", prepare.Exchange{}, men + "\n\nThat session has no messages yet.\n\n"},
+		{"no answer", prepare.Exchange{Messages: 3, Request: "Fix it"},
 			men + "\n\nLast request:\n\n> Fix it\n\nNo answer followed it.\n\n"},
-		{"answer after a checkpoint", sessionref.Exchange{Messages: 2, Answer: "Fixed."},
+		{"answer after a checkpoint", prepare.Exchange{Messages: 2, Answer: "Fixed."},
 			men + "\n\nNo request to quote (the session was compacted since its last one).\n\nLast answer:\n\n> Fixed.\n\n"},
-		{"checkpoint only", sessionref.Exchange{Messages: 1}, men + "\n\nThat session has no request or answer to quote.\n\n"},
+		{"checkpoint only", prepare.Exchange{Messages: 1}, men + "\n\nThat session has no request or answer to quote.\n\n"},
 	}
 	for _, c := range cases {
 		if got := continueText(men, &c.x); got != c.want {

@@ -13,6 +13,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/completion"
 	"github.com/dsh-refls/dsh-refls/fileref"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 	"github.com/dsh-refls/dsh-refls/sessionref/recall"
 )
 
@@ -74,17 +75,17 @@ func (s *Server) prepareCall(params json.RawMessage) (call, error) {
 	if given != 1 {
 		return nil, invalidParams(MethodPrepare, fmt.Errorf("give exactly one of text, content and textDocument (got %d)", given))
 	}
-	mode := sessionref.ModeReplace
+	mode := prepare.ModeReplace
 	switch p.Mode {
-	case "", string(sessionref.ModeReplace):
-	case string(sessionref.ModePreserve):
-		mode = sessionref.ModePreserve
+	case "", string(prepare.ModeReplace):
+	case string(prepare.ModePreserve):
+		mode = prepare.ModePreserve
 	default:
 		return nil, invalidParams(MethodPrepare, fmt.Errorf(`mode must be "replace" or "preserve", got %q`, p.Mode))
 	}
 	var explicit []sessionref.Reference
 	if present(p.References) {
-		refs, err := sessionref.ParseReferences(p.References)
+		refs, err := prepare.ParseReferences(p.References)
 		if err != nil {
 			return nil, err
 		}
@@ -130,14 +131,14 @@ func (s *Server) prepareCall(params json.RawMessage) (call, error) {
 		// encoded.
 		var contentText *string
 		if isContent {
-			r, err := sessionref.PrepareContent(ctx, snap, target, blocks, mode, explicit, lim)
+			r, err := prepare.PrepareContent(ctx, snap, target, blocks, mode, explicit, lim)
 			if err != nil {
 				return nil, err
 			}
 			res.Content, res.References, res.AdditionalContext = r.Content, r.References, r.AdditionalContext
 			res.Files = s.preparedFiles(blockTexts(blocks))
 		} else {
-			r, err := sessionref.PrepareTextMessage(ctx, snap, target, text, mode, explicit, lim)
+			r, err := prepare.PrepareTextMessage(ctx, snap, target, text, mode, explicit, lim)
 			if err != nil {
 				return nil, err
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/fileref"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 )
 
 // diagnosticSource is the source of every diagnostic (§4.2).
@@ -69,7 +70,7 @@ type recallKey struct {
 	id      string
 	offset  int64
 	lastSeq int64
-	limits  sessionref.Limits
+	limits  prepare.Limits
 }
 
 // recallError says why session id cannot be recalled now (nil when it
@@ -77,7 +78,7 @@ type recallKey struct {
 // of the same log state already in progress is waited for and shared; the
 // read itself waits for one of the diagnosticReaders slots. A cancelled
 // call returns ctx's error (the caller publishes nothing then).
-func (d *diagnostics) recallError(ctx context.Context, snap *sessionref.Snapshot, id string, lim sessionref.Limits) error {
+func (d *diagnostics) recallError(ctx context.Context, snap *sessionref.Snapshot, id string, lim prepare.Limits) error {
 	entry, ok := snap.Locate(id)
 	if !ok {
 		return &sessionref.Error{Code: sessionref.CodeReadFailed, Message: fmt.Sprintf("unknown session %q", id), SessionID: id}
@@ -123,7 +124,7 @@ func (d *diagnostics) recallError(ctx context.Context, snap *sessionref.Snapshot
 
 // readRecall reads session id's log in one of the readers slots. ok is
 // false when ctx ended first: a cancelled read says nothing about the log.
-func (d *diagnostics) readRecall(ctx context.Context, snap *sessionref.Snapshot, id string, lim sessionref.Limits) (ok bool, err error) {
+func (d *diagnostics) readRecall(ctx context.Context, snap *sessionref.Snapshot, id string, lim prepare.Limits) (ok bool, err error) {
 	select {
 	case d.readers <- struct{}{}:
 	case <-ctx.Done():
@@ -133,7 +134,7 @@ func (d *diagnostics) readRecall(ctx context.Context, snap *sessionref.Snapshot,
 	if ctx.Err() != nil {
 		return false, ctx.Err()
 	}
-	p, perr := sessionref.PreviewSession(ctx, snap, id, lim)
+	p, perr := prepare.PreviewSession(ctx, snap, id, lim)
 	switch {
 	case perr != nil:
 		err = perr

@@ -14,6 +14,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 )
 
 // The read-only documents of the dsh-refls: scheme, served to a client
@@ -218,7 +219,7 @@ func preparedViewTexts(r *PrepareResult) (string, *string, error) {
 	if err := json.Unmarshal(r.Content, &text); err == nil {
 		message = text
 	} else {
-		var blocks []sessionref.ContentBlock
+		var blocks []prepare.ContentBlock
 		if err := json.Unmarshal(r.Content, &blocks); err != nil {
 			return "", nil, fmt.Errorf("reading the prepared content: %w", err)
 		}

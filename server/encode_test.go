@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 	"github.com/dsh-refls/dsh-refls/sessionref/recall"
 )
 
@@ -382,7 +383,7 @@ func TestEncodersKnowEveryField(t *testing.T) {
 // answered with the bytes the codec gave it before it had an encoder of
 // its own: content compacted and spliced in, the other fields as encoded.
 func TestEncodePrepareResultIsTheCodecs(t *testing.T) {
-	ctx := &sessionref.ContextMessage{Role: "user", ID: "ctx-1", Content: []sessionref.ContentBlock{{Type: "text", Text: "<referenced-sessions>\n[]\n</referenced-sessions> & more"}}}
+	ctx := &prepare.ContextMessage{Role: "user", ID: "ctx-1", Content: []prepare.ContentBlock{{Type: "text", Text: "<referenced-sessions>\n[]\n</referenced-sessions> & more"}}}
 	results := []PrepareResult{
 		{Content: json.RawMessage(`"see @Fix <the> parser & more"`), References: []sessionref.Reference{}, Files: []PreparedFile{}},
 		{Content: json.RawMessage(`[ {"type": "text", "text": "a < b"} , {"type":"image"} ]`), References: []sessionref.Reference{{SessionID: "s-alpha", Label: "Fix"}},

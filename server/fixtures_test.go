@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 )
 
 // expectedSession is one entry of the fixtures' expected.json.
@@ -21,7 +22,7 @@ type expectedSession struct {
 	Mention            string  `json:"mention"`
 	CapturedThroughSeq *int64  `json:"capturedThroughSeq"`
 	Snapshot           struct {
-		Stats sessionref.Stats `json:"stats"`
+		Stats prepare.Stats `json:"stats"`
 	} `json:"snapshot65536"`
 }
 
@@ -135,7 +136,7 @@ func recallOf(kept, of int) string {
 }
 
 // TestFixturesPrepareMatchesSessionref checks that dsh/prepare answers
-// exactly what sessionref.PrepareText returns for the same input (the
+// exactly what prepare.PrepareText returns for the same input (the
 // context message id is fresh per call and compared by shape).
 func TestFixturesPrepareMatchesSessionref(t *testing.T) {
 	spill := t.TempDir()
@@ -151,7 +152,7 @@ func TestFixturesPrepareMatchesSessionref(t *testing.T) {
 	}
 	lim := DefaultConfig().Limits()
 	lim.SpillDir = spill
-	want, err := sessionref.PrepareText(context.Background(), ix.Snapshot(), exp["multi-turn"].SessionID, text, sessionref.ModeReplace, nil, lim)
+	want, err := prepare.PrepareText(context.Background(), ix.Snapshot(), exp["multi-turn"].SessionID, text, prepare.ModeReplace, nil, lim)
 	if err != nil {
 		t.Fatal(err)
 	}

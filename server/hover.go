@@ -11,6 +11,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/fileref"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 )
 
 // excerptTurnRunes shortens each excerpt turn in a preview.
@@ -122,7 +123,7 @@ func (s *Server) sessionPreviewText(ctx context.Context, snap *sessionref.Snapsh
 		b.WriteString(sep + l)
 	}
 
-	p, err := sessionref.PreviewSession(ctx, snap, id, cfg.Limits())
+	p, err := prepare.PreviewSession(ctx, snap, id, cfg.Limits())
 	switch {
 	case err != nil:
 		b.WriteString(sep + "Cannot be recalled now: " + errorText(err))
@@ -149,7 +150,7 @@ func (s *Server) sessionPreviewText(ctx context.Context, snap *sessionref.Snapsh
 
 // recallLine says in one line what dsh/prepare would recall now: "28 of 48
 // messages kept · 44 KB left out · compacted · up to event 96 · budget 64 KB".
-func recallLine(p *sessionref.Preview) string {
+func recallLine(p *prepare.Preview) string {
 	st := p.Stats
 	var parts []string
 	if st.RetainedMessages == st.OriginalMessages {

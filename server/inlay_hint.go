@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 )
 
 // maxHintCache bounds the inlay hint cache; it is cleared when full.
@@ -93,7 +94,7 @@ func (s *Server) inlayHints(ctx context.Context, doc document, r Range) ([]inlay
 // hintLabel is the hint of session id, from the cache while its log is
 // unchanged; false for a session that is unknown or cannot be recalled
 // (its diagnostic says why).
-func (s *Server) hintLabel(ctx context.Context, snap *sessionref.Snapshot, id string, lim sessionref.Limits) (string, bool) {
+func (s *Server) hintLabel(ctx context.Context, snap *sessionref.Snapshot, id string, lim prepare.Limits) (string, bool) {
 	entry, ok := snap.Locate(id)
 	if !ok {
 		return "", false
@@ -106,7 +107,7 @@ func (s *Server) hintLabel(ctx context.Context, snap *sessionref.Snapshot, id st
 	if hit {
 		return label, label != ""
 	}
-	p, err := sessionref.PreviewSession(ctx, snap, id, lim)
+	p, err := prepare.PreviewSession(ctx, snap, id, lim)
 	if ctx.Err() != nil {
 		return "", false
 	}
@@ -123,7 +124,7 @@ func (s *Server) hintLabel(ctx context.Context, snap *sessionref.Snapshot, id st
 }
 
 // hintText writes what a preview says would be recalled.
-func hintText(p *sessionref.Preview) string {
+func hintText(p *prepare.Preview) string {
 	st := p.Stats
 	if st.RetainedMessages < st.OriginalMessages || st.Truncated {
 		return fmt.Sprintf("· truncated: %d of %d msgs kept", st.RetainedMessages, st.OriginalMessages)

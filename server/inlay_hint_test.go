@@ -9,6 +9,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/internal/lsptest"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 )
 
 // hintsOf asks for the inlay hints of the whole document uri.
@@ -80,13 +81,13 @@ func TestInlayHintsShowRecallAndRefresh(t *testing.T) {
 
 func TestHintText(t *testing.T) {
 	cases := []struct {
-		p    sessionref.Preview
+		p    prepare.Preview
 		want string
 	}{
-		{sessionref.Preview{Stats: sessionref.Stats{OriginalMessages: 12, RetainedMessages: 12}, RetainedTextBytes: 3482}, "· 12 msgs · 3.4 KB"},
-		{sessionref.Preview{Stats: sessionref.Stats{OriginalMessages: 1, RetainedMessages: 1}, RetainedTextBytes: 9}, "· 1 msg · 9 B"},
-		{sessionref.Preview{Stats: sessionref.Stats{OriginalMessages: 48, RetainedMessages: 9}}, "· truncated: 9 of 48 msgs kept"},
-		{sessionref.Preview{Stats: sessionref.Stats{OriginalMessages: 3, RetainedMessages: 3, Truncated: true}}, "· truncated: 3 of 3 msgs kept"},
+		{prepare.Preview{Stats: prepare.Stats{OriginalMessages: 12, RetainedMessages: 12}, RetainedTextBytes: 3482}, "· 12 msgs · 3.4 KB"},
+		{prepare.Preview{Stats: prepare.Stats{OriginalMessages: 1, RetainedMessages: 1}, RetainedTextBytes: 9}, "· 1 msg · 9 B"},
+		{prepare.Preview{Stats: prepare.Stats{OriginalMessages: 48, RetainedMessages: 9}}, "· truncated: 9 of 48 msgs kept"},
+		{prepare.Preview{Stats: prepare.Stats{OriginalMessages: 3, RetainedMessages: 3, Truncated: true}}, "· truncated: 3 of 3 msgs kept"},
 	}
 	for _, c := range cases {
 		if got := hintText(&c.p); got != c.want {

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 	"github.com/dsh-refls/dsh-refls/sessionref/recall"
 )
 
@@ -159,7 +160,7 @@ func (s *Server) renderPreview(ctx context.Context, snap *sessionref.Snapshot, i
 	}
 	body := messageViewText(msg.Text)
 	if s.config().RedactSecrets {
-		body, _ = sessionref.RedactSecrets(body)
+		body, _ = prepare.RedactSecrets(body)
 	}
 	hit, found := [2]int{m.at, m.at}, false
 	if query != "" {

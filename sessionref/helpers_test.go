@@ -2,7 +2,6 @@ package sessionref
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -151,20 +150,4 @@ func (s *testStore) index() *Index {
 		s.t.Fatalf("Build: %v", err)
 	}
 	return ix
-}
-
-// wantCode fails the test unless err carries want.
-func wantCode(t *testing.T, err error, want Code) *Error {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("got no error, want %s", want)
-	}
-	var e *Error
-	if !errors.As(err, &e) {
-		t.Fatalf("error %v (%T) carries no code, want %s", err, err, want)
-	}
-	if e.Code != want {
-		t.Fatalf("code = %s (%v), want %s", e.Code, err, want)
-	}
-	return e
 }

@@ -31,11 +31,14 @@ func encodeLog(enc Encoding, header string, batches [][]string) []byte {
 	return []byte(rawLines(append([]string{header}, flatten(batches)...)))
 }
 
+// turn is one projected message as the log tests compare it.
+type turn struct{ Role, Text string }
+
 // turnsOf projects a read log.
-func turnsOf(log *sessionLog) []Turn {
-	out := []Turn{}
+func turnsOf(log *sessionLog) []turn {
+	out := []turn{}
 	for _, m := range appendProjected(nil, log.surface.items) {
-		out = append(out, Turn{Role: m.Role, Text: m.Text})
+		out = append(out, turn{Role: m.Role, Text: m.Text})
 	}
 	return out
 }
@@ -63,7 +66,7 @@ func TestReadLogTornTail(t *testing.T) {
 			if log.lastSeq != 1 {
 				t.Errorf("last seq %d, want 1", log.lastSeq)
 			}
-			want := []Turn{{RoleUser, "hello"}, {RoleAssistant, "hi"}}
+			want := []turn{{RoleUser, "hello"}, {RoleAssistant, "hi"}}
 			if got := turnsOf(log); !reflect.DeepEqual(got, want) {
 				t.Errorf("turns %+v, want %+v", got, want)
 			}
@@ -227,7 +230,7 @@ func TestReadLogLegacyShapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Turn{{RoleUser, "q"}, {RoleAssistant, "legacy reply"}, {RoleUser, "steer wrapped"}, {RoleUser, "steer flat"}}
+	want := []turn{{RoleUser, "q"}, {RoleAssistant, "legacy reply"}, {RoleUser, "steer wrapped"}, {RoleUser, "steer flat"}}
 	if got := turnsOf(log); !reflect.DeepEqual(got, want) {
 		t.Errorf("turns %+v, want %+v", got, want)
 	}
@@ -313,7 +316,7 @@ func TestReadLogProjection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Turn{
+	want := []turn{
 		{RoleUser, "first\nsecond"},
 		{RoleAssistant, "visible\nanswer"},
 		{RoleUser, "compacted summary"},

@@ -72,7 +72,7 @@ func TestReadV4Projection(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := []Turn{{RoleUser, "summary of the session"}, {RoleUser, "after compaction"}}
+			want := []turn{{RoleUser, "summary of the session"}, {RoleUser, "after compaction"}}
 			if got := turnsOf(log); !reflect.DeepEqual(got, want) {
 				t.Errorf("turns %+v, want %+v", got, want)
 			}
@@ -90,7 +90,7 @@ func TestReadV4Projection(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []Turn{{RoleUser, "direct prompt"}, {RoleAssistant, "streamed answer"}}
+		want := []turn{{RoleUser, "direct prompt"}, {RoleAssistant, "streamed answer"}}
 		if got := turnsOf(log); !reflect.DeepEqual(got, want) {
 			t.Errorf("turns %+v, want %+v", got, want)
 		}

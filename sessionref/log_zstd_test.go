@@ -20,7 +20,7 @@ func TestReadLogLineAcrossFrames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Turn{{RoleUser, "a"}, {RoleUser, "split across two frames"}}
+	want := []turn{{RoleUser, "a"}, {RoleUser, "split across two frames"}}
 	if got := turnsOf(log); !reflect.DeepEqual(got, want) || log.lastSeq != 1 {
 		t.Errorf("turns %+v last seq %d, want %+v and 1", got, log.lastSeq, want)
 	}

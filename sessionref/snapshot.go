@@ -47,7 +47,7 @@ type Snapshot struct {
 	orders *snapshotOrders
 }
 
-// Locate finds a listed session by id. It implements Locator.
+// Locate finds a listed session by id. It implements prepare.Locator.
 func (s *Snapshot) Locate(id string) (Entry, bool) {
 	i, ok := s.byID[id]
 	if !ok {

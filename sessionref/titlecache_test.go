@@ -50,14 +50,19 @@ func writeCacheFileTo(t *testing.T, path string, cf *cacheFile) {
 	}
 }
 
-// preparedText prepares id and returns everything the preparation says.
+// preparedText reads id as preparation does (ReadReferenced, through the
+// snapshot) and returns everything the read says.
 func preparedText(t *testing.T, ix *Index, id string) string {
 	t.Helper()
-	prep, err := Prepare(context.Background(), ix.Snapshot(), "cache-target", []Reference{{SessionID: id}}, Limits{})
+	e, ok := ix.Snapshot().Locate(id)
+	if !ok {
+		return "error: " + id + " is not listed"
+	}
+	p, err := ReadReferenced(context.Background(), e, &dshlog.FrameDecoder{Concurrency: 1})
 	if err != nil {
 		return "error: " + err.Error()
 	}
-	raw, err := json.Marshal(prep)
+	raw, err := json.Marshal(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,8 +74,8 @@ func preparedText(t *testing.T, ix *Index, id string) string {
 // the entry's Path, the log name, the project and directory names, the id —
 // pointing at a well-formed log of the same id outside the root. The forged
 // cache is either refused or its paths are derived from the root: the real
-// log is prepared, never the outside one, and the state saved after the
-// restart is clean.
+// log is read for preparation, never the outside one, and the state saved
+// after the restart is clean.
 func TestForgedCacheEntriesServeNothingOutsideTheRoot(t *testing.T) {
 	s := newTestStore(t)
 	const id, cwd = "victim", "/work/cache"

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 )
 
 // cliExitError is the exit status of a command-line failure (§2.4 errors
@@ -127,7 +128,7 @@ func runPrepare(args []string, stdout, stderr io.Writer) int {
 	target := fs.String("session", "", "the session the message is written in (required)")
 	text := fs.String("text", "", "the message text")
 	file := fs.String("file", "", "read the message text from this file (- for stdin)")
-	mode := fs.String("mode", string(sessionref.ModeReplace), "replace: rewrite mentions to @label; preserve: keep the text as written")
+	mode := fs.String("mode", string(prepare.ModeReplace), "replace: rewrite mentions to @label; preserve: keep the text as written")
 	maxBytes := fs.Int("max-reference-bytes", 0, "byte budget per referenced session (default 65536, or from --context-window)")
 	window := fs.Int("context-window", 0, "the model's context window in tokens; a source may take 20% of it")
 	rootFlag := fs.String("sessions-root", "", "dsh sessions root (default $DSH_HOME/sessions, else ~/.dsh/sessions)")
@@ -168,8 +169,8 @@ func runPrepare(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failCLI(stderr, err)
 	}
-	lim := sessionref.Limits{MaxReferenceBytes: *maxBytes, ContextWindow: *window, SpillDir: *spillDir, RedactSecrets: *redact}
-	res, err := sessionref.PrepareText(ctx, ix.Snapshot(), *target, message, sessionref.Mode(*mode), nil, lim)
+	lim := prepare.Limits{MaxReferenceBytes: *maxBytes, ContextWindow: *window, SpillDir: *spillDir, RedactSecrets: *redact}
+	res, err := prepare.PrepareText(ctx, ix.Snapshot(), *target, message, prepare.Mode(*mode), nil, lim)
 	if err != nil {
 		return failCLI(stderr, err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/internal/testfixtures"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 )
 
 // runCLI runs the built binary and returns stdout, stderr and the exit code.
@@ -97,7 +98,7 @@ func checkPrepared(t *testing.T, root string, w testfixtures.Expected) {
 	var res struct {
 		Content           string
 		References        []sessionref.Reference
-		AdditionalContext *sessionref.ContextMessage
+		AdditionalContext *prepare.ContextMessage
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("prepare output: %v\n%s", err, out)
@@ -120,7 +121,7 @@ func checkPrepared(t *testing.T, root string, w testfixtures.Expected) {
 	}
 	var snap struct {
 		Data  json.RawMessage `json:"data"`
-		Stats sessionref.Stats
+		Stats prepare.Stats
 	}
 	if err := json.Unmarshal(w.Snapshot, &snap); err != nil {
 		t.Fatal(err)

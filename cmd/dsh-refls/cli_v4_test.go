@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/internal/testfixtures"
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 )
 
 // TestCLIMatchesRecordedV4Fixtures runs `candidates` and `prepare` on the
@@ -46,7 +46,7 @@ func checkPreparedV4(t *testing.T, root string, w testfixtures.Expected) {
 			t.Fatalf("prepare at budget %d exited %d: %s", budget, code, errOut)
 		}
 		var res struct {
-			AdditionalContext *sessionref.ContextMessage
+			AdditionalContext *prepare.ContextMessage
 		}
 		if err := json.Unmarshal([]byte(out), &res); err != nil || res.AdditionalContext == nil {
 			t.Fatalf("prepare output (%v): %s", err, out)

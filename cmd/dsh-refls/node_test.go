@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 )
 
 // nodeTarget is the session the Node client writes in (the multi-turn
@@ -52,8 +53,8 @@ func TestNodeClient(t *testing.T) {
 		t.Fatalf("the client wrote no prepare result: %v\n%s", err, output)
 	}
 	var got struct {
-		PrepareText string                `json:"prepareText"`
-		Prepared    sessionref.TextResult `json:"prepared"`
+		PrepareText string             `json:"prepareText"`
+		Prepared    prepare.TextResult `json:"prepared"`
 	}
 	if err := json.Unmarshal(data, &got); err != nil {
 		t.Fatal(err)
@@ -62,7 +63,7 @@ func TestNodeClient(t *testing.T) {
 	if err := ix.Build(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	want, err := sessionref.PrepareText(context.Background(), ix.Snapshot(), nodeTarget, got.PrepareText, sessionref.ModeReplace, nil, sessionref.Limits{})
+	want, err := prepare.PrepareText(context.Background(), ix.Snapshot(), nodeTarget, got.PrepareText, prepare.ModeReplace, nil, prepare.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func TestNodeClient(t *testing.T) {
 	gj, _ := json.Marshal(got.Prepared)
 	wj, _ := json.Marshal(want)
 	if string(gj) != string(wj) {
-		t.Errorf("dsh/prepare over the wire differs from sessionref.PrepareText:\n got %s\nwant %s", gj, wj)
+		t.Errorf("dsh/prepare over the wire differs from prepare.PrepareText:\n got %s\nwant %s", gj, wj)
 	}
 }
 

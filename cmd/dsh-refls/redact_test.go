@@ -7,6 +7,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 )
 
 // leakyToken is a GitHub-style token assembled at run time, so that no
@@ -42,7 +43,7 @@ func TestCLIPrepareRedactSecrets(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("prepare --redact-secrets exited %d: %s", code, errOut)
 	}
-	var res sessionref.TextResult
+	var res prepare.TextResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil || res.AdditionalContext == nil {
 		t.Fatalf("output %s: %v", out, err)
 	}
@@ -73,7 +74,7 @@ func TestBinaryRedactSecrets(t *testing.T) {
 
 	p.send(map[string]any{"id": "prep", "method": "dsh/prepare", "params": map[string]any{"text": "see " + mention}})
 	a := p.expectResult("dsh/prepare", `"prep"`)
-	var res sessionref.TextResult
+	var res prepare.TextResult
 	if err := json.Unmarshal(a.Result, &res); err != nil || res.AdditionalContext == nil {
 		t.Fatalf("prepare %s: %v", a.Result, err)
 	}

@@ -1,6 +1,6 @@
 // Command benchprepare measures the memory of preparing one session whose
 // single user message is --mb megabytes (issue 12 item 8, issue 15 item 2):
-// the peak of the Go heap during a call of sessionref.PrepareText (sampled
+// the peak of the Go heap during a call of prepare.PrepareText (sampled
 // every millisecond from runtime/metrics), the bytes allocated, and the
 // spill files written. The ratio printed is peak heap ÷ message size; the
 // bound is < 2.
@@ -23,6 +23,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 )
 
 func main() {
@@ -113,8 +114,8 @@ func run(mb, calls int, useZstd bool, memprofile string, check bool) error {
 		runtime.ReadMemStats(&m0)
 		h := startSampler()
 		start := time.Now()
-		res, err := sessionref.PrepareText(context.Background(), ix.Snapshot(), "target", text, sessionref.ModeReplace, nil,
-			sessionref.Limits{SpillDir: spillDir})
+		res, err := prepare.PrepareText(context.Background(), ix.Snapshot(), "target", text, prepare.ModeReplace, nil,
+			prepare.Limits{SpillDir: spillDir})
 		took := time.Since(start)
 		peak := h.finish()
 		runtime.ReadMemStats(&m1)

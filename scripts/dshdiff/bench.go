@@ -14,6 +14,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 )
 
 // benchOptions are the settings of the comparison benchmark.
@@ -208,7 +209,7 @@ func reflsBench(ctx context.Context, sc storeCases, rounds int) (map[string][]ti
 		}
 		for _, c := range sc.Prepares {
 			t := time.Now()
-			if _, err := sessionref.PrepareText(ctx, snap, sc.Target.ID, c.Text, sessionref.ModeReplace, nil, sessionref.Limits{MaxReferenceBytes: c.MaxReferenceBytes}); err != nil {
+			if _, err := prepare.PrepareText(ctx, snap, sc.Target.ID, c.Text, prepare.ModeReplace, nil, prepare.Limits{MaxReferenceBytes: c.MaxReferenceBytes}); err != nil {
 				return nil, 0, err
 			}
 			if r > 0 {

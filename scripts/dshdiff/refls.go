@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 )
 
 // candidateCase is one candidate query on a store.
@@ -121,7 +122,7 @@ func runRefls(ctx context.Context, sc storeCases, out map[string]result) error {
 		out[c.ID] = r
 	}
 	for _, c := range sc.Prepares {
-		res, err := sessionref.PrepareText(ctx, snap, sc.Target.ID, c.Text, sessionref.ModeReplace, nil, sessionref.Limits{MaxReferenceBytes: c.MaxReferenceBytes})
+		res, err := prepare.PrepareText(ctx, snap, sc.Target.ID, c.Text, prepare.ModeReplace, nil, prepare.Limits{MaxReferenceBytes: c.MaxReferenceBytes})
 		if err != nil {
 			out[c.ID] = failureOf(err)
 			continue

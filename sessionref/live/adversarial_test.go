@@ -10,6 +10,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/live"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 	"github.com/dsh-refls/dsh-refls/watch"
 )
 
@@ -127,7 +128,7 @@ func TestTruncatedWhileWatched(t *testing.T) {
 				truncate(t, path, firstSize)
 				h.waitFor("cut back to the first turn", entryIs(s.ID(), first.Title, first.LastSeq))
 				snap := h.store.Index().Snapshot()
-				prep, err := sessionref.Prepare(context.Background(), snap, "target", []sessionref.Reference{{SessionID: s.ID()}}, sessionref.Limits{})
+				prep, err := prepare.Prepare(context.Background(), snap, "target", []sessionref.Reference{{SessionID: s.ID()}}, prepare.Limits{})
 				if err != nil {
 					t.Fatalf("Prepare after the cut: %v", err)
 				}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/live"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 	"github.com/dsh-refls/dsh-refls/watch"
 )
 
@@ -67,7 +68,7 @@ func TestMigratedGenerationReplacesTheOriginal(t *testing.T) {
 			if got, _, err := snap.Candidates(sessionref.CandidateQuery{Query: "old title"}); err != nil || len(got) != 0 {
 				t.Errorf("candidates for the old title: %+v, %v", got, err)
 			}
-			p, err := sessionref.PreviewSession(context.Background(), snap, "mig-1", sessionref.Limits{})
+			p, err := prepare.PreviewSession(context.Background(), snap, "mig-1", prepare.Limits{})
 			if err != nil || p.Err != nil || p.CapturedFormatVersion == nil || *p.CapturedFormatVersion != 4 {
 				t.Fatalf("preview %+v, %v", p, err)
 			}

@@ -3,7 +3,7 @@
 // The path-confinement test watches file opens with inotify, which only
 // Linux has; the other checks here run wherever that one does.
 
-package sessionref_test
+package prepare_test
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 )
 
 // TestPrepareKeepsHostileIDsInTheirDirectory writes sessions whose ids are
@@ -32,9 +33,9 @@ func TestPrepareKeepsHostileIDsInTheirDirectory(t *testing.T) {
 	storetest.EachHostileStore(t, func(t *testing.T, snap *sessionref.Snapshot, withReal bool, opens *storetest.OpenWatch, forbidden []string) {
 		for _, id := range storetest.HostileIDs {
 			ref := sessionref.Reference{SessionID: id}
-			p, err := prepareOne(context.Background(), snap, id, sessionref.Limits{})
-			preview, perr := sessionref.PreviewSession(context.Background(), snap, id, sessionref.Limits{})
-			bounded, serr := sessionref.SnapshotOf(context.Background(), snap, ref, sessionref.DefaultReferenceBytes)
+			p, err := prepareOne(context.Background(), snap, id, prepare.Limits{})
+			preview, perr := prepare.PreviewSession(context.Background(), snap, id, prepare.Limits{})
+			bounded, serr := prepare.SnapshotOf(context.Background(), snap, ref, prepare.DefaultReferenceBytes)
 			if !withReal && storetest.EncodedInPlace(id) {
 				continue // no tempting log was written: nothing to refuse
 			}
@@ -66,7 +67,7 @@ func TestPrepareKeepsHostileIDsInTheirDirectory(t *testing.T) {
 		// through message parsing.
 		for _, id := range storetest.HostileIDs[:3] {
 			text := "see " + sessionref.Mention("label", id)
-			_, err := sessionref.PrepareText(context.Background(), snap, storetest.TargetID, text, sessionref.ModeReplace, nil, sessionref.Limits{})
+			_, err := prepare.PrepareText(context.Background(), snap, storetest.TargetID, text, prepare.ModeReplace, nil, prepare.Limits{})
 			if withReal && err != nil {
 				t.Errorf("PrepareText with a mention of %q: %v", id, err)
 			}
@@ -137,10 +138,10 @@ func TestTagBreakersCannotEndTheSnapshot(t *testing.T) {
 	tests := []struct {
 		name  string
 		turns int
-		lim   sessionref.Limits
+		lim   prepare.Limits
 	}{
-		{"whole", 1, sessionref.Limits{}},
-		{"truncated and spilled", 6, sessionref.Limits{MaxReferenceBytes: 1500}},
+		{"whole", 1, prepare.Limits{}},
+		{"truncated and spilled", 6, prepare.Limits{MaxReferenceBytes: 1500}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -162,7 +163,7 @@ func TestTagBreakersCannotEndTheSnapshot(t *testing.T) {
 			for _, c := range cands {
 				text.WriteString(c.Mention + " ")
 			}
-			res, err := sessionref.PrepareText(context.Background(), snap, storetest.TargetID, text.String(), sessionref.ModeReplace, nil, tt.lim)
+			res, err := prepare.PrepareText(context.Background(), snap, storetest.TargetID, text.String(), prepare.ModeReplace, nil, tt.lim)
 			if err != nil {
 				t.Fatalf("PrepareText: %v", err)
 			}
@@ -274,7 +275,7 @@ func TestSpillFilesArePrivate(t *testing.T) {
 				t.Fatal(err)
 			}
 			snap := storetest.BuildIndex(t, root, sessionref.IndexOptions{}).Snapshot()
-			p, err := prepareOne(context.Background(), snap, "long-session", sessionref.Limits{MaxReferenceBytes: 2000, SpillDir: spill})
+			p, err := prepareOne(context.Background(), snap, "long-session", prepare.Limits{MaxReferenceBytes: 2000, SpillDir: spill})
 			if err != nil {
 				t.Fatalf("Prepare: %v", err)
 			}
@@ -329,14 +330,14 @@ func TestPreparationErrorsCarryNoMessageBodies(t *testing.T) {
 	snap := storetest.MarkedStore(t, sessionref.IndexOptions{})
 	var failures int
 	for _, id := range storetest.MarkedIDs {
-		_, err := prepareOne(context.Background(), snap, id, sessionref.Limits{MaxReferenceBytes: 300})
+		_, err := prepareOne(context.Background(), snap, id, prepare.Limits{MaxReferenceBytes: 300})
 		if err != nil {
 			failures++
 			if strings.Contains(err.Error(), storetest.BodyMarker) {
 				t.Errorf("the error preparing %s quotes a message body: %v", id, err)
 			}
 		}
-		if preview, err := sessionref.PreviewSession(context.Background(), snap, id, sessionref.Limits{}); err == nil && preview.Err != nil &&
+		if preview, err := prepare.PreviewSession(context.Background(), snap, id, prepare.Limits{}); err == nil && preview.Err != nil &&
 			strings.Contains(preview.Err.Error(), storetest.BodyMarker) {
 			t.Errorf("the preview error of %s quotes a message body: %v", id, preview.Err)
 		}

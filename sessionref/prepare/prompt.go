@@ -1,4 +1,4 @@
-package sessionref
+package prepare
 
 import (
 	"bufio"
@@ -125,7 +125,7 @@ func renderSpill(w io.Writer, s source) (int64, error) {
 		v := s.formatVersion
 		h.CapturedFormatVersion = &v
 	}
-	head, err := MarshalJSIndent(h)
+	head, err := jsjson.MarshalIndent(h)
 	if err != nil {
 		return 0, fmt.Errorf("serialising spill header: %w", err)
 	}

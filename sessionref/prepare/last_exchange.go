@@ -1,8 +1,9 @@
-package sessionref
+package prepare
 
 import (
 	"context"
 
+	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
 
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
@@ -13,7 +14,7 @@ import (
 // and the last assistant answer after it. Compaction checkpoints are not
 // requests; tool output, reasoning and plugin text are never projected.
 type Exchange struct {
-	Entry Entry
+	Entry sessionref.Entry
 	// Messages is the number of projected messages.
 	Messages int
 	// Request is the text of the last user request, "" when the session
@@ -35,9 +36,9 @@ func LastExchange(ctx context.Context, loc Locator, id string, redact bool) (*Ex
 	if !ok {
 		return nil, notInStore(id)
 	}
-	_, _, msgs, err := readSource(ctx, loc, Reference{SessionID: id, Label: id}, &dshlog.FrameDecoder{Concurrency: 1})
+	_, _, msgs, err := readSource(ctx, loc, sessionref.Reference{SessionID: id, Label: id}, &dshlog.FrameDecoder{Concurrency: 1})
 	if ctx.Err() != nil {
-		return nil, Cancelled(ctx)
+		return nil, sessionref.Cancelled(ctx)
 	}
 	if err != nil {
 		return nil, err
@@ -45,7 +46,7 @@ func LastExchange(ctx context.Context, loc Locator, id string, redact bool) (*Ex
 	x := &Exchange{Entry: entry, Messages: len(msgs)}
 	from := 0
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if m := msgs[i]; m.role == RoleUser {
+		if m := msgs[i]; m.role == sessionref.RoleUser {
 			if !m.checkpoint {
 				x.Request = m.original
 			}
@@ -54,7 +55,7 @@ func LastExchange(ctx context.Context, loc Locator, id string, redact bool) (*Ex
 		}
 	}
 	for i := len(msgs) - 1; i >= from; i-- {
-		if msgs[i].role == RoleAssistant {
+		if msgs[i].role == sessionref.RoleAssistant {
 			x.Answer = msgs[i].original
 			break
 		}

@@ -1,4 +1,4 @@
-package sessionref
+package prepare
 
 import "github.com/dsh-refls/dsh-refls/sessionref/internal/secrets"
 

@@ -1,9 +1,12 @@
-package sessionref
+package prepare
 
 import (
 	"context"
 	"errors"
 	"testing"
+
+	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/logtest"
 )
 
 // TestLastExchange: the last direct request and the last assistant text
@@ -11,14 +14,14 @@ import (
 // count; a request without an answer has none; an unlisted session is
 // READ_FAILED.
 func TestLastExchange(t *testing.T) {
-	s := newTestStore(t)
-	s.simple("two-turns", "/p", 1, userMsg(0, "first"), assistantMsg(1, "one"), turnEnd(2), userMsg(3, "second"),
-		assistantMsg(4, "almost"), assistantMsg(5, "done"), turnEnd(6))
-	s.simple("compacted", "/p", 2, userMsg(0, "old"), assistantMsg(1, "old answer"), turnEnd(2), checkpointMsg(3, "summary"),
-		assistantMsg(4, "after the summary"), turnEnd(5))
-	s.simple("unanswered", "/p", 3, userMsg(0, "first"), assistantMsg(1, "one"), turnEnd(2), userMsg(3, "still waiting"), turnEnd(4))
-	s.simple("secret", "/p", 4, userMsg(0, "token ghp_"+"aZ3kQ9aZ3kQ9aZ3kQ9aZ3kQ9aZ3kQ9aZ3kQ9"), assistantMsg(1, "ok"), turnEnd(2))
-	snap := s.index().Snapshot()
+	s := logtest.NewStore(t)
+	s.Simple("two-turns", "/p", 1, logtest.UserMsg(0, "first"), logtest.AssistantMsg(1, "one"), logtest.TurnEnd(2), logtest.UserMsg(3, "second"),
+		logtest.AssistantMsg(4, "almost"), logtest.AssistantMsg(5, "done"), logtest.TurnEnd(6))
+	s.Simple("compacted", "/p", 2, logtest.UserMsg(0, "old"), logtest.AssistantMsg(1, "old answer"), logtest.TurnEnd(2), logtest.CheckpointMsg(3, "summary"),
+		logtest.AssistantMsg(4, "after the summary"), logtest.TurnEnd(5))
+	s.Simple("unanswered", "/p", 3, logtest.UserMsg(0, "first"), logtest.AssistantMsg(1, "one"), logtest.TurnEnd(2), logtest.UserMsg(3, "still waiting"), logtest.TurnEnd(4))
+	s.Simple("secret", "/p", 4, logtest.UserMsg(0, "token ghp_"+"aZ3kQ9aZ3kQ9aZ3kQ9aZ3kQ9aZ3kQ9aZ3kQ9"), logtest.AssistantMsg(1, "ok"), logtest.TurnEnd(2))
+	snap := buildIndex(s).Snapshot()
 	cases := []struct {
 		id, request, answer string
 		messages            int
@@ -41,8 +44,8 @@ func TestLastExchange(t *testing.T) {
 		t.Errorf("secret: %+v, %v", x, err)
 	}
 	_, err = LastExchange(context.Background(), snap, "nonesuch", false)
-	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeReadFailed {
+	var e *sessionref.Error
+	if !errors.As(err, &e) || e.Code != sessionref.CodeReadFailed {
 		t.Errorf("unlisted: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package sessionref
+package prepare
 
 import (
 	"context"
@@ -13,6 +13,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
+
+	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/logtest"
 )
 
 // latestText is the newest message of the retention scenario of §2.3.6.
@@ -80,18 +83,18 @@ func checkMarkerCut(t *testing.T, original, got string) int {
 }
 
 func TestRetentionCheckpointAndLongNewestUnderBudget(t *testing.T) {
-	s := newTestStore(t)
+	s := logtest.NewStore(t)
 	ids := []string{"src-1", "src-2", "src-3"}
-	var refs []Reference
+	var refs []sessionref.Reference
 	for i, id := range ids {
-		s.simple(id, "/home/u/proj", fixtureTime+int64(i),
-			userMsg(0, "an early question that gets compacted away"),
-			checkpointMsg(1, "Summary: work so far."),
-			assistantMsg(2, latestText),
-			turnEnd(3))
-		refs = append(refs, Reference{SessionID: id})
+		s.Simple(id, "/home/u/proj", logtest.FixtureTime+int64(i),
+			logtest.UserMsg(0, "an early question that gets compacted away"),
+			logtest.CheckpointMsg(1, "Summary: work so far."),
+			logtest.AssistantMsg(2, latestText),
+			logtest.TurnEnd(3))
+		refs = append(refs, sessionref.Reference{SessionID: id})
 	}
-	ix := s.index()
+	ix := buildIndex(s)
 	const budget = 360
 
 	for _, n := range []int{1, 3} {
@@ -138,13 +141,13 @@ func TestRetentionCheckpointAndLongNewestUnderBudget(t *testing.T) {
 }
 
 func TestRetentionBudgetTooSmall(t *testing.T) {
-	s := newTestStore(t)
-	s.simple("src", "/p", fixtureTime, checkpointMsg(0, "Summary."), assistantMsg(1, latestText))
-	ix := s.index()
+	s := logtest.NewStore(t)
+	s.Simple("src", "/p", logtest.FixtureTime, logtest.CheckpointMsg(0, "Summary."), logtest.AssistantMsg(1, latestText))
+	ix := buildIndex(s)
 	spill := filepath.Join(t.TempDir(), "spill")
-	prep, err := Prepare(context.Background(), ix.Snapshot(), "target", []Reference{{SessionID: "src"}},
+	prep, err := Prepare(context.Background(), ix.Snapshot(), "target", []sessionref.Reference{{SessionID: "src"}},
 		Limits{MaxReferenceBytes: 16, SpillDir: spill})
-	e := wantCode(t, err, CodeBudgetExceeded)
+	e := wantCode(t, err, sessionref.CodeBudgetExceeded)
 	if prep != nil {
 		t.Errorf("a failed preparation returned %+v", prep)
 	}
@@ -288,12 +291,12 @@ func TestRetainAgainstSpecBruteForce(t *testing.T) {
 		n := 1 + rng.Intn(5)
 		msgs := make([]projectedMessage, n)
 		for i := range msgs {
-			msgs[i] = projectedMessage{role: RoleAssistant, original: randomText(rng, 24)}
+			msgs[i] = projectedMessage{role: sessionref.RoleAssistant, original: randomText(rng, 24)}
 			if msgs[i].original == "" {
 				msgs[i].original = "x"
 			}
 			if rng.Intn(2) == 0 {
-				msgs[i].role = RoleUser
+				msgs[i].role = sessionref.RoleUser
 				msgs[i].checkpoint = rng.Intn(3) == 0
 			}
 		}
@@ -307,7 +310,7 @@ func TestRetainAgainstSpecBruteForce(t *testing.T) {
 			wantConv, wantStats, wantOK := specRetain(t, head, msgs, budget)
 			got, err := retain(head, msgs, budget)
 			if !wantOK {
-				if err == nil || CodeOf(err) != CodeBudgetExceeded {
+				if err == nil || sessionref.CodeOf(err) != sessionref.CodeBudgetExceeded {
 					t.Fatalf("msgs %+v budget %d: got %+v, %v; the contract says BUDGET_EXCEEDED", msgs, budget, got.data.Conversation, err)
 				}
 				continue
@@ -359,11 +362,11 @@ func TestCutTextLargestFitAndValidUTF8(t *testing.T) {
 
 func TestRetainDropsOldestNonCheckpointFirst(t *testing.T) {
 	msgs := []projectedMessage{
-		{role: RoleUser, original: "first question"},
-		{role: RoleUser, original: "checkpoint summary", checkpoint: true},
-		{role: RoleAssistant, original: "second answer"},
-		{role: RoleUser, original: "third question"},
-		{role: RoleAssistant, original: "newest answer"},
+		{role: sessionref.RoleUser, original: "first question"},
+		{role: sessionref.RoleUser, original: "checkpoint summary", checkpoint: true},
+		{role: sessionref.RoleAssistant, original: "second answer"},
+		{role: sessionref.RoleUser, original: "third question"},
+		{role: sessionref.RoleAssistant, original: "newest answer"},
 	}
 	head := snapshotData{SessionID: "s", Label: "s"}
 	tests := []struct {
@@ -434,15 +437,15 @@ func TestBudgetFormula(t *testing.T) {
 
 func TestRetainCutsFirstLongestOnTies(t *testing.T) {
 	msgs := []projectedMessage{
-		{role: RoleUser, original: strings.Repeat("a", 200), checkpoint: true},
-		{role: RoleAssistant, original: strings.Repeat("b", 200)},
+		{role: sessionref.RoleUser, original: strings.Repeat("a", 200), checkpoint: true},
+		{role: sessionref.RoleAssistant, original: strings.Repeat("b", 200)},
 	}
 	head := snapshotData{SessionID: "s", Label: "s"}
 	for budget := 200; budget <= 480; budget += 7 {
 		got, err := retain(head, msgs, budget)
 		wantConv, wantStats, ok := specRetain(t, head, msgs, budget)
 		if !ok {
-			if CodeOf(err) != CodeBudgetExceeded {
+			if sessionref.CodeOf(err) != sessionref.CodeBudgetExceeded {
 				t.Fatalf("budget %d: %v, want BUDGET_EXCEEDED", budget, err)
 			}
 			continue
@@ -455,7 +458,7 @@ func TestRetainCutsFirstLongestOnTies(t *testing.T) {
 	// the marker's "\n" serialises to two bytes, so the other is then cut
 	// by the one byte still over.
 	full := head
-	full.Conversation = []Turn{{RoleUser, msgs[0].original}, {RoleAssistant, msgs[1].original}}
+	full.Conversation = []Turn{{sessionref.RoleUser, msgs[0].original}, {sessionref.RoleAssistant, msgs[1].original}}
 	size, _ := TagSafeSize(full)
 	got, err := retain(head, msgs, size-50)
 	if err != nil {

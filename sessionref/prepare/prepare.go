@@ -1,4 +1,4 @@
-package sessionref
+package prepare
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
@@ -22,15 +23,15 @@ const MaxReferencesLimit = 3
 // gets the id; one whose label was given empty (Reference.EmptyLabel) keeps
 // "", as dsh does. An empty id is not refused here: like dsh, preparation
 // then fails to read it (READ_FAILED).
-func NormalizeReferences(targetID string, refs []Reference, maxRefs int) ([]Reference, error) {
+func NormalizeReferences(targetID string, refs []sessionref.Reference, maxRefs int) ([]sessionref.Reference, error) {
 	if maxRefs <= 0 {
 		maxRefs = MaxReferencesLimit
 	}
 	seen := map[string]bool{}
-	var out []Reference
+	var out []sessionref.Reference
 	for _, r := range refs {
 		if r.SessionID == targetID && targetID != "" {
-			return nil, &Error{Code: CodeSelfReference, SessionID: r.SessionID,
+			return nil, &sessionref.Error{Code: sessionref.CodeSelfReference, SessionID: r.SessionID,
 				Message: fmt.Sprintf("a message cannot reference its own session %s", r.SessionID)}
 		}
 		if seen[r.SessionID] {
@@ -43,32 +44,32 @@ func NormalizeReferences(targetID string, refs []Reference, maxRefs int) ([]Refe
 		out = append(out, r)
 	}
 	if len(out) > maxRefs {
-		return nil, Errorf(CodeTooMany, "%d distinct sessions referenced; at most %d are allowed", len(out), maxRefs)
+		return nil, sessionref.Errorf(sessionref.CodeTooMany, "%d distinct sessions referenced; at most %d are allowed", len(out), maxRefs)
 	}
 	return out, nil
 }
 
 // ParseReferences decodes explicit references from JSON, checking each is an
 // object with a string sessionId and an optional string label.
-func ParseReferences(raw json.RawMessage) ([]Reference, error) {
+func ParseReferences(raw json.RawMessage) ([]sessionref.Reference, error) {
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, Errorf(CodeInvalidReference, "references must be an array: %v", err)
+		return nil, sessionref.Errorf(sessionref.CodeInvalidReference, "references must be an array: %v", err)
 	}
-	out := make([]Reference, 0, len(items))
+	out := make([]sessionref.Reference, 0, len(items))
 	for i, item := range items {
 		var fields map[string]json.RawMessage
 		if err := json.Unmarshal(item, &fields); err != nil || fields == nil {
-			return nil, Errorf(CodeInvalidReference, "reference %d is not an object", i)
+			return nil, sessionref.Errorf(sessionref.CodeInvalidReference, "reference %d is not an object", i)
 		}
-		var r Reference
+		var r sessionref.Reference
 		id, ok := fields["sessionId"]
 		if !ok || len(id) == 0 || id[0] != '"' || json.Unmarshal(id, &r.SessionID) != nil {
-			return nil, Errorf(CodeInvalidReference, "reference %d needs a string sessionId", i)
+			return nil, sessionref.Errorf(sessionref.CodeInvalidReference, "reference %d needs a string sessionId", i)
 		}
 		if l, ok := fields["label"]; ok && string(l) != "null" {
 			if len(l) == 0 || l[0] != '"' || json.Unmarshal(l, &r.Label) != nil {
-				return nil, Errorf(CodeInvalidReference, "reference %d has a label that is not a string", i)
+				return nil, sessionref.Errorf(sessionref.CodeInvalidReference, "reference %d has a label that is not a string", i)
 			}
 			r.EmptyLabel = r.Label == ""
 		}
@@ -79,7 +80,7 @@ func ParseReferences(raw json.RawMessage) ([]Reference, error) {
 
 // source is one reference read and bounded.
 type source struct {
-	ref           Reference
+	ref           sessionref.Reference
 	inputIndex    int
 	formatVersion int
 	redactions    *int         // nil when redaction is off
@@ -89,12 +90,12 @@ type source struct {
 
 // readSource reads and projects one referenced session at the moment of the
 // request.
-func readSource(ctx context.Context, loc Locator, ref Reference, frames *dshlog.FrameDecoder) (snapshotData, int, []projectedMessage, error) {
+func readSource(ctx context.Context, loc Locator, ref sessionref.Reference, frames *dshlog.FrameDecoder) (snapshotData, int, []projectedMessage, error) {
 	entry, ok := loc.Locate(ref.SessionID)
 	if !ok {
 		return snapshotData{}, 0, nil, notInStore(ref.SessionID)
 	}
-	p, err := ReadReferenced(ctx, entry, frames)
+	p, err := sessionref.ReadReferenced(ctx, entry, frames)
 	if err != nil {
 		return snapshotData{}, 0, nil, err
 	}
@@ -110,12 +111,12 @@ func readSource(ctx context.Context, loc Locator, ref Reference, frames *dshlog.
 }
 
 // notInStore is the READ_FAILED of a session the index does not hold.
-func notInStore(id string) *Error {
+func notInStore(id string) *sessionref.Error {
 	name := id
 	if name == "" {
 		name = `""` // dsh: session "" not found
 	}
-	return &Error{Code: CodeReadFailed, SessionID: id,
+	return &sessionref.Error{Code: sessionref.CodeReadFailed, SessionID: id,
 		Message: fmt.Sprintf("session %s is not in the sessions store", name)}
 }
 
@@ -124,7 +125,7 @@ func notInStore(id string) *Error {
 // a source that cannot be read is READ_FAILED even when another one would
 // not fit its budget. With redact, secrets are replaced before retention
 // and spilling, so budgets count the redacted text.
-func readSources(ctx context.Context, loc Locator, refs []Reference, budget int, redact bool) ([]source, error) {
+func readSources(ctx context.Context, loc Locator, refs []sessionref.Reference, budget int, redact bool) ([]source, error) {
 	frames := &dshlog.FrameDecoder{Concurrency: len(refs)}
 	type read struct {
 		data    snapshotData
@@ -144,7 +145,7 @@ func readSources(ctx context.Context, loc Locator, refs []Reference, budget int,
 	}
 	wg.Wait()
 	if ctx.Err() != nil {
-		return nil, Cancelled(ctx)
+		return nil, sessionref.Cancelled(ctx)
 	}
 	for _, r := range reads {
 		if r.err != nil {
@@ -170,7 +171,7 @@ func readSources(ctx context.Context, loc Locator, refs []Reference, budget int,
 
 // Prepare reads every referenced session and builds the context message
 // (§2.3). No references give a Preparation without context.
-func Prepare(ctx context.Context, loc Locator, targetID string, refs []Reference, lim Limits) (*Preparation, error) {
+func Prepare(ctx context.Context, loc Locator, targetID string, refs []sessionref.Reference, lim Limits) (*Preparation, error) {
 	if err := validateLimits(lim); err != nil {
 		return nil, err
 	}
@@ -179,10 +180,10 @@ func Prepare(ctx context.Context, loc Locator, targetID string, refs []Reference
 		return nil, err
 	}
 	if len(norm) == 0 {
-		return &Preparation{References: []Reference{}}, nil
+		return &Preparation{References: []sessionref.Reference{}}, nil
 	}
 	if ctx.Err() != nil {
-		return nil, Cancelled(ctx)
+		return nil, sessionref.Cancelled(ctx)
 	}
 	sources, err := readSources(ctx, loc, norm, Budget(lim), lim.RedactSecrets)
 	if err != nil {
@@ -196,7 +197,7 @@ func Prepare(ctx context.Context, loc Locator, targetID string, refs []Reference
 		for _, path := range spilled {
 			os.Remove(path) // a cancelled request publishes nothing
 		}
-		return nil, Cancelled(ctx)
+		return nil, sessionref.Cancelled(ctx)
 	}
 	facts := make([]ReferenceFacts, len(sources))
 	for i, s := range sources {
@@ -211,7 +212,7 @@ func Prepare(ctx context.Context, loc Locator, targetID string, refs []Reference
 	msg := &ContextMessage{
 		Source:  ContextSource{Kind: "session-reference", Form: "recall", Version: 1, References: facts},
 		Content: []ContentBlock{{Type: "text", Text: prompt}},
-		Role:    RoleUser,
+		Role:    sessionref.RoleUser,
 		ID:      uuid.NewString(),
 	}
 	return &Preparation{References: norm, Context: msg}, nil
@@ -220,13 +221,13 @@ func Prepare(ctx context.Context, loc Locator, targetID string, refs []Reference
 func validateLimits(lim Limits) error {
 	switch {
 	case lim.MaxReferences < 0 || lim.MaxReferences > MaxReferencesLimit:
-		return Errorf(CodeInvalidConfig, "maxReferences must be between 1 and %d, got %d", MaxReferencesLimit, lim.MaxReferences)
+		return sessionref.Errorf(sessionref.CodeInvalidConfig, "maxReferences must be between 1 and %d, got %d", MaxReferencesLimit, lim.MaxReferences)
 	case lim.MaxReferenceBytes < 0:
-		return Errorf(CodeInvalidConfig, "maxReferenceBytes must be positive, got %d", lim.MaxReferenceBytes)
+		return sessionref.Errorf(sessionref.CodeInvalidConfig, "maxReferenceBytes must be positive, got %d", lim.MaxReferenceBytes)
 	case lim.ContextWindow < 0:
-		return Errorf(CodeInvalidConfig, "contextWindow must be positive, got %d", lim.ContextWindow)
+		return sessionref.Errorf(sessionref.CodeInvalidConfig, "contextWindow must be positive, got %d", lim.ContextWindow)
 	case !(lim.ReferenceContextFraction >= 0 && lim.ReferenceContextFraction <= 1): // NaN too
-		return Errorf(CodeInvalidConfig, "referenceContextFraction must be in (0, 1], got %v", lim.ReferenceContextFraction)
+		return sessionref.Errorf(sessionref.CodeInvalidConfig, "referenceContextFraction must be in (0, 1], got %v", lim.ReferenceContextFraction)
 	}
 	return nil
 }

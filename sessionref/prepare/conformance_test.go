@@ -1,4 +1,4 @@
-package sessionref_test
+package prepare_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/internal/testfixtures"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 )
 
 // TestPrepareConformanceWithRecordedFixtures prepares every session dsh
@@ -32,7 +33,7 @@ func TestPrepareConformanceWithRecordedV4Fixtures(t *testing.T) {
 // checkExpectedSnapshot compares the snapshot of a session at the default
 // budget with expected.json's snapshot65536.
 func checkExpectedSnapshot(t *testing.T, snap *sessionref.Snapshot, w testfixtures.Expected) {
-	got, err := sessionref.SnapshotOf(context.Background(), snap, sessionref.Reference{SessionID: w.SessionID, Label: w.SessionID}, sessionref.DefaultReferenceBytes)
+	got, err := prepare.SnapshotOf(context.Background(), snap, sessionref.Reference{SessionID: w.SessionID, Label: w.SessionID}, prepare.DefaultReferenceBytes)
 	if err != nil {
 		t.Fatalf("snapshot: %v", err)
 	}
@@ -52,7 +53,7 @@ func checkExpectedV4Preparation(t *testing.T, snap *sessionref.Snapshot, w testf
 		t.Fatalf("expected.json says readFailed %s; this test reads only readable logs", w.ReadFailed)
 	}
 	ref := sessionref.Reference{SessionID: w.SessionID, Label: w.SessionID}
-	p, err := sessionref.Prepare(context.Background(), snap, "target-of-conformance", []sessionref.Reference{ref}, sessionref.Limits{})
+	p, err := prepare.Prepare(context.Background(), snap, "target-of-conformance", []sessionref.Reference{ref}, prepare.Limits{})
 	if err != nil {
 		t.Fatalf("Prepare: %v", err)
 	}
@@ -66,7 +67,7 @@ func checkExpectedV4Preparation(t *testing.T, snap *sessionref.Snapshot, w testf
 	if w.SnapshotTruncated == nil {
 		t.Fatal("expected.json has no snapshotTruncated")
 	}
-	got, err := sessionref.SnapshotOf(context.Background(), snap, ref, w.SnapshotTruncated.MaxBytes)
+	got, err := prepare.SnapshotOf(context.Background(), snap, ref, w.SnapshotTruncated.MaxBytes)
 	if err != nil {
 		t.Fatalf("snapshot at %d bytes: %v", w.SnapshotTruncated.MaxBytes, err)
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package sessionref
+package prepare
 
 import (
 	"errors"

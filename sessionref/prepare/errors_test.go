@@ -1,4 +1,4 @@
-package sessionref
+package prepare
 
 import (
 	"context"
@@ -12,20 +12,23 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+
+	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/logtest"
 )
 
 // errorStore holds three readable sessions, a, b and c, and the target t.
-func errorStore(t *testing.T) (*testStore, *Index) {
-	s := newTestStore(t)
+func errorStore(t *testing.T) (*logtest.Store, *sessionref.Index) {
+	s := logtest.NewStore(t)
 	for i, id := range []string{"a", "b", "c", "d", "t"} {
-		s.simple(id, "/p", fixtureTime+int64(i), userMsg(0, "question "+id), assistantMsg(1, "answer "+id), turnEnd(2))
+		s.Simple(id, "/p", logtest.FixtureTime+int64(i), logtest.UserMsg(0, "question "+id), logtest.AssistantMsg(1, "answer "+id), logtest.TurnEnd(2))
 	}
-	return s, s.index()
+	return s, buildIndex(s)
 }
 
 func TestErrorInvalidConfig(t *testing.T) {
 	_, ix := errorStore(t)
-	text := "see " + Mention("A", "a")
+	text := "see " + sessionref.Mention("A", "a")
 	tests := []struct {
 		name string
 		lim  Limits
@@ -45,7 +48,7 @@ func TestErrorInvalidConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res, err := PrepareText(context.Background(), ix.Snapshot(), "t", text, tt.mode, nil, tt.lim)
-			wantCode(t, err, CodeInvalidConfig)
+			wantCode(t, err, sessionref.CodeInvalidConfig)
 			if res != nil {
 				t.Errorf("result %+v with an error", res)
 			}
@@ -53,25 +56,25 @@ func TestErrorInvalidConfig(t *testing.T) {
 	}
 	// Also without references: a bad configuration is refused, not ignored.
 	_, err := Prepare(context.Background(), ix.Snapshot(), "t", nil, Limits{MaxReferences: 9})
-	wantCode(t, err, CodeInvalidConfig)
+	wantCode(t, err, sessionref.CodeInvalidConfig)
 }
 
 func TestErrorInvalidReference(t *testing.T) {
 	_, ix := errorStore(t)
-	nonCanonical := URIScheme + base64.RawURLEncoding.EncodeToString([]byte(`"\u0061"`))
-	if id, err := DecodeURI(nonCanonical); err == nil {
+	nonCanonical := sessionref.URIScheme + base64.RawURLEncoding.EncodeToString([]byte(`"\u0061"`))
+	if id, err := sessionref.DecodeURI(nonCanonical); err == nil {
 		t.Fatalf("test premise: %s decodes to %q", nonCanonical, id)
 	}
 	texts := []struct{ name, text string }{
 		{"malformed mention URI", "see @[A](dsh-session:%%%)"},
-		{"mention URI not a JSON string", "see @[A](" + URIScheme + base64.RawURLEncoding.EncodeToString([]byte(`42`)) + ")"},
+		{"mention URI not a JSON string", "see @[A](" + sessionref.URIScheme + base64.RawURLEncoding.EncodeToString([]byte(`42`)) + ")"},
 		{"non-canonical bare URI", "see " + nonCanonical + " now"},
-		{"bad URI after a good one", Mention("A", "a") + " and @[B](dsh-session:!)"},
+		{"bad URI after a good one", sessionref.Mention("A", "a") + " and @[B](dsh-session:!)"},
 	}
 	for _, tt := range texts {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := PrepareText(context.Background(), ix.Snapshot(), "t", tt.text, ModeReplace, nil, Limits{})
-			wantCode(t, err, CodeInvalidReference)
+			wantCode(t, err, sessionref.CodeInvalidReference)
 		})
 	}
 	ordinary := []string{"dsh-session: alone", "dsh-session:%%%", "no mention"}
@@ -93,14 +96,14 @@ func TestErrorInvalidReference(t *testing.T) {
 	for _, tt := range explicit {
 		t.Run(tt.name, func(t *testing.T) {
 			refs, err := ParseReferences(json.RawMessage(tt.raw))
-			wantCode(t, err, CodeInvalidReference)
+			wantCode(t, err, sessionref.CodeInvalidReference)
 			if refs != nil {
 				t.Errorf("references %+v with an error", refs)
 			}
 		})
 	}
 	refs, err := ParseReferences(json.RawMessage(`[{"sessionId":"a","label":"A","extra":1},{"sessionId":"b","label":null}]`))
-	if err != nil || len(refs) != 2 || refs[0] != (Reference{SessionID: "a", Label: "A"}) || refs[1] != (Reference{SessionID: "b"}) {
+	if err != nil || len(refs) != 2 || refs[0] != (sessionref.Reference{SessionID: "a", Label: "A"}) || refs[1] != (sessionref.Reference{SessionID: "b"}) {
 		t.Errorf("valid references: %+v %v", refs, err)
 	}
 	// An empty id is a string id like any other: dsh reads it, and finds
@@ -111,17 +114,17 @@ func TestErrorSelfReference(t *testing.T) {
 	_, ix := errorStore(t)
 	tests := []struct {
 		name string
-		refs []Reference
+		refs []sessionref.Reference
 	}{
-		{"alone", []Reference{{SessionID: "t"}}},
-		{"repeated", []Reference{{SessionID: "t"}, {SessionID: "t"}}},
-		{"after another", []Reference{{SessionID: "a"}, {SessionID: "t", Label: "me"}}},
-		{"after too many", []Reference{{SessionID: "a"}, {SessionID: "b"}, {SessionID: "c"}, {SessionID: "d"}, {SessionID: "t"}}},
+		{"alone", []sessionref.Reference{{SessionID: "t"}}},
+		{"repeated", []sessionref.Reference{{SessionID: "t"}, {SessionID: "t"}}},
+		{"after another", []sessionref.Reference{{SessionID: "a"}, {SessionID: "t", Label: "me"}}},
+		{"after too many", []sessionref.Reference{{SessionID: "a"}, {SessionID: "b"}, {SessionID: "c"}, {SessionID: "d"}, {SessionID: "t"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			prep, err := Prepare(context.Background(), ix.Snapshot(), "t", tt.refs, Limits{})
-			if e := wantCode(t, err, CodeSelfReference); e.SessionID != "t" {
+			if e := wantCode(t, err, sessionref.CodeSelfReference); e.SessionID != "t" {
 				t.Errorf("error names %q", e.SessionID)
 			}
 			if prep != nil {
@@ -129,22 +132,22 @@ func TestErrorSelfReference(t *testing.T) {
 			}
 		})
 	}
-	_, err := PrepareText(context.Background(), ix.Snapshot(), "t", Mention("me", "t")+" "+Mention("me", "t"), ModeReplace, nil, Limits{})
-	wantCode(t, err, CodeSelfReference)
+	_, err := PrepareText(context.Background(), ix.Snapshot(), "t", sessionref.Mention("me", "t")+" "+sessionref.Mention("me", "t"), ModeReplace, nil, Limits{})
+	wantCode(t, err, sessionref.CodeSelfReference)
 }
 
 func TestErrorTooMany(t *testing.T) {
 	_, ix := errorStore(t)
-	refs := func(ids ...string) []Reference {
-		out := []Reference{}
+	refs := func(ids ...string) []sessionref.Reference {
+		out := []sessionref.Reference{}
 		for _, id := range ids {
-			out = append(out, Reference{SessionID: id, Label: strings.ToUpper(id)})
+			out = append(out, sessionref.Reference{SessionID: id, Label: strings.ToUpper(id)})
 		}
 		return out
 	}
 	tests := []struct {
 		name    string
-		refs    []Reference
+		refs    []sessionref.Reference
 		max     int
 		wantErr bool
 		want    []string
@@ -158,7 +161,7 @@ func TestErrorTooMany(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			prep, err := Prepare(context.Background(), ix.Snapshot(), "t", tt.refs, Limits{MaxReferences: tt.max})
 			if tt.wantErr {
-				wantCode(t, err, CodeTooMany)
+				wantCode(t, err, sessionref.CodeTooMany)
 				return
 			}
 			if err != nil {
@@ -177,7 +180,7 @@ func TestErrorTooMany(t *testing.T) {
 		})
 	}
 	// Duplicates keep the first label.
-	prep, err := Prepare(context.Background(), ix.Snapshot(), "t", []Reference{{SessionID: "a", Label: "First"}, {SessionID: "a", Label: "Second"}}, Limits{})
+	prep, err := Prepare(context.Background(), ix.Snapshot(), "t", []sessionref.Reference{{SessionID: "a", Label: "First"}, {SessionID: "a", Label: "Second"}}, Limits{})
 	if err != nil || len(prep.References) != 1 || prep.References[0].Label != "First" {
 		t.Errorf("duplicate labels: %+v %v", prep, err)
 	}
@@ -186,42 +189,42 @@ func TestErrorTooMany(t *testing.T) {
 func TestErrorReadFailed(t *testing.T) {
 	tests := []struct {
 		name    string
-		setup   func(t *testing.T, s *testStore, ix *Index) // after indexing
+		setup   func(t *testing.T, s *logtest.Store, ix *sessionref.Index) // after indexing
 		message string
 	}{
 		{"unknown id", nil, "not in the sessions store"},
-		{"log deleted after indexing", func(t *testing.T, s *testStore, ix *Index) {
+		{"log deleted after indexing", func(t *testing.T, s *logtest.Store, ix *sessionref.Index) {
 			e := mustLocate(t, ix.Snapshot(), "x")
 			if err := os.Remove(e.Path); err != nil {
 				t.Fatal(err)
 			}
 		}, "x"},
-		{"session directory deleted after indexing", func(t *testing.T, s *testStore, ix *Index) {
+		{"session directory deleted after indexing", func(t *testing.T, s *logtest.Store, ix *sessionref.Index) {
 			e := mustLocate(t, ix.Snapshot(), "x")
 			if err := os.RemoveAll(filepath.Dir(e.Path)); err != nil {
 				t.Fatal(err)
 			}
 		}, "x"},
-		{"checksum failure", func(t *testing.T, s *testStore, ix *Index) {
-			h := headerSpec{ID: "x", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime}
-			data, offsets := zstdLog(headerLine(h), [][]string{{userMsg(0, "q")}, {assistantMsg(1, "a"), turnEnd(2)}})
-			path := filepath.Join(s.sessionDir(h), "session.jsonl.zstd")
-			if err := os.WriteFile(path, corruptFrame(data, offsets[2], len(data), true), 0o644); err != nil {
+		{"checksum failure", func(t *testing.T, s *logtest.Store, ix *sessionref.Index) {
+			h := logtest.Header{ID: "x", Cwd: "/p", HasCwd: true, CreatedAt: logtest.FixtureTime}
+			data, offsets := logtest.ZstdLog(logtest.HeaderLine(h), [][]string{{logtest.UserMsg(0, "q")}, {logtest.AssistantMsg(1, "a"), logtest.TurnEnd(2)}})
+			path := filepath.Join(s.SessionDir(h), "session.jsonl.zstd")
+			if err := os.WriteFile(path, logtest.CorruptFrame(data, offsets[2], len(data), true), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}, "x"},
-		{"unparsable line followed by turn/end", func(t *testing.T, s *testStore, ix *Index) {
-			s.simple("x", "/p", fixtureTime, userMsg(0, "q"), `{"type":"assistant/message","seq":1,`, turnEnd(2))
+		{"unparsable line followed by turn/end", func(t *testing.T, s *logtest.Store, ix *sessionref.Index) {
+			s.Simple("x", "/p", logtest.FixtureTime, logtest.UserMsg(0, "q"), `{"type":"assistant/message","seq":1,`, logtest.TurnEnd(2))
 		}, "x"},
-		{"header replaced by another session's", func(t *testing.T, s *testStore, ix *Index) {
+		{"header replaced by another session's", func(t *testing.T, s *logtest.Store, ix *sessionref.Index) {
 			e := mustLocate(t, ix.Snapshot(), "x")
-			writeLog(t, e.Path, EncodingRaw, headerLine(headerSpec{ID: "y", Cwd: "/p", HasCwd: true}), [][]string{{userMsg(0, "q")}})
+			logtest.WriteLog(t, e.Path, sessionref.EncodingRaw, logtest.HeaderLine(logtest.Header{ID: "y", Cwd: "/p", HasCwd: true}), [][]string{{logtest.UserMsg(0, "q")}})
 		}, "x"},
-		{"identity mismatch skipped at indexing", func(t *testing.T, s *testStore, ix *Index) {
+		{"identity mismatch skipped at indexing", func(t *testing.T, s *logtest.Store, ix *sessionref.Index) {
 			// "y" is written in the directory of "x"; the index never lists it as either.
-			dir := filepath.Join(s.root, dshlog.ProjectKey("/p"), dshlog.EncodeSegment("mis"))
+			dir := filepath.Join(s.Root, dshlog.ProjectKey("/p"), dshlog.EncodeSegment("mis"))
 			os.MkdirAll(dir, 0o755)
-			writeLog(t, filepath.Join(dir, "session.jsonl"), EncodingRaw, headerLine(headerSpec{ID: "y", Cwd: "/p", HasCwd: true}), nil)
+			logtest.WriteLog(t, filepath.Join(dir, "session.jsonl"), sessionref.EncodingRaw, logtest.HeaderLine(logtest.Header{ID: "y", Cwd: "/p", HasCwd: true}), nil)
 			if err := ix.Build(context.Background(), nil); err != nil {
 				t.Fatal(err)
 			}
@@ -229,16 +232,16 @@ func TestErrorReadFailed(t *testing.T) {
 				t.Fatal("a session in the wrong directory is listed")
 			}
 		}, "y"},
-		{"newer generation with a wrong header version", func(t *testing.T, s *testStore, ix *Index) {
-			h := headerSpec{ID: "x", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime, Version: 1}
-			s.write(sessionSpec{Header: h, Encoding: EncodingRaw, Generation: 2, Batches: [][]string{{userMsg(0, "q")}}})
+		{"newer generation with a wrong header version", func(t *testing.T, s *logtest.Store, ix *sessionref.Index) {
+			h := logtest.Header{ID: "x", Cwd: "/p", HasCwd: true, CreatedAt: logtest.FixtureTime, Version: 1}
+			s.Write(logtest.Spec{Header: h, Encoding: sessionref.EncodingRaw, Generation: 2, Batches: [][]string{{logtest.UserMsg(0, "q")}}})
 		}, "x"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newTestStore(t)
-			s.simple("x", "/p", fixtureTime, userMsg(0, "q"), assistantMsg(1, "a"), turnEnd(2))
-			ix := s.index()
+			s := logtest.NewStore(t)
+			s.Simple("x", "/p", logtest.FixtureTime, logtest.UserMsg(0, "q"), logtest.AssistantMsg(1, "a"), logtest.TurnEnd(2))
+			ix := buildIndex(s)
 			id := "x"
 			if tt.setup != nil {
 				tt.setup(t, s, ix)
@@ -248,8 +251,8 @@ func TestErrorReadFailed(t *testing.T) {
 			if tt.message == "y" {
 				id = "y"
 			}
-			prep, err := Prepare(context.Background(), ix.Snapshot(), "t", []Reference{{SessionID: id}}, Limits{})
-			e := wantCode(t, err, CodeReadFailed)
+			prep, err := Prepare(context.Background(), ix.Snapshot(), "t", []sessionref.Reference{{SessionID: id}}, Limits{})
+			e := wantCode(t, err, sessionref.CodeReadFailed)
 			if e.SessionID != id || !strings.Contains(e.Error(), id) {
 				t.Errorf("error %q (session %q) does not name %s", e.Error(), e.SessionID, id)
 			}
@@ -264,16 +267,16 @@ func TestErrorReadFailedNewerVersion(t *testing.T) {
 	for _, version := range []int{5, 6} {
 		for _, enc := range bothEncodings {
 			t.Run(string(enc), func(t *testing.T) {
-				s := newTestStore(t)
-				h := headerSpec{ID: "new", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime, Version: version}
-				s.write(sessionSpec{Header: h, Encoding: enc, Generation: version,
-					Batches: [][]string{{userMsg(0, "q"), titleEvent(1, "From the future")}}})
-				snap := s.index().Snapshot()
+				s := logtest.NewStore(t)
+				h := logtest.Header{ID: "new", Cwd: "/p", HasCwd: true, CreatedAt: logtest.FixtureTime, Version: version}
+				s.Write(logtest.Spec{Header: h, Encoding: enc, Generation: version,
+					Batches: [][]string{{logtest.UserMsg(0, "q"), logtest.TitleEvent(1, "From the future")}}})
+				snap := buildIndex(s).Snapshot()
 				if e := mustLocate(t, snap, "new"); e.Title != "From the future" || e.FormatVersion != version {
 					t.Errorf("v%d session listed as %+v", version, e)
 				}
-				_, err := Prepare(context.Background(), snap, "t", []Reference{{SessionID: "new"}}, Limits{})
-				e := wantCode(t, err, CodeReadFailed)
+				_, err := Prepare(context.Background(), snap, "t", []sessionref.Reference{{SessionID: "new"}}, Limits{})
+				e := wantCode(t, err, sessionref.CodeReadFailed)
 				if !strings.Contains(e.Error(), "newer dsh") {
 					t.Errorf("message %q does not say a newer dsh wrote it", e.Error())
 				}
@@ -289,7 +292,7 @@ type cancellingLocator struct {
 	cancel context.CancelFunc
 }
 
-func (l cancellingLocator) Locate(id string) (Entry, bool) {
+func (l cancellingLocator) Locate(id string) (sessionref.Entry, bool) {
 	if id == l.last {
 		l.cancel()
 	}
@@ -339,12 +342,12 @@ func spillFiles(dir string) []string {
 }
 
 func TestErrorCancelled(t *testing.T) {
-	s := newTestStore(t)
+	s := logtest.NewStore(t)
 	for _, id := range []string{"a", "b", "c"} {
-		s.simple(id, "/p", fixtureTime, userMsg(0, strings.Repeat("long question ", 40)), assistantMsg(1, latestText), turnEnd(2))
+		s.Simple(id, "/p", logtest.FixtureTime, logtest.UserMsg(0, strings.Repeat("long question ", 40)), logtest.AssistantMsg(1, latestText), logtest.TurnEnd(2))
 	}
-	snap := s.index().Snapshot()
-	refs := []Reference{{SessionID: "a"}, {SessionID: "b"}, {SessionID: "c"}}
+	snap := buildIndex(s).Snapshot()
+	refs := []sessionref.Reference{{SessionID: "a"}, {SessionID: "b"}, {SessionID: "c"}}
 	lim := func(spill string) Limits { return Limits{MaxReferenceBytes: 400, SpillDir: spill} }
 
 	t.Run("before the request", func(t *testing.T) {
@@ -352,12 +355,12 @@ func TestErrorCancelled(t *testing.T) {
 		cancel()
 		spill := filepath.Join(t.TempDir(), "spill")
 		prep, err := Prepare(ctx, snap, "t", refs, lim(spill))
-		wantCode(t, err, CodeCancelled)
+		wantCode(t, err, sessionref.CodeCancelled)
 		if prep != nil || len(spillFiles(spill)) != 0 {
 			t.Errorf("cancelled request published %+v, spilled %v", prep, spillFiles(spill))
 		}
-		_, err = PrepareText(ctx, snap, "t", Mention("A", "a"), ModeReplace, nil, lim(spill))
-		wantCode(t, err, CodeCancelled)
+		_, err = PrepareText(ctx, snap, "t", sessionref.Mention("A", "a"), ModeReplace, nil, lim(spill))
+		wantCode(t, err, sessionref.CodeCancelled)
 	})
 	t.Run("while locating", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -365,7 +368,7 @@ func TestErrorCancelled(t *testing.T) {
 		spill := filepath.Join(t.TempDir(), "spill")
 		loc := cancellingLocator{Locator: snap, last: "c", cancel: cancel}
 		prep, err := Prepare(ctx, loc, "t", refs, lim(spill))
-		wantCode(t, err, CodeCancelled)
+		wantCode(t, err, sessionref.CodeCancelled)
 		if prep != nil || len(spillFiles(spill)) != 0 {
 			t.Errorf("cancelled request published %+v, spilled %v", prep, spillFiles(spill))
 		}
@@ -377,7 +380,7 @@ func TestErrorCancelled(t *testing.T) {
 		if !ctx.fired {
 			t.Fatalf("no spill file was ever written (err %v); the test did not cancel after spilling", err)
 		}
-		wantCode(t, err, CodeCancelled)
+		wantCode(t, err, sessionref.CodeCancelled)
 		if prep != nil {
 			t.Errorf("cancelled request published %+v", prep)
 		}

@@ -1,9 +1,12 @@
-package sessionref
+package prepare
 
 import (
 	"context"
 	"os"
 	"testing"
+
+	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/logtest"
 )
 
 // Expected values: what Node's Buffer.toString("utf8") then JSON.parse give
@@ -15,18 +18,18 @@ import (
 // and one pair.
 const surrogateText = `lone \ud800 high, lone \udfff low, pair \ud83d\ude00, and <tail> text that goes on for a while`
 
-func textDecodeStore(t *testing.T) *Snapshot {
-	s := newTestStore(t)
-	s.simple("sur", "/w", fixtureTime,
+func textDecodeStore(t *testing.T) *sessionref.Snapshot {
+	s := logtest.NewStore(t)
+	s.Simple("sur", "/w", logtest.FixtureTime,
 		`{"type":"user/message","seq":0,"time":1,"data":{"id":"u","role":"user","source":{"kind":"user"},"content":[{"type":"text","text":"`+surrogateText+`"}]},"surfaceOp":"append"}`,
-		turnEnd(1))
-	s.simple("num", "/w", fixtureTime+1,
+		logtest.TurnEnd(1))
+	s.Simple("num", "/w", logtest.FixtureTime+1,
 		`{"type":"user/message","seq":0,"time":1,"data":{"id":"u","role":"user","source":{"kind":"user"},"content":[{"type":"text","text":5},{"type":"text","text":{"x":1}},"junk",{"type":"text","text":"ok"}]},"surfaceOp":"append"}`,
-		assistantMsg(1, "fine"), turnEnd(2))
-	s.simple("bytes", "/w", fixtureTime+2,
+		logtest.AssistantMsg(1, "fine"), logtest.TurnEnd(2))
+	s.Simple("bytes", "/w", logtest.FixtureTime+2,
 		"{\"type\":\"user/message\",\"seq\":0,\"time\":1,\"data\":{\"id\":\"u\",\"role\":\"user\",\"source\":{\"kind\":\"user\"},\"content\":[{\"type\":\"text\",\"text\":\"x\xff\xfey \xf0\x9f\x98z\"}]},\"surfaceOp\":\"append\"}",
-		turnEnd(1))
-	return s.index().Snapshot()
+		logtest.TurnEnd(1))
+	return buildIndex(s).Snapshot()
 }
 
 func TestProjectionDecodesTextAsDsh(t *testing.T) {
@@ -54,7 +57,7 @@ func TestProjectionDecodesTextAsDsh(t *testing.T) {
 			Stats{OriginalMessages: 1, RetainedMessages: 1}},
 	}
 	for _, tt := range tests {
-		got, err := SnapshotOf(context.Background(), snap, Reference{SessionID: tt.id}, tt.budget)
+		got, err := SnapshotOf(context.Background(), snap, sessionref.Reference{SessionID: tt.id}, tt.budget)
 		if err != nil {
 			t.Errorf("%s at %d: %v", tt.id, tt.budget, err)
 			continue
@@ -68,7 +71,7 @@ func TestProjectionDecodesTextAsDsh(t *testing.T) {
 func TestSpillKeepsLoneSurrogates(t *testing.T) {
 	snap := textDecodeStore(t)
 	spillDir := t.TempDir()
-	if _, err := Prepare(context.Background(), snap, "target", []Reference{{SessionID: "sur"}}, Limits{MaxReferenceBytes: 200, SpillDir: spillDir}); err != nil {
+	if _, err := Prepare(context.Background(), snap, "target", []sessionref.Reference{{SessionID: "sur"}}, Limits{MaxReferenceBytes: 200, SpillDir: spillDir}); err != nil {
 		t.Fatal(err)
 	}
 	files := spillFiles(spillDir)

@@ -1,4 +1,4 @@
-package sessionref_test
+package prepare_test
 
 import (
 	"testing"

@@ -1,6 +1,6 @@
 //go:build windows
 
-package sessionref
+package prepare
 
 import (
 	"fmt"

@@ -1,6 +1,6 @@
 //go:build unix
 
-package sessionref_test
+package prepare_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 )
 
 // readOnlySpillEnv, when set, makes TestSpillKeepsAReadOnlyRootReadOnly the
@@ -42,7 +43,7 @@ func checkReadOnlySpill(t *testing.T, spill string) {
 	t.Cleanup(func() { _ = os.Chmod(spill, 0o700) })
 	ix := storetest.BuildIndex(t, root, sessionref.IndexOptions{})
 	// A budget far below the session's size: it is shortened and spills.
-	p, err := prepareOne(context.Background(), ix.Snapshot(), "healthy-raw", sessionref.Limits{MaxReferenceBytes: 200, SpillDir: spill})
+	p, err := prepareOne(context.Background(), ix.Snapshot(), "healthy-raw", prepare.Limits{MaxReferenceBytes: 200, SpillDir: spill})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package sessionref
+package prepare
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
 
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
@@ -17,7 +18,7 @@ type TextResult struct {
 	// input, the JSON array of blocks for content input.
 	Content json.RawMessage `json:"content"`
 	// References are the normalised references, in mention order.
-	References []Reference `json:"references"`
+	References []sessionref.Reference `json:"references"`
 	// AdditionalContext is the context message, absent without references.
 	AdditionalContext *ContextMessage `json:"additionalContext,omitempty"`
 }
@@ -28,14 +29,14 @@ type PreparedText struct {
 	// Text is the message as it should be sent.
 	Text string
 	// References are the normalised references, in mention order.
-	References []Reference
+	References []sessionref.Reference
 	// AdditionalContext is the context message, absent without references.
 	AdditionalContext *ContextMessage
 }
 
 // PrepareText prepares a plain-text message (see PrepareTextMessage) and
 // encodes its content as a JSON string.
-func PrepareText(ctx context.Context, loc Locator, targetID, text string, mode Mode, explicit []Reference, lim Limits) (*TextResult, error) {
+func PrepareText(ctx context.Context, loc Locator, targetID, text string, mode Mode, explicit []sessionref.Reference, lim Limits) (*TextResult, error) {
 	p, err := PrepareTextMessage(ctx, loc, targetID, text, mode, explicit, lim)
 	if err != nil {
 		return nil, err
@@ -53,13 +54,13 @@ func PrepareText(ctx context.Context, loc Locator, targetID, text string, mode M
 // Explicit references skip parsing, and the text is then returned as
 // written. A caller that writes the content where it goes (the server
 // into its answer) takes the text from here and holds no encoded copy.
-func PrepareTextMessage(ctx context.Context, loc Locator, targetID, text string, mode Mode, explicit []Reference, lim Limits) (*PreparedText, error) {
+func PrepareTextMessage(ctx context.Context, loc Locator, targetID, text string, mode Mode, explicit []sessionref.Reference, lim Limits) (*PreparedText, error) {
 	if err := checkMode(mode); err != nil {
 		return nil, err
 	}
 	content, refs := text, explicit
 	if explicit == nil {
-		rewritten, parsed, err := ParseText(text)
+		rewritten, parsed, err := sessionref.ParseText(text)
 		if err != nil {
 			return nil, err
 		}
@@ -81,7 +82,7 @@ func PrepareTextMessage(ctx context.Context, loc Locator, targetID, text string,
 // PrepareContent prepares a message given as content blocks: mentions in
 // text blocks are parsed (and rewritten in ModeReplace); other blocks pass
 // through untouched.
-func PrepareContent(ctx context.Context, loc Locator, targetID string, blocks []json.RawMessage, mode Mode, explicit []Reference, lim Limits) (*TextResult, error) {
+func PrepareContent(ctx context.Context, loc Locator, targetID string, blocks []json.RawMessage, mode Mode, explicit []sessionref.Reference, lim Limits) (*TextResult, error) {
 	if err := checkMode(mode); err != nil {
 		return nil, err
 	}
@@ -89,20 +90,20 @@ func PrepareContent(ctx context.Context, loc Locator, targetID string, blocks []
 	copy(out, blocks)
 	refs := explicit
 	if explicit == nil {
-		refs = []Reference{}
+		refs = []sessionref.Reference{}
 		for i, blk := range blocks {
 			var fields map[string]json.RawMessage
 			if err := json.Unmarshal(blk, &fields); err != nil || fields == nil {
-				return nil, Errorf(CodeInvalidReference, "content block %d is not an object", i)
+				return nil, sessionref.Errorf(sessionref.CodeInvalidReference, "content block %d is not an object", i)
 			}
 			var typ, text string
 			if json.Unmarshal(fields["type"], &typ) != nil || typ != "text" {
 				continue
 			}
 			if err := json.Unmarshal(fields["text"], &text); err != nil {
-				return nil, Errorf(CodeInvalidReference, "text block %d has no string text", i)
+				return nil, sessionref.Errorf(sessionref.CodeInvalidReference, "text block %d has no string text", i)
 			}
-			rewritten, parsed, err := ParseText(text)
+			rewritten, parsed, err := sessionref.ParseText(text)
 			if err != nil {
 				return nil, err
 			}
@@ -144,14 +145,14 @@ func checkMode(mode Mode) error {
 	case "", ModeReplace, ModePreserve:
 		return nil
 	}
-	return Errorf(CodeInvalidConfig, "mode must be %q or %q, got %q", ModeReplace, ModePreserve, mode)
+	return sessionref.Errorf(sessionref.CodeInvalidConfig, "mode must be %q or %q, got %q", ModeReplace, ModePreserve, mode)
 }
 
 // Preview is what hover and completion resolve show for one session: the
 // recall facts dsh/prepare would produce now for that one reference, then an
 // excerpt of the newest retained messages.
 type Preview struct {
-	Entry                 Entry
+	Entry                 sessionref.Entry
 	Stats                 Stats
 	CapturedThroughSeq    *int64
 	CapturedFormatVersion *int
@@ -179,14 +180,14 @@ const (
 func PreviewSession(ctx context.Context, loc Locator, id string, lim Limits) (*Preview, error) {
 	entry, ok := loc.Locate(id)
 	if !ok {
-		return nil, &Error{Code: CodeReadFailed, SessionID: id, Message: fmt.Sprintf("session %s is not in the sessions store", id)}
+		return nil, &sessionref.Error{Code: sessionref.CodeReadFailed, SessionID: id, Message: fmt.Sprintf("session %s is not in the sessions store", id)}
 	}
 	p := &Preview{Entry: entry, Budget: Budget(lim)}
 	frames := &dshlog.FrameDecoder{Concurrency: 1}
-	ref := Reference{SessionID: id, Label: id}
+	ref := sessionref.Reference{SessionID: id, Label: id}
 	data, version, msgs, err := readSource(ctx, loc, ref, frames)
 	if ctx.Err() != nil {
-		return nil, Cancelled(ctx)
+		return nil, sessionref.Cancelled(ctx)
 	}
 	if err != nil {
 		p.Err = err

@@ -1,4 +1,4 @@
-package sessionref_test
+package prepare_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 )
 
 // TestPrepareGeneratedV4Cases prepares one generated v4 session per rule
@@ -26,7 +27,7 @@ func TestPrepareGeneratedV4Cases(t *testing.T) {
 		if f.CapturedFormatVersion == nil || *f.CapturedFormatVersion != 4 || f.Compacted != want.Compacted {
 			t.Errorf("facts %+v, want capturedFormatVersion 4, compacted %v", f, want.Compacted)
 		}
-		preview, err := sessionref.PreviewSession(context.Background(), snap, want.ID, sessionref.Limits{})
+		preview, err := prepare.PreviewSession(context.Background(), snap, want.ID, prepare.Limits{})
 		if err != nil || preview.Err != nil || !reflect.DeepEqual(preview.CapturedThroughSeq, want.CapturedThroughSeq()) {
 			t.Errorf("preview %+v, %v; want capturedThroughSeq %v", preview, err, deref(want.CapturedThroughSeq()))
 		}
@@ -39,7 +40,7 @@ func TestPrepareGeneratedV4Cases(t *testing.T) {
 // recorded.
 func prepareGenerated(t *testing.T, snap *sessionref.Snapshot, want dshgen.Expected, named bool) (p prepared, ok bool) {
 	t.Helper()
-	p, err := prepareOne(context.Background(), snap, want.ID, sessionref.Limits{})
+	p, err := prepareOne(context.Background(), snap, want.ID, prepare.Limits{})
 	if !want.Preparable {
 		e := storetest.WantReadFailed(t, err, want.ID)
 		if named && want.Refusal == "" || !strings.Contains(e.Error(), want.Refusal) {

@@ -1,10 +1,11 @@
-package sessionref
+package prepare
 
 import (
 	"fmt"
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
 )
 
@@ -59,7 +60,7 @@ type projectedMessage struct {
 
 // project turns the projected messages of a read into the messages
 // retention works on.
-func project(msgs []ProjectedMessage) []projectedMessage {
+func project(msgs []sessionref.ProjectedMessage) []projectedMessage {
 	out := make([]projectedMessage, len(msgs))
 	for i, m := range msgs {
 		out[i] = projectedMessage{role: m.Role, original: m.Text, checkpoint: m.Checkpoint}
@@ -154,8 +155,8 @@ func retain(head snapshotData, msgs []projectedMessage, budget int) (retentionRe
 	return retentionResult{data: head, stats: stats, size: size()}, nil
 }
 
-func budgetError(id string, budget int) *Error {
-	return &Error{Code: CodeBudgetExceeded, SessionID: id,
+func budgetError(id string, budget int) *sessionref.Error {
+	return &sessionref.Error{Code: sessionref.CodeBudgetExceeded, SessionID: id,
 		Message: fmt.Sprintf("session %s cannot be recalled within %d bytes, even with every message shortened", id, budget)}
 }
 

@@ -1,4 +1,4 @@
-package sessionref_test
+package prepare_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/internal/longtest"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 )
 
 // These tests put the damaged and unusual store entries of dshgen's
@@ -38,12 +39,12 @@ type snapshotJSON struct {
 // message id.
 type prepared struct {
 	Prompt string
-	Facts  []sessionref.ReferenceFacts
+	Facts  []prepare.ReferenceFacts
 }
 
 // prepareOne prepares a single reference to id with the given limits.
-func prepareOne(ctx context.Context, loc sessionref.Locator, id string, lim sessionref.Limits) (prepared, error) {
-	prep, err := sessionref.Prepare(ctx, loc, storetest.TargetID, []sessionref.Reference{{SessionID: id}}, lim)
+func prepareOne(ctx context.Context, loc prepare.Locator, id string, lim prepare.Limits) (prepared, error) {
+	prep, err := prepare.Prepare(ctx, loc, storetest.TargetID, []sessionref.Reference{{SessionID: id}}, lim)
 	if err != nil {
 		return prepared{}, err
 	}
@@ -105,7 +106,7 @@ func observePrepared(t testing.TB, snap *sessionref.Snapshot, healthy []dshgen.E
 	t.Helper()
 	out := map[string]prepared{}
 	for _, h := range healthy {
-		p, err := prepareOne(context.Background(), snap, h.ID, sessionref.Limits{})
+		p, err := prepareOne(context.Background(), snap, h.ID, prepare.Limits{})
 		if err != nil {
 			t.Fatalf("healthy session %s does not prepare: %v", h.ID, err)
 		}
@@ -162,13 +163,13 @@ func checkCasePrepared(t *testing.T, snap *sessionref.Snapshot, c dshgen.Case, s
 	t.Helper()
 	if c.Expected == nil {
 		for _, id := range sc.Hidden {
-			_, err := prepareOne(context.Background(), snap, id, sessionref.Limits{})
+			_, err := prepareOne(context.Background(), snap, id, prepare.Limits{})
 			storetest.WantReadFailed(t, err, id)
 		}
 		return
 	}
 	want := *c.Expected
-	p, err := prepareOne(context.Background(), snap, want.ID, sessionref.Limits{})
+	p, err := prepareOne(context.Background(), snap, want.ID, prepare.Limits{})
 	if !want.Preparable {
 		e := storetest.WantReadFailed(t, err, want.ID)
 		if sc.ReadFailedSays != "" && !strings.Contains(e.Error(), sc.ReadFailedSays) {
@@ -226,16 +227,16 @@ func TestLogDeletedBeforePrepare(t *testing.T) {
 			if err := tt.remove(path); err != nil {
 				t.Fatal(err)
 			}
-			_, err = prepareOne(context.Background(), snap, "victim", sessionref.Limits{})
+			_, err = prepareOne(context.Background(), snap, "victim", prepare.Limits{})
 			e := storetest.WantReadFailed(t, err, "victim")
 			t.Logf("observed: %v", e)
 			refs := []sessionref.Reference{{SessionID: healthy[0].ID}, {SessionID: "victim"}}
-			prep, err := sessionref.Prepare(context.Background(), snap, storetest.TargetID, refs, sessionref.Limits{})
+			prep, err := prepare.Prepare(context.Background(), snap, storetest.TargetID, refs, prepare.Limits{})
 			if prep != nil {
 				t.Errorf("a partial preparation was returned: %+v", prep)
 			}
 			storetest.WantReadFailed(t, err, "victim")
-			preview, err := sessionref.PreviewSession(context.Background(), snap, "victim", sessionref.Limits{})
+			preview, err := prepare.PreviewSession(context.Background(), snap, "victim", prepare.Limits{})
 			if err != nil {
 				t.Fatalf("PreviewSession: %v", err)
 			}
@@ -252,7 +253,7 @@ func TestLogDeletedBeforePrepare(t *testing.T) {
 func TestPrepareHugeLine(t *testing.T) {
 	longtest.Require(t)
 	storetest.EachHugeLine(t, func(t *testing.T, enc dshgen.Encoding, h *storetest.Huge) {
-		p, err := prepareOne(context.Background(), h.Index.Snapshot(), h.Want.ID, sessionref.Limits{})
+		p, err := prepareOne(context.Background(), h.Index.Snapshot(), h.Want.ID, prepare.Limits{})
 		if err != nil {
 			t.Fatalf("Prepare: %v", err)
 		}
@@ -270,15 +271,15 @@ func TestPrepareHugeLine(t *testing.T) {
 		if f.OriginalMessages != 2 || f.RetainedMessages != 1 || f.OmittedMessages != 1 || f.OmittedBytes < storetest.HugeTextBytes || !f.Truncated {
 			t.Errorf("facts %+v, want 2 original, 1 retained, 1 omitted of ≥ %d bytes", f, storetest.HugeTextBytes)
 		}
-		if len(p.Prompt) > 2*sessionref.DefaultReferenceBytes {
-			t.Errorf("prompt is %d bytes; the budget is %d per source", len(p.Prompt), sessionref.DefaultReferenceBytes)
+		if len(p.Prompt) > 2*prepare.DefaultReferenceBytes {
+			t.Errorf("prompt is %d bytes; the budget is %d per source", len(p.Prompt), prepare.DefaultReferenceBytes)
 		}
-		size, err := sessionref.TagSafeSize(snaps[0])
+		size, err := prepare.TagSafeSize(snaps[0])
 		if err != nil {
 			t.Fatal(err)
 		}
-		if size > sessionref.DefaultReferenceBytes {
-			t.Errorf("snapshot data is %d bytes, over the budget %d", size, sessionref.DefaultReferenceBytes)
+		if size > prepare.DefaultReferenceBytes {
+			t.Errorf("snapshot data is %d bytes, over the budget %d", size, prepare.DefaultReferenceBytes)
 		}
 		t.Logf("observed: %s log; written in %v, indexed by %v, prepared by %v; heap in use %d MB before, peak %d MB",
 			enc, h.Written.Round(time.Millisecond), h.Indexed.Round(time.Millisecond), time.Since(h.Begin).Round(time.Millisecond),
@@ -297,7 +298,7 @@ func TestPrepareRefusesAfterCorruptFrame(t *testing.T) {
 	for _, when := range []string{"before the first build", "after the first build"} {
 		t.Run(when, func(t *testing.T) {
 			ix, id := storetest.TitleAfterCorruptFrame(t, when == "after the first build")
-			_, err := prepareOne(context.Background(), ix.Snapshot(), id, sessionref.Limits{})
+			_, err := prepareOne(context.Background(), ix.Snapshot(), id, prepare.Limits{})
 			storetest.WantReadFailed(t, err, id)
 			checkPreparedUnchanged(t, ix.Snapshot())
 		})
@@ -313,7 +314,7 @@ const unreadableRootPrepareEnv = "DSH_REFLS_UNREADABLE_ROOT_PREPARE"
 func TestPrepareUnreadableDirectory(t *testing.T) {
 	storetest.UnreadableDir(t, "TestPrepareUnreadableDirectory", unreadableRootPrepareEnv, func(t *testing.T, root, _ string) {
 		snap := storetest.BuildIndex(t, root, sessionref.IndexOptions{}).Snapshot()
-		_, err := prepareOne(context.Background(), snap, "case-unreadable-dir", sessionref.Limits{})
+		_, err := prepareOne(context.Background(), snap, "case-unreadable-dir", prepare.Limits{})
 		storetest.WantReadFailed(t, err, "case-unreadable-dir")
 		checkPreparedUnchanged(t, snap)
 	})
@@ -328,7 +329,7 @@ func TestPrepareSpecialFilesAsLogs(t *testing.T) {
 		t.Run(tt.Name, func(t *testing.T) {
 			root, ix, _ := storetest.SpecialFileStore(t, tt.Name, tt.Make)
 			snap := ix.Snapshot()
-			_, err := prepareOne(context.Background(), snap, "special-log", sessionref.Limits{})
+			_, err := prepareOne(context.Background(), snap, "special-log", prepare.Limits{})
 			storetest.WantReadFailed(t, err, "special-log")
 			checkPreparedUnchanged(t, snap)
 
@@ -355,7 +356,7 @@ func TestPrepareSpecialFilesAsLogs(t *testing.T) {
 				t.Fatal(err)
 			}
 			err = storetest.UnblockAfter(t, path, func() error {
-				_, err := prepareOne(context.Background(), snap, "victim", sessionref.Limits{})
+				_, err := prepareOne(context.Background(), snap, "victim", prepare.Limits{})
 				return err
 			})
 			storetest.WantReadFailed(t, err, "victim")

@@ -1,4 +1,4 @@
-package sessionref
+package prepare
 
 import (
 	"context"
@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/logtest"
 )
 
 // spillFilesUnder lists the spill files under dir.
@@ -22,13 +25,13 @@ func spillFilesUnder(t *testing.T, dir string) []string {
 // times: the spill is written once and reused, with the same size; a spill
 // file whose bytes were changed is not reused, and a new one is written.
 func TestSameSnapshotIsSpilledOnce(t *testing.T) {
-	s := newTestStore(t)
+	s := logtest.NewStore(t)
 	long := strings.Repeat("a long message that does not fit ", 4000)
-	s.simple("spilled", "/work/s", fixtureTime, userMsg(0, long), assistantMsg(1, long), titleEvent(2, "Spilled"))
-	ix := s.index()
+	s.Simple("spilled", "/work/s", logtest.FixtureTime, logtest.UserMsg(0, long), logtest.AssistantMsg(1, long), logtest.TitleEvent(2, "Spilled"))
+	ix := buildIndex(s)
 	spillDir := filepath.Join(t.TempDir(), "spill")
 	lim := Limits{MaxReferenceBytes: 4096, SpillDir: spillDir}
-	text := "see " + Mention("Spilled", "spilled")
+	text := "see " + sessionref.Mention("Spilled", "spilled")
 	prompts := map[string]bool{}
 	for range 3 {
 		res, err := PrepareText(context.Background(), ix.Snapshot(), "target", text, ModeReplace, nil, lim)

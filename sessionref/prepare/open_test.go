@@ -1,6 +1,6 @@
 //go:build linux
 
-package sessionref_test
+package prepare_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
+	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 )
 
 // TestPrepareDoesNotFollowSymlinkedLogs places session logs that are
@@ -18,11 +19,11 @@ func TestPrepareDoesNotFollowSymlinkedLogs(t *testing.T) {
 	l := storetest.WriteLinked(t)
 	snap := storetest.BuildIndex(t, l.Root, sessionref.IndexOptions{}).Snapshot()
 	for _, id := range l.IDs {
-		_, err := prepareOne(context.Background(), snap, id, sessionref.Limits{})
+		_, err := prepareOne(context.Background(), snap, id, prepare.Limits{})
 		storetest.WantReadFailed(t, err, id)
 	}
 	text := "see " + sessionref.Mention("Elsewhere", l.IDs[0])
-	if _, err := sessionref.PrepareText(context.Background(), snap, storetest.TargetID, text, sessionref.ModeReplace, nil, sessionref.Limits{}); err == nil {
+	if _, err := prepare.PrepareText(context.Background(), snap, storetest.TargetID, text, prepare.ModeReplace, nil, prepare.Limits{}); err == nil {
 		t.Errorf("a mention of the linked session was prepared")
 	}
 	if got := l.Opens.Drain(t); len(got) > 0 {

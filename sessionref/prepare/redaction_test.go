@@ -1,4 +1,4 @@
-package sessionref
+package prepare
 
 import (
 	"context"
@@ -10,6 +10,9 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/secrets"
+
+	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/logtest"
 )
 
 // The credentials of these tests are assembled at run time (prefix +
@@ -23,19 +26,19 @@ var fakeGitHub = "gh" + "p_" + fakeBody(36)
 
 // redactStore writes one session whose messages hold secrets: a key block
 // larger than the budget, a token and a password.
-func redactStore(t *testing.T) *Snapshot {
-	s := newTestStore(t)
+func redactStore(t *testing.T) *sessionref.Snapshot {
+	s := logtest.NewStore(t)
 	pem := "-----BEGIN RSA PRIVATE KEY-----\n" + strings.Repeat(fakeBody(64)+"\n", 40) + "-----END RSA PRIVATE KEY-----"
-	s.simple("leaky", "/home/u/proj", fixtureTime,
-		userMsg(0, "Here is the deploy key:\n"+pem),
-		assistantMsg(1, "Thanks. I set GITHUB_TOKEN="+fakeGitHub+" and password=hunter22 in the env file."),
-		turnEnd(2))
-	return s.index().Snapshot()
+	s.Simple("leaky", "/home/u/proj", logtest.FixtureTime,
+		logtest.UserMsg(0, "Here is the deploy key:\n"+pem),
+		logtest.AssistantMsg(1, "Thanks. I set GITHUB_TOKEN="+fakeGitHub+" and password=hunter22 in the env file."),
+		logtest.TurnEnd(2))
+	return buildIndex(s).Snapshot()
 }
 
 func TestPrepareRedactsBeforeRetention(t *testing.T) {
 	snap := redactStore(t)
-	text := "Recall " + Mention("Leaky", "leaky")
+	text := "Recall " + sessionref.Mention("Leaky", "leaky")
 	budget := 1200 // the key block alone is over 2.6 KB
 	for _, on := range []bool{false, true} {
 		spillDir := filepath.Join(t.TempDir(), "spill")
@@ -88,7 +91,7 @@ func TestSpilledSnapshotIsRedacted(t *testing.T) {
 	snap := redactStore(t)
 	spillDir := filepath.Join(t.TempDir(), "spill")
 	// 300 bytes: too small even for the redacted source, so it is spilled.
-	res, err := PrepareText(context.Background(), snap, "target", "Recall "+Mention("Leaky", "leaky"), ModeReplace, nil,
+	res, err := PrepareText(context.Background(), snap, "target", "Recall "+sessionref.Mention("Leaky", "leaky"), ModeReplace, nil,
 		Limits{MaxReferenceBytes: 300, SpillDir: spillDir, RedactSecrets: true})
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,6 @@
 //go:build unix
 
-package sessionref
+package prepare
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
 // spillSessionDir is where the spill of target goes under spillDir.
@@ -21,7 +23,7 @@ func spillSessionDir(spillDir, target string) string {
 // neither redirects the spill nor has its target's mode changed; the notice
 // says save-failed and the prompt is still complete.
 func TestSpillRefusesPlantedLink(t *testing.T) {
-	snap := paritySource(t).index().Snapshot()
+	snap := buildIndex(paritySource(t)).Snapshot()
 	spillDir := filepath.Join(t.TempDir(), "spill")
 	victim := filepath.Join(t.TempDir(), "victim")
 	for _, d := range []string{spillDir, victim} {
@@ -35,7 +37,7 @@ func TestSpillRefusesPlantedLink(t *testing.T) {
 	if err := os.Symlink(victim, spillSessionDir(spillDir, "target")); err != nil {
 		t.Fatal(err)
 	}
-	prep, err := Prepare(context.Background(), snap, "target", []Reference{{SessionID: "src"}}, Limits{MaxReferenceBytes: 200, SpillDir: spillDir})
+	prep, err := Prepare(context.Background(), snap, "target", []sessionref.Reference{{SessionID: "src"}}, Limits{MaxReferenceBytes: 200, SpillDir: spillDir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +57,7 @@ func TestSpillRefusesPlantedLink(t *testing.T) {
 // TestSpillMakesDirectoriesPrivate: existing spill directories of this user
 // with group or other bits are made 0700 before the file is written.
 func TestSpillMakesDirectoriesPrivate(t *testing.T) {
-	snap := paritySource(t).index().Snapshot()
+	snap := buildIndex(paritySource(t)).Snapshot()
 	spillDir := filepath.Join(t.TempDir(), "spill")
 	sessDir := spillSessionDir(spillDir, "target")
 	if err := os.MkdirAll(sessDir, 0o777); err != nil {
@@ -66,7 +68,7 @@ func TestSpillMakesDirectoriesPrivate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := Prepare(context.Background(), snap, "target", []Reference{{SessionID: "src"}}, Limits{MaxReferenceBytes: 200, SpillDir: spillDir}); err != nil {
+	if _, err := Prepare(context.Background(), snap, "target", []sessionref.Reference{{SessionID: "src"}}, Limits{MaxReferenceBytes: 200, SpillDir: spillDir}); err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range []string{spillDir, sessDir} {

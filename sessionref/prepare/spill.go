@@ -1,4 +1,4 @@
-package sessionref
+package prepare
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package sessionref
+package prepare
 
 import (
 	"context"
@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
+
+	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/logtest"
 )
 
 // The expected texts in this file are dsh's, not this package's output:
@@ -48,20 +51,20 @@ const (
 const parityAnswer = "It is a <b>bold</b> claim: " +
 	"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa, see?"
 
-func paritySource(t *testing.T) *testStore {
-	s := newTestStore(t)
-	s.write(sessionSpec{Header: headerSpec{ID: "src", Cwd: "/w", HasCwd: true, CreatedAt: fixtureTime, Version: 2},
-		Encoding: EncodingRaw, Generation: 2, Batches: [][]string{{
-			userMsg(0, "Hello <world>"), assistantMsg(1, parityAnswer), turnEnd(2),
+func paritySource(t *testing.T) *logtest.Store {
+	s := logtest.NewStore(t)
+	s.Write(logtest.Spec{Header: logtest.Header{ID: "src", Cwd: "/w", HasCwd: true, CreatedAt: logtest.FixtureTime, Version: 2},
+		Encoding: sessionref.EncodingRaw, Generation: 2, Batches: [][]string{{
+			logtest.UserMsg(0, "Hello <world>"), logtest.AssistantMsg(1, parityAnswer), logtest.TurnEnd(2),
 		}}})
 	return s
 }
 
 func TestPromptAndSpillBytesAreDsh(t *testing.T) {
-	snap := paritySource(t).index().Snapshot()
+	snap := buildIndex(paritySource(t)).Snapshot()
 	data := `[{"sessionId":"src","label":"Src","cwd":"/w","capturedThroughSeq":2,"conversation":[` +
 		`{"role":"assistant","text":"It is a \u003cb>bold\u003c/b> caaaaaaaaaaaaaa, see?\n[… omitted 56 UTF-8 bytes …]"}]}]`
-	refs := []Reference{{SessionID: "src", Label: "Src"}}
+	refs := []sessionref.Reference{{SessionID: "src", Label: "Src"}}
 
 	t.Run("without a spill store", func(t *testing.T) {
 		prep, err := Prepare(context.Background(), snap, "target", refs, Limits{MaxReferenceBytes: 200})
@@ -140,25 +143,25 @@ func TestRetentionEmptiesTextWhenNoCutFits(t *testing.T) {
 		stats  Stats
 	}{
 		{"marker does not fit", []projectedMessage{
-			{role: RoleUser, original: "hello <x>"},
-			{role: RoleAssistant, original: strings.Repeat("a", 69)},
-		}, 120, []Turn{{RoleAssistant, ""}},
+			{role: sessionref.RoleUser, original: "hello <x>"},
+			{role: sessionref.RoleAssistant, original: strings.Repeat("a", 69)},
+		}, 120, []Turn{{sessionref.RoleAssistant, ""}},
 			Stats{OriginalMessages: 2, RetainedMessages: 1, OmittedMessages: 1, OmittedBytes: 78, Truncated: true}},
 		{"both texts emptied", []projectedMessage{
-			{role: RoleUser, original: strings.Repeat("c", 60), checkpoint: true},
-			{role: RoleAssistant, original: strings.Repeat("a", 80)},
-		}, 150, []Turn{{RoleUser, ""}, {RoleAssistant, ""}},
+			{role: sessionref.RoleUser, original: strings.Repeat("c", 60), checkpoint: true},
+			{role: sessionref.RoleAssistant, original: strings.Repeat("a", 80)},
+		}, 150, []Turn{{sessionref.RoleUser, ""}, {sessionref.RoleAssistant, ""}},
 			Stats{Compacted: true, OriginalMessages: 2, RetainedMessages: 2, OmittedBytes: 140, Truncated: true}},
 		{"empty texts still too big", []projectedMessage{
-			{role: RoleUser, original: strings.Repeat("c", 60), checkpoint: true},
-			{role: RoleAssistant, original: strings.Repeat("a", 80)},
+			{role: sessionref.RoleUser, original: strings.Repeat("c", 60), checkpoint: true},
+			{role: sessionref.RoleAssistant, original: strings.Repeat("a", 80)},
 		}, 130, nil, Stats{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := retain(head, tt.msgs, tt.budget)
 			if tt.want == nil {
-				wantCode(t, err, CodeBudgetExceeded)
+				wantCode(t, err, sessionref.CodeBudgetExceeded)
 				return
 			}
 			if err != nil {
@@ -175,10 +178,10 @@ func TestRetentionEmptiesTextWhenNoCutFits(t *testing.T) {
 // normalizeReferences and prepare: an empty label stays "", an empty id is
 // read (and is not found), and every source is read before any is bounded.
 func TestPrepareEmptyLabelIDAndErrorOrder(t *testing.T) {
-	snap := paritySource(t).index().Snapshot()
+	snap := buildIndex(paritySource(t)).Snapshot()
 	ctx := context.Background()
 
-	res, err := PrepareText(ctx, snap, "target", "see @[]("+EncodeURI("src")+")", ModeReplace, nil, Limits{})
+	res, err := PrepareText(ctx, snap, "target", "see @[]("+sessionref.EncodeURI("src")+")", ModeReplace, nil, Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,18 +195,18 @@ func TestPrepareEmptyLabelIDAndErrorOrder(t *testing.T) {
 		t.Errorf("prompt does not carry the empty label:\n%s", res.AdditionalContext.Content[0].Text)
 	}
 
-	_, err = PrepareText(ctx, snap, "target", "see @[x]("+EncodeURI("")+")", ModeReplace, nil, Limits{})
-	if e := wantCode(t, err, CodeReadFailed); e != nil && !strings.Contains(e.Message, `session "" `) {
+	_, err = PrepareText(ctx, snap, "target", "see @[x]("+sessionref.EncodeURI("")+")", ModeReplace, nil, Limits{})
+	if e := wantCode(t, err, sessionref.CodeReadFailed); e != nil && !strings.Contains(e.Message, `session "" `) {
 		t.Errorf("message %q does not name the empty id", e.Message)
 	}
-	_, err = Prepare(ctx, snap, "target", []Reference{{SessionID: ""}}, Limits{})
-	wantCode(t, err, CodeReadFailed)
+	_, err = Prepare(ctx, snap, "target", []sessionref.Reference{{SessionID: ""}}, Limits{})
+	wantCode(t, err, sessionref.CodeReadFailed)
 
 	// src cannot fit 16 bytes, ghost does not exist: the read failure wins,
 	// whichever comes first.
-	for _, refs := range [][]Reference{{{SessionID: "src"}, {SessionID: "ghost"}}, {{SessionID: "ghost"}, {SessionID: "src"}}} {
+	for _, refs := range [][]sessionref.Reference{{{SessionID: "src"}, {SessionID: "ghost"}}, {{SessionID: "ghost"}, {SessionID: "src"}}} {
 		_, err = Prepare(ctx, snap, "target", refs, Limits{MaxReferenceBytes: 16})
-		if e := wantCode(t, err, CodeReadFailed); e != nil && e.SessionID != "ghost" {
+		if e := wantCode(t, err, sessionref.CodeReadFailed); e != nil && e.SessionID != "ghost" {
 			t.Errorf("READ_FAILED names %q, want ghost", e.SessionID)
 		}
 	}
@@ -214,12 +217,12 @@ func TestParseReferencesEmptyStrings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Reference{{SessionID: "", Label: "", EmptyLabel: true}, {SessionID: "b"}}
+	want := []sessionref.Reference{{SessionID: "", Label: "", EmptyLabel: true}, {SessionID: "b"}}
 	if !reflect.DeepEqual(refs, want) {
 		t.Errorf("refs %+v, want %+v", refs, want)
 	}
 	for _, raw := range []string{`[{"label":"x"}]`, `[{"sessionId":1}]`, `[{"sessionId":"a","label":2}]`} {
-		if _, err := ParseReferences([]byte(raw)); CodeOf(err) != CodeInvalidReference {
+		if _, err := ParseReferences([]byte(raw)); sessionref.CodeOf(err) != sessionref.CodeInvalidReference {
 			t.Errorf("%s: %v, want INVALID_REFERENCE", raw, err)
 		}
 	}
