@@ -3,6 +3,7 @@ package sessionref
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -171,5 +172,22 @@ func TestCandidatesCappedByLowerTier(t *testing.T) {
 		if ids := candidateIDs(got); !reflect.DeepEqual(ids, []string{"prefix"}) || !capped {
 			t.Errorf("by activity %v: %v capped %v, want [prefix] capped", byActivity, ids, capped)
 		}
+	}
+}
+
+// TestCandidatesOfACommonPair: a query occurring more often than a match
+// set keeps occurrences of (maxOccPerSession a session) still finds every
+// session that holds it.
+func TestCandidatesOfACommonPair(t *testing.T) {
+	s := newTestStore(t)
+	s.simple("many", "/w", fixtureTime, titleEvent(0, strings.Repeat("</", 3*maxOccPerSession+1)))
+	s.simple("once", "/w", fixtureTime+1, titleEvent(0, "a </ b"))
+	s.simple("none", "/w", fixtureTime+2, titleEvent(0, "plain"))
+	got, _, err := s.index().Snapshot().Candidates(CandidateQuery{Query: "</"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := candidateIDs(got); !reflect.DeepEqual(ids, []string{"many", "once"}) {
+		t.Errorf("candidates %v, want many (a title prefix) and once", ids)
 	}
 }

@@ -2,13 +2,17 @@ package sessionref
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"unicode/utf8"
 	"unsafe"
 
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // envelopeCases are event lines whose decoding must equal the reference
@@ -168,4 +172,20 @@ func deref64(p *int64) any {
 		return nil
 	}
 	return *p
+}
+
+// TestReadLongLineInPlace reads a log whose message line is longer than
+// the read buffer: the line comes in a buffer of its own, its text is
+// decoded over it, and the projection holds the text whole.
+func TestReadLongLineInPlace(t *testing.T) {
+	long := strings.Repeat("0123456789abcdef", 1<<18) // 4 MiB, beyond the buffers of short lines
+	s := newTestStore(t)
+	path := s.simple("long", "/w", fixtureTime, userMsg(0, long), assistantMsg(1, "Done."))
+	log, err := readSessionLog(context.Background(), path, EncodingRaw, &dshlog.FrameDecoder{Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := turnsOf(log); len(got) != 2 || got[0].Text != long || got[1].Text != "Done." {
+		t.Errorf("projection of %d messages; the long text read back whole: %v", len(got), len(got) > 0 && got[0].Text == long)
+	}
 }

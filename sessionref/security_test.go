@@ -6,6 +6,7 @@
 package sessionref_test
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -65,10 +66,20 @@ func TestHostileIDsStayInTheirDirectory(t *testing.T) {
 // TestLogsCarryNoMessageBodies builds and refreshes a store whose messages
 // (healthy, corrupt, misplaced and unparsable alike) carry a marker
 // (storetest.MarkedStore), with a logger at Info level: no entry, message
-// or field may contain it.
+// or field may contain it, nor an error of reading a listed session as a
+// reference.
 func TestLogsCarryNoMessageBodies(t *testing.T) {
 	core, logs := observer.New(zapcore.InfoLevel)
-	storetest.MarkedStore(t, sessionref.IndexOptions{Logger: zap.New(core)})
+	snap := storetest.MarkedStore(t, sessionref.IndexOptions{Logger: zap.New(core)})
+	// Errors of reading a session as a reference reach clients, and
+	// servers log them: they are held to the same rule.
+	for _, id := range storetest.MarkedIDs {
+		if e, ok := snap.Locate(id); ok {
+			if _, err := sessionref.ReadReferenced(context.Background(), e, &dshlog.FrameDecoder{Concurrency: 1}); err != nil && strings.Contains(err.Error(), storetest.BodyMarker) {
+				t.Errorf("the error reading %s quotes a message body: %v", id, err)
+			}
+		}
+	}
 	if logs.Len() == 0 {
 		t.Fatal("nothing was logged at Info level: the skipped sessions must be logged, so the check below would prove nothing")
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/logtest"
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
 )
 
 // errorStore holds three readable sessions, a, b and c, and the target t.
@@ -194,13 +195,13 @@ func TestErrorReadFailed(t *testing.T) {
 	}{
 		{"unknown id", nil, "not in the sessions store"},
 		{"log deleted after indexing", func(t *testing.T, s *logtest.Store, ix *sessionref.Index) {
-			e := mustLocate(t, ix.Snapshot(), "x")
+			e := storetest.MustLocate(t, ix.Snapshot(), "x")
 			if err := os.Remove(e.Path); err != nil {
 				t.Fatal(err)
 			}
 		}, "x"},
 		{"session directory deleted after indexing", func(t *testing.T, s *logtest.Store, ix *sessionref.Index) {
-			e := mustLocate(t, ix.Snapshot(), "x")
+			e := storetest.MustLocate(t, ix.Snapshot(), "x")
 			if err := os.RemoveAll(filepath.Dir(e.Path)); err != nil {
 				t.Fatal(err)
 			}
@@ -217,7 +218,7 @@ func TestErrorReadFailed(t *testing.T) {
 			s.Simple("x", "/p", logtest.FixtureTime, logtest.UserMsg(0, "q"), `{"type":"assistant/message","seq":1,`, logtest.TurnEnd(2))
 		}, "x"},
 		{"header replaced by another session's", func(t *testing.T, s *logtest.Store, ix *sessionref.Index) {
-			e := mustLocate(t, ix.Snapshot(), "x")
+			e := storetest.MustLocate(t, ix.Snapshot(), "x")
 			logtest.WriteLog(t, e.Path, sessionref.EncodingRaw, logtest.HeaderLine(logtest.Header{ID: "y", Cwd: "/p", HasCwd: true}), [][]string{{logtest.UserMsg(0, "q")}})
 		}, "x"},
 		{"identity mismatch skipped at indexing", func(t *testing.T, s *logtest.Store, ix *sessionref.Index) {
@@ -272,7 +273,7 @@ func TestErrorReadFailedNewerVersion(t *testing.T) {
 				s.Write(logtest.Spec{Header: h, Encoding: enc, Generation: version,
 					Batches: [][]string{{logtest.UserMsg(0, "q"), logtest.TitleEvent(1, "From the future")}}})
 				snap := buildIndex(s).Snapshot()
-				if e := mustLocate(t, snap, "new"); e.Title != "From the future" || e.FormatVersion != version {
+				if e := storetest.MustLocate(t, snap, "new"); e.Title != "From the future" || e.FormatVersion != version {
 					t.Errorf("v%d session listed as %+v", version, e)
 				}
 				_, err := Prepare(context.Background(), snap, "t", []sessionref.Reference{{SessionID: "new"}}, Limits{})

@@ -23,16 +23,6 @@ func buildIndex(s *logtest.Store) *sessionref.Index {
 	return ix
 }
 
-// mustLocate is the listed session id of snap.
-func mustLocate(t *testing.T, snap *sessionref.Snapshot, id string) sessionref.Entry {
-	t.Helper()
-	e, ok := snap.Locate(id)
-	if !ok {
-		t.Fatalf("session %s not listed; skipped %+v", id, snap.Skipped)
-	}
-	return e
-}
-
 var bothEncodings = []sessionref.Encoding{sessionref.EncodingRaw, sessionref.EncodingZstd}
 
 // wantCode fails the test unless err carries want.

@@ -156,6 +156,17 @@ func Rebuild(t testing.TB, ix *sessionref.Index) {
 	}
 }
 
+// MustLocate is the session id that snap lists; the test fails when it
+// lists none.
+func MustLocate(t testing.TB, snap *sessionref.Snapshot, id string) sessionref.Entry {
+	t.Helper()
+	e, ok := snap.Locate(id)
+	if !ok {
+		t.Fatalf("session %s not listed; skipped %+v", id, snap.Skipped)
+	}
+	return e
+}
+
 // CheckListed checks that the index lists a session with the facts the
 // generator recorded and offers it as a candidate under its title.
 func CheckListed(t testing.TB, snap *sessionref.Snapshot, want dshgen.Expected, checkSeq bool) sessionref.Entry {
