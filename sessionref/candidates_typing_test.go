@@ -29,14 +29,14 @@ func typingSnapshot(t *testing.T, n int) *Snapshot {
 			e.Cwd = ""
 		}
 		proj := "--work--"
-		dir, ok := makeSessionDir(proj, e.ID, filepath.Join(ix.root, proj, e.ID), logFile{path: filepath.Join(ix.root, proj, e.ID, "session"+logRawSuffix)}, 0)
+		dir, ok := MakeSessionDir(proj, e.ID, filepath.Join(ix.root, proj, e.ID), LogFile{Path: filepath.Join(ix.root, proj, e.ID, "session"+logRawSuffix)}, 0)
 		if !ok {
 			t.Fatal("makeSessionDir refused a joined path")
 		}
 		tr := &tracked{dir: dir, entry: &e, started: true}
 		st := newSearchText(tr.entry)
 		tr.fresh = &st
-		ix.tracked[tr.dir.path()] = tr
+		ix.tracked[tr.dir.Path()] = tr
 	}
 	ix.writeMu.Lock()
 	ix.publishLocked(false)

@@ -62,9 +62,9 @@ func FuzzTitleScanner(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		entry := Entry{LastSeq: -1}
-		s := titleScanner{entry: &entry}
-		s.line(line)
-		s.finish(line)
+		s := TitleScanner{Entry: &entry}
+		s.Line(line)
+		s.Finish(line)
 		seq, title, hasTitle := fullDecodeScan(line)
 		if entry.LastSeq != seq {
 			t.Errorf("line %q: scanner seq %d, full decode %d", line, entry.LastSeq, seq)

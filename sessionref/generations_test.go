@@ -35,7 +35,7 @@ func TestGenerationFileNames(t *testing.T) {
 		{"other.jsonl", 0, "", false},
 	}
 	for _, tt := range tests {
-		gen, enc, ok := parseLogName(tt.name)
+		gen, enc, ok := ParseLogName(tt.name)
 		if ok != tt.ok || (ok && (gen != tt.gen || enc != tt.enc)) {
 			t.Errorf("parseLogName(%q) = %d, %q, %v; want %d, %q, %v", tt.name, gen, enc, ok, tt.gen, tt.enc, tt.ok)
 		}
@@ -58,8 +58,8 @@ func TestChooseGeneration(t *testing.T) {
 	}
 	for _, tt := range tests {
 		lf, ok := chooseLog("/d", tt.names)
-		if !ok || lf.path != filepath.Join("/d", tt.want) {
-			t.Errorf("chooseLog(%q) = %s (%v), want %s", tt.names, lf.path, ok, tt.want)
+		if !ok || lf.Path != filepath.Join("/d", tt.want) {
+			t.Errorf("chooseLog(%q) = %s (%v), want %s", tt.names, lf.Path, ok, tt.want)
 		}
 	}
 	if _, ok := chooseLog("/d", []string{"session.lock", "session.v4.jsonl.zstd.tmp"}); ok {

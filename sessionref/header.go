@@ -46,8 +46,8 @@ type rawHeader struct {
 	IsSeeded        *bool            `json:"isSeeded"`
 }
 
-// parseHeader decodes and validates a header line.
-func parseHeader(line []byte) (Header, error) {
+// ParseHeader decodes and validates a header line.
+func ParseHeader(line []byte) (Header, error) {
 	raw, err := decodeRawHeader(line)
 	if err != nil {
 		return Header{}, err

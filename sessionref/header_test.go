@@ -31,14 +31,14 @@ func TestParseHeaderDecodesTheFirstValue(t *testing.T) {
 		{name: "white space around", line: " \t" + fullHeader + " \r"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			h, err := parseHeader([]byte(tt.line))
+			h, err := ParseHeader([]byte(tt.line))
 			if err != nil || h != want {
 				t.Errorf("parseHeader(%q) = %+v, %v; want %+v", tt.line, h, err, want)
 			}
 		})
 	}
 	for _, line := range []string{`[1,2]`, `{"type":"session","version":-4,"id":"s","createdAt":1}`, fullHeader[:40], ``, `nul`} {
-		if h, err := parseHeader([]byte(line)); err == nil {
+		if h, err := ParseHeader([]byte(line)); err == nil {
 			t.Errorf("parseHeader(%q) = %+v, want an error", line, h)
 		}
 	}

@@ -74,7 +74,7 @@ type Index struct {
 // check that a log only grew keeps the SHA-256 of the bytes before the
 // resume offset, not the bytes.
 type tracked struct {
-	dir sessionDir
+	dir SessionDir
 	// entry is never nil. While shared, it is the published snapshot's
 	// copy (one Entry per session, not two), and the writer copies it
 	// before changing anything (own).
@@ -144,7 +144,7 @@ func (t *tracked) setReasons(skip, identityErr string) {
 }
 
 // newTracked returns the state of a session not read yet.
-func newTracked(d sessionDir) *tracked {
+func newTracked(d SessionDir) *tracked {
 	return &tracked{dir: d, entry: &Entry{}}
 }
 
@@ -224,7 +224,7 @@ func (ix *Index) Build(ctx context.Context, progress func(done, total int)) erro
 }
 
 func (ix *Index) buildLocked(ctx context.Context, progress func(done, total int)) error {
-	refs, skipped, err := discover(ix.root)
+	refs, skipped, err := Discover(ix.root)
 	if err != nil {
 		ix.publishLocked(false)
 		return err
@@ -232,7 +232,7 @@ func (ix *Index) buildLocked(ctx context.Context, progress func(done, total int)
 	if len(refs) != len(ix.tracked) {
 		seen := make(map[string]bool, len(refs))
 		for _, r := range refs {
-			seen[r.path] = true
+			seen[r.Path] = true
 		}
 		for path := range ix.tracked {
 			if !seen[path] {
@@ -244,7 +244,7 @@ func (ix *Index) buildLocked(ctx context.Context, progress func(done, total int)
 		// As many directories as tracked sessions: they are the same ones
 		// when each is tracked, which the update looks up anyway.
 		for _, r := range refs {
-			if ix.tracked[r.path] == nil {
+			if ix.tracked[r.Path] == nil {
 				ix.pruneUnseenLocked(refs)
 				break
 			}
@@ -265,10 +265,10 @@ func (ix *Index) buildLocked(ctx context.Context, progress func(done, total int)
 
 // pruneUnseenLocked drops the tracked sessions whose directories are not
 // among refs.
-func (ix *Index) pruneUnseenLocked(refs []dirRef) {
+func (ix *Index) pruneUnseenLocked(refs []DirRef) {
 	seen := make(map[string]bool, len(refs))
 	for _, r := range refs {
-		seen[r.path] = true
+		seen[r.Path] = true
 	}
 	for path := range ix.tracked {
 		if !seen[path] {
@@ -298,7 +298,7 @@ func (ix *Index) Refresh(ctx context.Context, paths []string) error {
 	ix.writeMu.Lock()
 	defer ix.writeMu.Unlock()
 	ix.dirty = true // a refresh follows a reported change
-	sessions := map[dirRef]bool{}
+	sessions := map[DirRef]bool{}
 	projects := map[string]bool{}
 	for _, p := range paths {
 		rel, err := filepath.Rel(ix.root, p)
@@ -309,7 +309,7 @@ func (ix *Index) Refresh(ctx context.Context, paths []string) error {
 			return ix.buildLocked(ctx, nil)
 		}
 		parts := strings.SplitN(filepath.ToSlash(rel), "/", 3)
-		if !isProjectDirName(parts[0]) {
+		if !IsProjectDirName(parts[0]) {
 			continue
 		}
 		if len(parts) == 1 {
@@ -317,28 +317,28 @@ func (ix *Index) Refresh(ctx context.Context, paths []string) error {
 			continue
 		}
 		pPath := filepath.Join(ix.root, parts[0])
-		sessions[dirRef{projectName: parts[0], dirName: parts[1], path: filepath.Join(pPath, parts[1])}] = true
+		sessions[DirRef{ProjectName: parts[0], DirName: parts[1], Path: filepath.Join(pPath, parts[1])}] = true
 	}
-	var refs []dirRef
+	var refs []DirRef
 	for project := range projects {
 		pPath := filepath.Join(ix.root, project)
 		ix.forgetProjectLocked(pPath)
 		if info, err := os.Stat(pPath); err != nil || !info.IsDir() {
 			continue
 		}
-		found, skipped := discoverProject(pPath, project)
+		found, skipped := DiscoverProject(pPath, project)
 		for _, s := range skipped {
 			ix.skipped[s.Path] = s
 		}
 		refs = append(refs, found...)
 	}
 	for ref := range sessions {
-		if projects[ref.projectName] {
+		if projects[ref.ProjectName] {
 			continue // already listed with its project
 		}
-		if _, err := os.Lstat(ref.path); err != nil {
-			delete(ix.tracked, ref.path)
-			delete(ix.skipped, ref.path)
+		if _, err := os.Lstat(ref.Path); err != nil {
+			delete(ix.tracked, ref.Path)
+			delete(ix.skipped, ref.Path)
 			continue
 		}
 		refs = append(refs, ref)
@@ -379,10 +379,10 @@ type updateResult struct {
 // parallel: each worker chooses the log of a directory and reads what is
 // new in it. Workers touch only their own tracked value; the maps are
 // updated here, after they finish.
-func (ix *Index) updateLocked(ctx context.Context, refs []dirRef, progress func(done, total int)) error {
+func (ix *Index) updateLocked(ctx context.Context, refs []DirRef, progress func(done, total int)) error {
 	prior := make([]*tracked, len(refs))
 	for i, r := range refs {
-		prior[i] = ix.tracked[r.path]
+		prior[i] = ix.tracked[r.Path]
 	}
 	results := make([]updateResult, len(refs))
 	defer ix.names.reset()
@@ -422,7 +422,7 @@ func (ix *Index) updateLocked(ctx context.Context, refs []dirRef, progress func(
 			continue // tracked as it is, and not skipped
 		}
 		ix.dirty = true
-		path := refs[i].path
+		path := refs[i].Path
 		delete(ix.skipped, path)
 		if r.t == nil {
 			delete(ix.tracked, path)
@@ -431,7 +431,7 @@ func (ix *Index) updateLocked(ctx context.Context, refs []dirRef, progress func(
 			}
 			continue
 		}
-		ix.tracked[r.t.dir.path()] = r.t // the key shares the tracked path's bytes
+		ix.tracked[r.t.dir.Path()] = r.t // the key shares the tracked path's bytes
 	}
 	if err != nil {
 		return fmt.Errorf("indexing %s: %w", ix.root, err)
@@ -440,17 +440,17 @@ func (ix *Index) updateLocked(ctx context.Context, refs []dirRef, progress func(
 }
 
 // updateOne chooses the log of one session directory and reads what is new.
-func (ix *Index) updateOne(ref dirRef, prior *tracked) updateResult {
-	var priorDir *sessionDir
+func (ix *Index) updateOne(ref DirRef, prior *tracked) updateResult {
+	var priorDir *SessionDir
 	if prior != nil {
 		priorDir = &prior.dir
 	}
-	d, skip := chooseSessionLog(ref, priorDir)
+	d, skip := ChooseSessionLog(ref, priorDir)
 	if skip != nil {
 		return updateResult{skip: skip}
 	}
 	t := prior
-	if t == nil || t.dir.log.path != d.log.path {
+	if t == nil || t.dir.Log.Path != d.Log.Path {
 		t = newTracked(d)
 	}
 	sameDir := t == prior && t.dir == d
@@ -463,7 +463,7 @@ func (ix *Index) updateOne(ref dirRef, prior *tracked) updateResult {
 // readTracked reads what is new in one log. It reports false when the log
 // is unchanged since the last read and nothing was done.
 func (ix *Index) readTracked(t *tracked) bool {
-	id, err := dshlog.StatIdentity(t.dir.log.path)
+	id, err := dshlog.StatIdentity(t.dir.Log.Path)
 	if err != nil {
 		t.setSkip(fmt.Sprintf("log unreadable: %v", err))
 		return true
@@ -477,36 +477,36 @@ func (ix *Index) readTracked(t *tracked) bool {
 	}
 	t.own()
 	if !t.started {
-		t.entry = &Entry{Path: t.dir.log.path, Encoding: t.dir.log.encoding, Generation: t.dir.log.generation, LastSeq: -1}
+		t.entry = &Entry{Path: t.dir.Log.Path, Encoding: t.dir.Log.Encoding, Generation: t.dir.Log.Generation, LastSeq: -1}
 		t.setIdentityErr("")
 	}
-	sc := titleScanner{entry: t.entry}
-	r := dshlog.LineReader{Path: t.dir.log.path, Encoding: t.dir.log.encoding, Frames: &ix.frames, SkipCorruptFrames: true,
-		OnTorn: func() { sc.torn = true },
+	sc := TitleScanner{Entry: t.entry}
+	r := dshlog.LineReader{Path: t.dir.Log.Path, Encoding: t.dir.Log.Encoding, Frames: &ix.frames, SkipCorruptFrames: true,
+		OnTorn: func() { sc.Torn = true },
 		OnOverlong: func(n int64) error {
-			ix.log.Info("over-long log line skipped", zap.String("path", t.dir.log.path), zap.Int64("bytes", n), zap.Int64("cap", dshlog.MaxLineBytes))
+			ix.log.Info("over-long log line skipped", zap.String("path", t.dir.Log.Path), zap.Int64("bytes", n), zap.Int64("cap", dshlog.MaxLineBytes))
 			return nil
 		}}
 	var headerErr error
 	scan := func(line []byte) error {
 		if t.started {
-			sc.line(line)
+			sc.Line(line)
 			return nil
 		}
-		h, herr := parseHeader(line)
+		h, herr := ParseHeader(line)
 		if herr != nil {
 			headerErr = herr
 			return herr
 		}
 		t.started = true
-		if name := t.dir.dirName(); h.ID == name {
+		if name := t.dir.DirName(); h.ID == name {
 			h.ID = name // shares the log path's bytes
 		}
 		h.Cwd, h.Origin = ix.names.intern(h.Cwd), ix.names.intern(h.Origin)
 		t.entry.ID, t.entry.Cwd, t.entry.HasCwd = h.ID, h.Cwd, h.HasCwd
 		t.entry.CreatedAt, t.entry.ParentSession, t.entry.Origin = h.CreatedAt, h.ParentSession, h.Origin
 		t.entry.FormatVersion, t.entry.DelegationDepth, t.entry.Seeded = h.Version, h.DelegationDepth, h.Seeded
-		if ierr := checkIdentity(t.dir, h); ierr != nil {
+		if ierr := CheckIdentity(t.dir, h); ierr != nil {
 			t.setIdentityErr(ierr.Error())
 		}
 		return nil
@@ -514,14 +514,14 @@ func (ix *Index) readTracked(t *tracked) bool {
 	var res dshlog.ReadResult
 	res, err = r.ReadResumed(t.entry.Offset, int(t.tailLen), &t.tailSum, scan)
 	if errors.Is(err, dshlog.ErrRewritten) {
-		ix.log.Info("log rewritten in place; reading it again", zap.String("path", t.dir.log.path))
+		ix.log.Info("log rewritten in place; reading it again", zap.String("path", t.dir.Log.Path))
 		*t = tracked{dir: t.dir}
-		t.entry = &Entry{Path: t.dir.log.path, Encoding: t.dir.log.encoding, Generation: t.dir.log.generation, LastSeq: -1}
-		sc = titleScanner{entry: t.entry}
+		t.entry = &Entry{Path: t.dir.Log.Path, Encoding: t.dir.Log.Encoding, Generation: t.dir.Log.Generation, LastSeq: -1}
+		sc = TitleScanner{Entry: t.entry}
 		res, err = r.Read(0, nil, scan)
 	}
-	sc.finish(res.LastLine)
-	t.entry.Title, t.entry.DescriptorLabel = capLabel(t.entry.Title), capLabel(t.entry.DescriptorLabel)
+	sc.Finish(res.LastLine)
+	t.entry.Title, t.entry.DescriptorLabel = CapLabel(t.entry.Title), CapLabel(t.entry.DescriptorLabel)
 	t.tailLen, t.tailSum = uint8(len(res.Tail)), sha256.Sum256(res.Tail)
 	ix.bytesRead.Add(res.BytesRead)
 	ix.logsRead.Add(1)

@@ -14,8 +14,8 @@ const MaxLabelBytes = 1024
 // labelEllipsis marks a capped label.
 const labelEllipsis = "…"
 
-// capLabel applies MaxLabelBytes to s.
-func capLabel(s string) string {
+// CapLabel applies MaxLabelBytes to s.
+func CapLabel(s string) string {
 	if len(s) <= MaxLabelBytes {
 		return s
 	}

@@ -21,7 +21,7 @@ func TestCapLabel(t *testing.T) {
 		{"four-byte runes", "x" + strings.Repeat("😀", 1000), 1 + 255*4 + len(labelEllipsis)},
 	}
 	for _, c := range cases {
-		got := capLabel(c.in)
+		got := CapLabel(c.in)
 		if len(got) != c.want || !utf8.ValidString(got) {
 			t.Errorf("%s: %d bytes (valid UTF-8: %v), want %d", c.name, len(got), utf8.ValidString(got), c.want)
 		}

@@ -151,7 +151,7 @@ func (sc *logScan) line(line []byte) error {
 		}
 	}
 	if sc.lineNo == 1 {
-		h, err := parseHeader(line)
+		h, err := ParseHeader(line)
 		if err != nil {
 			if v, ok := headerVersion(line); ok && v > MaxReadableVersion {
 				return &newerVersionError{version: v}

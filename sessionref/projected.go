@@ -93,15 +93,15 @@ func referenceReadError(ctx context.Context, id string, err error) *Error {
 
 // newestLog chooses the newest generation in the directory of entry's log:
 // one may have appeared since the index saw the session.
-func newestLog(entry Entry) (logFile, error) {
+func newestLog(entry Entry) (LogFile, error) {
 	dir := filepath.Dir(entry.Path)
 	names, err := readDirNames(dir)
 	if err != nil {
-		return logFile{}, err
+		return LogFile{}, err
 	}
 	lf, ok := chooseLog(dir, names)
 	if !ok {
-		return logFile{}, errors.New("its session log has vanished")
+		return LogFile{}, errors.New("its session log has vanished")
 	}
 	return lf, nil
 }
@@ -109,24 +109,24 @@ func newestLog(entry Entry) (logFile, error) {
 // readNewestLog reads the newest generation of entry's session in full
 // and checks that its header has the generation's version. Whether the
 // header names the session is left to the caller.
-func readNewestLog(ctx context.Context, entry Entry, frames *dshlog.FrameDecoder) (*sessionLog, logFile, error) {
+func readNewestLog(ctx context.Context, entry Entry, frames *dshlog.FrameDecoder) (*sessionLog, LogFile, error) {
 	lf, err := newestLog(entry)
 	if err != nil {
 		return nil, lf, err
 	}
-	log, err := readSessionLog(ctx, lf.path, lf.encoding, frames)
+	log, err := readSessionLog(ctx, lf.Path, lf.Encoding, frames)
 	if err != nil {
 		return nil, lf, err
 	}
-	if lf.generation > 0 && log.header.Version != lf.generation {
-		return nil, lf, fmt.Errorf("generation %d log has header version %d", lf.generation, log.header.Version)
+	if lf.Generation > 0 && log.header.Version != lf.Generation {
+		return nil, lf, fmt.Errorf("generation %d log has header version %d", lf.Generation, log.header.Version)
 	}
 	return log, lf, nil
 }
 
 // projectionOf is the projection of log, read from lf for entry.
-func projectionOf(entry Entry, lf logFile, log *sessionLog) *Projection {
-	p := &Projection{SessionID: entry.ID, Path: lf.path, FormatVersion: log.header.Version, CapturedThroughSeq: log.capturedThroughSeq(),
+func projectionOf(entry Entry, lf LogFile, log *sessionLog) *Projection {
+	p := &Projection{SessionID: entry.ID, Path: lf.Path, FormatVersion: log.header.Version, CapturedThroughSeq: log.capturedThroughSeq(),
 		Cwd: log.header.Cwd, HasCwd: log.header.HasCwd}
 	p.Messages = appendProjected(p.Messages, log.surface.items)
 	return p
@@ -216,8 +216,8 @@ func readProjectionFrom(ctx context.Context, entry Entry, prev *ProjectionCursor
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("projecting session %s: %w", entry.ID, err)
 	}
-	id, idErr := dshlog.StatIdentity(lf.path)
-	if prev != nil && prev.path == lf.path && lf.encoding == EncodingRaw && idErr == nil &&
+	id, idErr := dshlog.StatIdentity(lf.Path)
+	if prev != nil && prev.path == lf.Path && lf.Encoding == EncodingRaw && idErr == nil &&
 		prev.ino.Inode == id.Inode && prev.ino.Device == id.Device && id.Size >= prev.offset {
 		sc := prev.sc
 		sc.ctx = ctx
@@ -230,7 +230,7 @@ func readProjectionFrom(ctx context.Context, entry Entry, prev *ProjectionCursor
 				if r != nil {
 					return p, nil, true, nil
 				}
-				return p, &ProjectionCursor{path: lf.path, ino: id, sc: sc, offset: res.Offset, tail: res.Tail}, true, nil
+				return p, &ProjectionCursor{path: lf.Path, ino: id, sc: sc, offset: res.Offset, tail: res.Tail}, true, nil
 			}
 		}
 		// The read may have stopped half way: start again from scratch.
@@ -239,7 +239,7 @@ func readProjectionFrom(ctx context.Context, entry Entry, prev *ProjectionCursor
 			into.Messages = into.Messages[:0]
 		}
 	}
-	sc := &logScan{ctx: ctx, path: lf.path, enc: lf.encoding, log: &sessionLog{lastSeq: -1}}
+	sc := &logScan{ctx: ctx, path: lf.Path, enc: lf.Encoding, log: &sessionLog{lastSeq: -1}}
 	if r != nil {
 		sc.arena = &r.arena
 		sc.log.surface.items = r.items[:0]
@@ -249,8 +249,8 @@ func readProjectionFrom(ctx context.Context, entry Entry, prev *ProjectionCursor
 		}()
 	}
 	res, err := sc.reader().Read(0, nil, sc.line)
-	if err == nil && sc.lineNo > 0 && sc.frameDamage == nil && lf.generation > 0 && sc.log.header.Version != lf.generation {
-		return nil, nil, false, fmt.Errorf("projecting session %s: generation %d log has header version %d", entry.ID, lf.generation, sc.log.header.Version)
+	if err == nil && sc.lineNo > 0 && sc.frameDamage == nil && lf.Generation > 0 && sc.log.header.Version != lf.Generation {
+		return nil, nil, false, fmt.Errorf("projecting session %s: generation %d log has header version %d", entry.ID, lf.Generation, sc.log.header.Version)
 	}
 	if err == nil {
 		p, err = sc.projection(entry, into)
@@ -258,10 +258,10 @@ func readProjectionFrom(ctx context.Context, entry Entry, prev *ProjectionCursor
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("projecting session %s: %w", entry.ID, err)
 	}
-	if r != nil || lf.encoding != EncodingRaw || idErr != nil {
+	if r != nil || lf.Encoding != EncodingRaw || idErr != nil {
 		return p, nil, false, nil
 	}
-	return p, &ProjectionCursor{path: lf.path, ino: id, sc: sc, offset: res.Offset, tail: res.Tail}, false, nil
+	return p, &ProjectionCursor{path: lf.Path, ino: id, sc: sc, offset: res.Offset, tail: res.Tail}, false, nil
 }
 
 // reader is the line reader of readSessionLog for the scan's log.

@@ -6,21 +6,21 @@ import (
 	"strconv"
 )
 
-// titleScanner extracts what the title index keeps from log lines without
+// TitleScanner extracts what the title index keeps from log lines without
 // decoding most of them: dsh writes every event as {"type":"…","seq":N,…},
 // so the type and seq are read from the line's first bytes and only title
 // and descriptor lines are decoded in full. Only the seq of the newest line
-// survives a read, so finish decodes that one line in full: the index then
+// survives a read, so Finish decodes that one line in full: the index then
 // agrees exactly with a full decode of the log.
-type titleScanner struct {
-	entry *Entry
+type TitleScanner struct {
+	Entry *Entry
 	// prevSeq is the last seq before the newest line, for when finish finds
 	// that line unparsable.
 	prevSeq int64
 	fed     bool
-	// torn is set while the lines come from a torn last zstd frame, which
+	// Torn is set while the lines come from a torn last zstd frame, which
 	// the next read delivers again: they are not counted.
-	torn bool
+	Torn bool
 }
 
 var (
@@ -28,9 +28,9 @@ var (
 	seqPrefix  = []byte(`,"seq":`)
 )
 
-// line feeds one event line (not the header). It keeps no reference to it.
-func (s *titleScanner) line(line []byte) {
-	s.prevSeq = s.entry.LastSeq
+// Line feeds one event line (not the header). It keeps no reference to it.
+func (s *TitleScanner) Line(line []byte) {
+	s.prevSeq = s.Entry.LastSeq
 	s.fed = true
 	typ, rest, fast := fastType(line)
 	if !fast {
@@ -39,7 +39,7 @@ func (s *titleScanner) line(line []byte) {
 			return // unparsable lines do not change titles or seqs
 		}
 		if seq, ok := e.lastSeq(); ok {
-			s.entry.LastSeq = seq
+			s.Entry.LastSeq = seq
 		}
 		s.countUnknown(e.Type)
 		s.decodeTitled(e.Type, line)
@@ -51,7 +51,7 @@ func (s *titleScanner) line(line []byte) {
 	if len(typ) == 0 || !endsLikeObject(line) {
 		return // unparsable: changes nothing
 	}
-	if s.entry.FormatVersion >= 4 {
+	if s.Entry.FormatVersion >= 4 {
 		s.countUnknown(string(typ))
 	}
 	// switch on string(typ) compares without allocating.
@@ -80,45 +80,45 @@ func (s *titleScanner) line(line []byte) {
 	}
 }
 
-func (s *titleScanner) fastSeqOrDecode(rest, line []byte) {
+func (s *TitleScanner) fastSeqOrDecode(rest, line []byte) {
 	if seq, ok := fastSeq(rest); ok {
-		s.entry.LastSeq = seq
+		s.Entry.LastSeq = seq
 		return
 	}
 	var e envelope
 	if decodeEnvelope(line, &e) == nil {
 		if seq, ok := e.lastSeq(); ok {
-			s.entry.LastSeq = seq
+			s.Entry.LastSeq = seq
 		}
 	}
 }
 
 // decodeTitled decodes a title or descriptor line in full.
-func (s *titleScanner) decodeTitled(typ string, line []byte) {
+func (s *TitleScanner) decodeTitled(typ string, line []byte) {
 	switch typ {
 	case typeTitle:
 		if title, ok := stringOf(dataOf(line)["title"]); ok {
-			s.entry.Title, s.entry.HasTitle = title, true
+			s.Entry.Title, s.Entry.HasTitle = title, true
 		}
 	case typeDescriptor:
-		s.entry.Described = true // whatever it says: only children hold one
+		s.Entry.Described = true // whatever it says: only children hold one
 		data := exactObject(line)["data"]
 		if data == nil {
 			return
 		}
-		if s.entry.FormatVersion >= 4 {
+		if s.Entry.FormatVersion >= 4 {
 			// v4: the last descriptor decides; only version 3 is supported.
-			s.entry.DescriptorLabel, _ = descriptorV3Label(data)
+			s.Entry.DescriptorLabel, _ = descriptorV3Label(data)
 			return
 		}
 		if label, ok := descriptorV2Label(data); ok {
-			s.entry.DescriptorLabel = label
+			s.Entry.DescriptorLabel = label
 		}
 	case typeWorkDir:
 		// The last change decides (dsh's workingDirectory projection:
 		// apply keeps the cwd of each working-directory/change).
 		if cwd, ok := stringOf(dataOf(line)["cwd"]); ok && cwd != "" {
-			s.entry.WorkDir = cwd
+			s.Entry.WorkDir = cwd
 		}
 	case typeCatalog:
 		data := dataOf(line)
@@ -132,18 +132,18 @@ func (s *titleScanner) decodeTitled(typ string, line []byte) {
 			if !ok {
 				return // a label that is not a string: the event is ill-typed
 			}
-			label = capLabel(l)
+			label = CapLabel(l)
 		}
-		if old, ok := s.entry.ChildLabels[childID]; ok && old == label {
+		if old, ok := s.Entry.ChildLabels[childID]; ok && old == label {
 			return
 		}
 		// Copy on write: published snapshots share the map.
-		labels := make(map[string]string, len(s.entry.ChildLabels)+1)
-		for k, v := range s.entry.ChildLabels {
+		labels := make(map[string]string, len(s.Entry.ChildLabels)+1)
+		for k, v := range s.Entry.ChildLabels {
 			labels[k] = v
 		}
 		labels[childID] = label
-		s.entry.ChildLabels = labels
+		s.Entry.ChildLabels = labels
 	}
 }
 
@@ -180,28 +180,28 @@ func stringOf(v json.RawMessage) (string, bool) {
 // notePrompt classifies a user message line while the log's first prompt
 // is not known (Entry.Prompt, kind.go): once it is, no line is decoded for
 // it again.
-func (s *titleScanner) notePrompt(line []byte) {
-	if s.entry.Prompt != PromptNone {
+func (s *TitleScanner) notePrompt(line []byte) {
+	if s.Entry.Prompt != PromptNone {
 		return
 	}
-	v4 := s.entry.FormatVersion >= 4
+	v4 := s.Entry.FormatVersion >= 4
 	p, ok := promptFast(line, v4)
 	if !ok {
 		p = promptOf(line, v4)
 	}
-	s.entry.Prompt = p
+	s.Entry.Prompt = p
 }
 
 // countUnknown counts an event type outside the v4 vocabulary in a v4 log.
-func (s *titleScanner) countUnknown(typ string) {
-	if s.entry.FormatVersion >= 4 && !s.torn && !isKnownV4Type(typ) {
-		s.entry.UnknownEvents++
+func (s *TitleScanner) countUnknown(typ string) {
+	if s.Entry.FormatVersion >= 4 && !s.Torn && !isKnownV4Type(typ) {
+		s.Entry.UnknownEvents++
 	}
 }
 
-// finish settles the last seq from the newest line of a read, decoded in
+// Finish settles the last seq from the newest line of a read, decoded in
 // full; last is that line (nil when the read had none).
-func (s *titleScanner) finish(last []byte) {
+func (s *TitleScanner) Finish(last []byte) {
 	if !s.fed {
 		return
 	}
@@ -211,16 +211,16 @@ func (s *titleScanner) finish(last []byte) {
 	}
 	var e envelope
 	if decodeEnvelope(last, &e) != nil || e.Type == "" {
-		s.entry.LastSeq = s.prevSeq // the newest line is unparsable
+		s.Entry.LastSeq = s.prevSeq // the newest line is unparsable
 		return
 	}
 	if seq, ok := e.lastSeq(); ok {
-		s.entry.LastSeq = seq
+		s.Entry.LastSeq = seq
 	} else {
-		s.entry.LastSeq = s.prevSeq
+		s.Entry.LastSeq = s.prevSeq
 	}
 	if e.Time != nil && *e.Time > 0 {
-		s.entry.LastEventAt = *e.Time
+		s.Entry.LastEventAt = *e.Time
 	}
 }
 

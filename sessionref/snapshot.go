@@ -198,7 +198,7 @@ func (ix *Index) snapshotLocked(building bool, order []*tracked) *Snapshot {
 	for _, t := range listed {
 		if repeated > 0 && pos[t.entry.ID] < 0 { // no lookup when no id repeats
 			reason := fmt.Sprintf("session id %q appears in %d directories; all are skipped", t.entry.ID, count[t.entry.ID])
-			snap.Skipped = append(snap.Skipped, Skipped{Path: t.dir.path(), Reason: reason})
+			snap.Skipped = append(snap.Skipped, Skipped{Path: t.dir.Path(), Reason: reason})
 			ix.keepOwnSearch(t)
 			continue
 		}
@@ -352,7 +352,7 @@ func (ix *Index) restoredSnapshotLocked(blocks []cacheBlock, rc *restoredCache, 
 	snap := &Snapshot{Root: ix.root, Updated: time.Now(), Building: true, scratch: &ix.scratch, orders: &snapshotOrders{}}
 	for i := rc.listed; i < len(rc.tracked); i++ {
 		t := &rc.tracked[i]
-		snap.Skipped = append(snap.Skipped, Skipped{Path: t.dir.path(), Reason: t.skipReason()})
+		snap.Skipped = append(snap.Skipped, Skipped{Path: t.dir.Path(), Reason: t.skipReason()})
 	}
 	// The cwds are numbered in the order they first appear, as
 	// appendSession numbers them.
@@ -461,7 +461,7 @@ func (ix *Index) listedLocked(snap *Snapshot, order []*tracked) []*tracked {
 			listed = append(listed, t)
 		} else {
 			t.col, t.fresh = 0, nil // read again before it is listed
-			snap.Skipped = append(snap.Skipped, Skipped{Path: t.dir.path(), Reason: t.skipReason()})
+			snap.Skipped = append(snap.Skipped, Skipped{Path: t.dir.Path(), Reason: t.skipReason()})
 		}
 	}
 	var ids idorder.Order // ties on createdAt: dsh's localeCompare of ids (internal/idorder)
@@ -481,7 +481,7 @@ func listedBefore(a, b *tracked, ids *idorder.Order) bool {
 	if c := ids.Compare(a.entry.ID, b.entry.ID); c != 0 {
 		return c < 0
 	}
-	return a.dir.path() < b.dir.path()
+	return a.dir.Path() < b.dir.Path()
 }
 
 // searchOf returns the search text of a listed session.

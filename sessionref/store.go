@@ -49,16 +49,16 @@ func resolveRoot(flagValue string, getenv func(string) string, home func() (stri
 	return filepath.Join(h, ".dsh", "sessions"), nil
 }
 
-// logFile is the chosen log of one session directory.
-type logFile struct {
-	path       string
-	encoding   Encoding
-	generation int
+// LogFile is the chosen log of one session directory.
+type LogFile struct {
+	Path       string
+	Encoding   Encoding
+	Generation int
 }
 
-// parseLogName recognises session.jsonl, session.jsonl.zstd,
+// ParseLogName recognises session.jsonl, session.jsonl.zstd,
 // session.vN.jsonl and session.vN.jsonl.zstd.
-func parseLogName(name string) (gen int, enc Encoding, ok bool) {
+func ParseLogName(name string) (gen int, enc Encoding, ok bool) {
 	var stem string
 	switch {
 	case strings.HasSuffix(name, logZstdSuffix):
@@ -84,75 +84,75 @@ func parseLogName(name string) (gen int, enc Encoding, ok bool) {
 
 // chooseLog picks the highest generation in a session directory; at equal
 // generations the zstd log (dsh's default) wins.
-func chooseLog(dir string, names []string) (logFile, bool) {
-	best := logFile{generation: -1}
+func chooseLog(dir string, names []string) (LogFile, bool) {
+	best := LogFile{Generation: -1}
 	for _, name := range names {
-		gen, enc, ok := parseLogName(name)
+		gen, enc, ok := ParseLogName(name)
 		if !ok {
 			continue
 		}
-		if gen > best.generation || (gen == best.generation && enc == EncodingZstd) {
-			best = logFile{path: filepath.Join(dir, name), encoding: enc, generation: gen}
+		if gen > best.Generation || (gen == best.Generation && enc == EncodingZstd) {
+			best = LogFile{Path: filepath.Join(dir, name), Encoding: enc, Generation: gen}
 		}
 	}
-	return best, best.generation >= 0
+	return best, best.Generation >= 0
 }
 
-// sessionDir is a session directory and the log chosen in it. The writer
+// SessionDir is a session directory and the log chosen in it. The writer
 // keeps one per session, so it holds one string: the directory's path and
 // both names are substrings of the log path, located by their lengths.
-type sessionDir struct {
-	log logFile
-	// dirModTime is the session directory's modification time (ns) when its
+type SessionDir struct {
+	Log LogFile
+	// DirModTime is the session directory's modification time (ns) when its
 	// log was chosen: while it is unchanged no log file came or went.
-	dirModTime int64
-	// dirEnd is the length of the directory's path in log.path, nameLen
+	DirModTime int64
+	// dirEnd is the length of the directory's path in Log.Path, nameLen
 	// that of its name (encodeSegment(id)) at the path's end, and projLen
 	// that of the project directory's name (e.g. "--home-u-proj--" or
 	// "_no-cwd") before it.
 	dirEnd, nameLen, projLen int32
 }
 
-// makeSessionDir returns the sessionDir of the log lf chosen in the
+// MakeSessionDir returns the SessionDir of the log lf chosen in the
 // directory path, named dirName in the project directory projectName. It
-// reports false when lf.path is not path/<log name>, or path not
+// reports false when lf.Path is not path/<log name>, or path not
 // <…>/projectName/dirName.
-func makeSessionDir(projectName, dirName, path string, lf logFile, mod int64) (sessionDir, bool) {
-	p, n := lf.path, len(path)
+func MakeSessionDir(projectName, dirName, path string, lf LogFile, mod int64) (SessionDir, bool) {
+	p, n := lf.Path, len(path)
 	nameStart := n - len(dirName)
 	projStart := nameStart - 1 - len(projectName)
 	if len(p) > math.MaxInt32 || len(p) <= n || p[:n] != path || !os.IsPathSeparator(p[n]) ||
 		projStart < 0 || p[nameStart:n] != dirName || !os.IsPathSeparator(p[nameStart-1]) || p[projStart:nameStart-1] != projectName {
-		return sessionDir{}, false
+		return SessionDir{}, false
 	}
-	return sessionDir{log: lf, dirModTime: mod, dirEnd: int32(n), nameLen: int32(len(dirName)), projLen: int32(len(projectName))}, true
+	return SessionDir{Log: lf, DirModTime: mod, dirEnd: int32(n), nameLen: int32(len(dirName)), projLen: int32(len(projectName))}, true
 }
 
-// path is the session directory's absolute path.
-func (d *sessionDir) path() string { return d.log.path[:d.dirEnd] }
+// Path is the session directory's absolute path.
+func (d *SessionDir) Path() string { return d.Log.Path[:d.dirEnd] }
 
-// dirName is the session directory's name.
-func (d *sessionDir) dirName() string { return d.log.path[d.dirEnd-d.nameLen : d.dirEnd] }
+// DirName is the session directory's name.
+func (d *SessionDir) DirName() string { return d.Log.Path[d.dirEnd-d.nameLen : d.dirEnd] }
 
-// projectName is the name of the project directory holding it.
-func (d *sessionDir) projectName() string {
+// ProjectName is the name of the project directory holding it.
+func (d *SessionDir) ProjectName() string {
 	end := d.dirEnd - d.nameLen - 1
-	return d.log.path[end-d.projLen : end]
+	return d.Log.Path[end-d.projLen : end]
 }
 
-// dirRef names a session directory found by listing a project directory.
-type dirRef struct {
-	projectName, dirName, path string
+// DirRef names a session directory found by listing a project directory.
+type DirRef struct {
+	ProjectName, DirName, Path string
 }
 
-// isProjectDirName reports whether name is a project directory of §1.1.
-func isProjectDirName(name string) bool {
+// IsProjectDirName reports whether name is a project directory of §1.1.
+func IsProjectDirName(name string) bool {
 	return name == dshlog.NoCwdDir || (len(name) >= 4 && strings.HasPrefix(name, "--") && strings.HasSuffix(name, "--"))
 }
 
-// discover lists the session directories below root. A root that does not
+// Discover lists the session directories below root. A root that does not
 // exist yet is not an error: it has no sessions.
-func discover(root string) ([]dirRef, []Skipped, error) {
+func Discover(root string) ([]DirRef, []Skipped, error) {
 	projects, err := os.ReadDir(root)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil, nil
@@ -160,26 +160,26 @@ func discover(root string) ([]dirRef, []Skipped, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("listing sessions root %s: %w", root, err)
 	}
-	var refs []dirRef
+	var refs []DirRef
 	var skipped []Skipped
 	for _, p := range projects {
-		if !p.IsDir() || !isProjectDirName(p.Name()) {
+		if !p.IsDir() || !IsProjectDirName(p.Name()) {
 			continue // not a project directory; dsh keeps other files here
 		}
-		found, skip := discoverProject(filepath.Join(root, p.Name()), p.Name())
+		found, skip := DiscoverProject(filepath.Join(root, p.Name()), p.Name())
 		refs = append(refs, found...)
 		skipped = append(skipped, skip...)
 	}
 	return refs, skipped, nil
 }
 
-// discoverProject lists the session directories of one project directory.
-func discoverProject(pPath, projectName string) ([]dirRef, []Skipped) {
+// DiscoverProject lists the session directories of one project directory.
+func DiscoverProject(pPath, projectName string) ([]DirRef, []Skipped) {
 	entries, err := os.ReadDir(pPath)
 	if err != nil {
 		return nil, []Skipped{{Path: pPath, Reason: fmt.Sprintf("project directory unreadable: %v", err)}}
 	}
-	var refs []dirRef
+	var refs []DirRef
 	var skipped []Skipped
 	for _, e := range entries {
 		ePath := joinListed(pPath, e.Name())
@@ -189,7 +189,7 @@ func discoverProject(pPath, projectName string) ([]dirRef, []Skipped) {
 			}
 			continue
 		}
-		refs = append(refs, dirRef{projectName: projectName, dirName: e.Name(), path: ePath})
+		refs = append(refs, DirRef{ProjectName: projectName, DirName: e.Name(), Path: ePath})
 	}
 	return refs, skipped
 }
@@ -204,30 +204,30 @@ func joinListed(dir, name string) string {
 	return dir + string(filepath.Separator) + name
 }
 
-// chooseSessionLog finds the log of one session directory. prior, when not
+// ChooseSessionLog finds the log of one session directory. prior, when not
 // nil, is what was chosen last time: it is reused without listing the
 // directory while the directory's modification time is unchanged, so a
 // restart costs a stat, not a listing.
-func chooseSessionLog(ref dirRef, prior *sessionDir) (sessionDir, *Skipped) {
-	dirID, err := dshlog.StatIdentity(ref.path)
+func ChooseSessionLog(ref DirRef, prior *SessionDir) (SessionDir, *Skipped) {
+	dirID, err := dshlog.StatIdentity(ref.Path)
 	if err != nil {
-		return sessionDir{}, &Skipped{Path: ref.path, Reason: fmt.Sprintf("session directory unreadable: %v", err)}
+		return SessionDir{}, &Skipped{Path: ref.Path, Reason: fmt.Sprintf("session directory unreadable: %v", err)}
 	}
 	mod := dirID.ModTime
-	if prior != nil && prior.dirModTime == mod && prior.log.path != "" {
+	if prior != nil && prior.DirModTime == mod && prior.Log.Path != "" {
 		return *prior, nil
 	}
-	names, err := readDirNames(ref.path)
+	names, err := readDirNames(ref.Path)
 	if err != nil {
-		return sessionDir{}, &Skipped{Path: ref.path, Reason: fmt.Sprintf("session directory unreadable: %v", err)}
+		return SessionDir{}, &Skipped{Path: ref.Path, Reason: fmt.Sprintf("session directory unreadable: %v", err)}
 	}
-	lf, ok := chooseLog(ref.path, names)
+	lf, ok := chooseLog(ref.Path, names)
 	if !ok {
-		return sessionDir{}, &Skipped{Path: ref.path, Reason: "session directory holds no session log"}
+		return SessionDir{}, &Skipped{Path: ref.Path, Reason: "session directory holds no session log"}
 	}
-	d, ok := makeSessionDir(ref.projectName, ref.dirName, ref.path, lf, mod)
-	if !ok { // discover joins the names it lists: not reached
-		return sessionDir{}, &Skipped{Path: ref.path, Reason: "session directory path is not <root>/<project>/<session>"}
+	d, ok := MakeSessionDir(ref.ProjectName, ref.DirName, ref.Path, lf, mod)
+	if !ok { // Discover joins the names it lists: not reached
+		return SessionDir{}, &Skipped{Path: ref.Path, Reason: "session directory path is not <root>/<project>/<session>"}
 	}
 	return d, nil
 }
@@ -250,16 +250,16 @@ func readDirNames(dir string) ([]string, error) {
 	return names, nil
 }
 
-// checkIdentity verifies that a header belongs where its log lies (§1.1).
-func checkIdentity(d sessionDir, h Header) error {
-	if want := dshlog.EncodeSegment(h.ID); want != d.dirName() {
-		return fmt.Errorf("header id %q encodes to %q, not to its directory name %q", h.ID, want, d.dirName())
+// CheckIdentity verifies that a header belongs where its log lies (§1.1).
+func CheckIdentity(d SessionDir, h Header) error {
+	if want := dshlog.EncodeSegment(h.ID); want != d.DirName() {
+		return fmt.Errorf("header id %q encodes to %q, not to its directory name %q", h.ID, want, d.DirName())
 	}
-	if want := dshlog.ProjectDir(h.Cwd, h.HasCwd); want != d.projectName() {
-		return fmt.Errorf("header cwd maps to project directory %q, not %q", want, d.projectName())
+	if want := dshlog.ProjectDir(h.Cwd, h.HasCwd); want != d.ProjectName() {
+		return fmt.Errorf("header cwd maps to project directory %q, not %q", want, d.ProjectName())
 	}
-	if d.log.generation > 0 && h.Version != d.log.generation {
-		return fmt.Errorf("generation %d log has header version %d", d.log.generation, h.Version)
+	if d.Log.Generation > 0 && h.Version != d.Log.Generation {
+		return fmt.Errorf("generation %d log has header version %d", d.Log.Generation, h.Version)
 	}
 	return nil
 }

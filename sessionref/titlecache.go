@@ -189,8 +189,8 @@ func (s *savedIndex) cwd(i int) string           { return s.order[i].entry.Cwd }
 func (s *savedIndex) session(i int, cs *cachedSession) {
 	t := s.order[i]
 	*cs = cachedSession{
-		ProjectName: t.dir.projectName(), DirName: t.dir.dirName(), LogName: filepath.Base(t.dir.log.path),
-		DirModTime: t.dir.dirModTime, Entry: *t.entry, File: t.file, Skip: t.skipReason(), IdentityErr: t.identityErr(),
+		ProjectName: t.dir.ProjectName(), DirName: t.dir.DirName(), LogName: filepath.Base(t.dir.Log.Path),
+		DirModTime: t.dir.DirModTime, Entry: *t.entry, File: t.file, Skip: t.skipReason(), IdentityErr: t.identityErr(),
 		Started: t.started, TailLen: int(t.tailLen), TailSum: t.tailSum,
 	}
 	if t.skipReason() == "" {
@@ -367,10 +367,10 @@ func skippedTwice(rc *restoredCache, byID map[string]int, path string) error {
 	seen := map[string]bool{}
 	for i := rc.listed; i < len(rc.tracked); i++ {
 		t := &rc.tracked[i]
-		p := t.dir.path()
+		p := t.dir.Path()
 		twice := seen[p]
-		if id, err := dshlog.DecodeSegment(t.dir.dirName()); err == nil {
-			if k, ok := byID[id]; ok && rc.tracked[k].dir.path() == p {
+		if id, err := dshlog.DecodeSegment(t.dir.DirName()); err == nil {
+			if k, ok := byID[id]; ok && rc.tracked[k].dir.Path() == p {
 				twice = true
 			}
 		}
@@ -480,8 +480,8 @@ func mapTracked(restored []tracked, path string) trackedMap {
 	for i := range restored {
 		t := &restored[i]
 		n := len(m.tracked)
-		if m.tracked[t.dir.path()] = t; len(m.tracked) == n {
-			m.err = fmt.Errorf("%w: %s lists %s twice", ErrCacheUnusable, path, t.dir.path())
+		if m.tracked[t.dir.Path()] = t; len(m.tracked) == n {
+			m.err = fmt.Errorf("%w: %s lists %s twice", ErrCacheUnusable, path, t.dir.Path())
 			return m
 		}
 	}
@@ -635,10 +635,10 @@ func (ix *Index) restoreBlock(b *cacheBlock, body []byte, rc *restoredCache, ld 
 // e is, deriving every path (ld holds the log path the names were decoded
 // into).
 func (ix *Index) restore(s *cachedSession, ld *cacheLoad, t *tracked, e *Entry) error {
-	if !isPlainName(s.ProjectName) || !isProjectDirName(s.ProjectName) || !isPlainName(s.DirName) || !isPlainName(s.LogName) {
+	if !isPlainName(s.ProjectName) || !IsProjectDirName(s.ProjectName) || !isPlainName(s.DirName) || !isPlainName(s.LogName) {
 		return fmt.Errorf("entry names a path outside the layout: %q/%q/%q", s.ProjectName, s.DirName, s.LogName)
 	}
-	gen, enc, ok := parseLogName(s.LogName)
+	gen, enc, ok := ParseLogName(s.LogName)
 	if !ok {
 		return fmt.Errorf("entry names %q, which is not a session log name", s.LogName)
 	}
@@ -649,7 +649,7 @@ func (ix *Index) restore(s *cachedSession, ld *cacheLoad, t *tracked, e *Entry) 
 	if dirEnd < 0 {
 		return fmt.Errorf("entry names %q, longer than its log path", s.LogName)
 	}
-	d, ok := makeSessionDir(s.ProjectName, s.DirName, logPath[:dirEnd], logFile{path: logPath, encoding: enc, generation: gen}, s.DirModTime)
+	d, ok := MakeSessionDir(s.ProjectName, s.DirName, logPath[:dirEnd], LogFile{Path: logPath, Encoding: enc, Generation: gen}, s.DirModTime)
 	if !ok {
 		return fmt.Errorf("entry's log path is not <root>/%s/%s/%s", s.ProjectName, s.DirName, s.LogName)
 	}
@@ -658,8 +658,8 @@ func (ix *Index) restore(s *cachedSession, ld *cacheLoad, t *tracked, e *Entry) 
 	}
 	*t = tracked{dir: d, entry: e, file: s.File, started: s.Started, tailLen: uint8(s.TailLen), tailSum: s.TailSum}
 	t.setReasons(s.Skip, s.IdentityErr)
-	e.Path, e.Encoding, e.Generation = d.log.path, enc, gen
-	e.Title, e.DescriptorLabel = capLabel(e.Title), capLabel(e.DescriptorLabel)
+	e.Path, e.Encoding, e.Generation = d.Log.Path, enc, gen
+	e.Title, e.DescriptorLabel = CapLabel(e.Title), CapLabel(e.DescriptorLabel)
 	if t.skipReason() == "" {
 		if !t.started {
 			return fmt.Errorf("listed entry in %s has no header", s.DirName)

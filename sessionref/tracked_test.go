@@ -78,18 +78,18 @@ func TestTrackedStaysSmall(t *testing.T) {
 	}
 }
 
-// TestMakeSessionDirNamesAreTheLogPaths checks the lengths a sessionDir
+// TestMakeSessionDirNamesAreTheLogPaths checks the lengths a SessionDir
 // keeps instead of its names: each name read back equals the one given,
 // and a log path that does not hold them is refused.
 func TestMakeSessionDirNamesAreTheLogPaths(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "sessions")
 	dir := filepath.Join(root, "--home-u-p--", "abc")
-	d, ok := makeSessionDir("--home-u-p--", "abc", dir, logFile{path: filepath.Join(dir, "session.jsonl")}, 7)
+	d, ok := MakeSessionDir("--home-u-p--", "abc", dir, LogFile{Path: filepath.Join(dir, "session.jsonl")}, 7)
 	if !ok {
 		t.Fatal("refused root/project/session/log")
 	}
-	if d.path() != dir || d.dirName() != "abc" || d.projectName() != "--home-u-p--" || d.dirModTime != 7 {
-		t.Errorf("path %q name %q project %q mod %d", d.path(), d.dirName(), d.projectName(), d.dirModTime)
+	if d.Path() != dir || d.DirName() != "abc" || d.ProjectName() != "--home-u-p--" || d.DirModTime != 7 {
+		t.Errorf("path %q name %q project %q mod %d", d.Path(), d.DirName(), d.ProjectName(), d.DirModTime)
 	}
 	for _, c := range []struct{ project, name, dir, log string }{
 		{"--home-u-p--", "abc", dir, filepath.Join(root, "--home-u-p--", "abd", "session.jsonl")}, // another directory
@@ -97,7 +97,7 @@ func TestMakeSessionDirNamesAreTheLogPaths(t *testing.T) {
 		{"--other--", "abc", dir, filepath.Join(dir, "session.jsonl")},                            // not its project
 		{"--home-u-p--", "abc", dir, dir},                                                         // no log name
 	} {
-		if _, ok := makeSessionDir(c.project, c.name, c.dir, logFile{path: c.log}, 0); ok {
+		if _, ok := MakeSessionDir(c.project, c.name, c.dir, LogFile{Path: c.log}, 0); ok {
 			t.Errorf("accepted %+v", c)
 		}
 	}
