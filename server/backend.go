@@ -10,6 +10,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/fileref"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // Sessions is what the server needs from the session side: the lifecycle
@@ -30,7 +31,7 @@ type Sessions interface {
 	// Status describes the index as of now.
 	Status() SessionStatus
 	// Snapshot is the index as of now, an immutable value; never nil.
-	Snapshot() *sessionref.Snapshot
+	Snapshot() *titles.Snapshot
 }
 
 // SessionsConfig is what the server asks of the session index it opens.

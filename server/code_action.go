@@ -15,6 +15,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/fileref"
 	"github.com/dsh-refls/dsh-refls/server/internal/similar"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // Code actions (quick fixes) for the problems diagnostics report.
@@ -110,7 +111,7 @@ func (s *Server) codeActions(ctx context.Context, doc document, r Range) ([]code
 		return nil, ctx.Err()
 	}
 	sessions := sessionref.FindMentions(doc.Text)
-	var snap *sessionref.Snapshot
+	var snap *titles.Snapshot
 	if len(sessions) > 0 {
 		// Fixes name sessions: wait for the index's first build.
 		ready, err := s.readySnapshot(ctx)
@@ -225,7 +226,7 @@ func (s *Server) maxReferences() int {
 
 // extraMentions are the mentions of the sessions beyond the first
 // maxReferences distinct known ones, as diagnostics count them.
-func (s *Server) extraMentions(sessions []sessionref.MentionSpan, snap *sessionref.Snapshot) []sessionref.MentionSpan {
+func (s *Server) extraMentions(sessions []sessionref.MentionSpan, snap *titles.Snapshot) []sessionref.MentionSpan {
 	self := s.config().SessionID
 	counted := func(men sessionref.MentionSpan) bool {
 		if men.Err != nil || (men.SessionID == self && self != "") || snap == nil {
@@ -301,10 +302,10 @@ func fileMentionText(p string, kind fileref.Kind, quoted bool, lines *completion
 // closestTitles are the sessions whose titles come closest to label: the
 // best few candidates matching it, or else the titles most alike by
 // bigrams. The target session is never offered.
-func closestTitles(snap *sessionref.Snapshot, label, target string) []sessionref.Entry {
+func closestTitles(snap *titles.Snapshot, label, target string) []sessionref.Entry {
 	var out []sessionref.Entry
 	if strings.TrimSpace(label) != "" {
-		cands, _, err := snap.Candidates(sessionref.CandidateQuery{Query: label, TargetID: target, Limit: maxFixes})
+		cands, _, err := snap.Candidates(titles.CandidateQuery{Query: label, TargetID: target, Limit: maxFixes})
 		if err == nil {
 			for _, c := range cands {
 				if e, ok := snap.Locate(c.SessionID); ok {

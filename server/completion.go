@@ -15,7 +15,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/completion"
 	"github.com/dsh-refls/dsh-refls/fileref"
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // sortTextWidth zero-pads ranks so "00010" sorts after "00002".
@@ -124,7 +124,7 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 
 	if sess := s.currentSessions(); sess != nil && !tok.Quoted && !strings.Contains(sq.text, "/") {
 		snap := sess.Snapshot()
-		cands, _, err := snap.Candidates(sessionref.CandidateQuery{
+		cands, _, err := snap.Candidates(titles.CandidateQuery{
 			Query: sq.text, TargetID: cfg.SessionID, TargetCwd: cfg.Cwd, Limit: cfg.CandidateLimit,
 			ByActivity: cfg.CandidateOrder != candidateOrderCreated, Scope: sq.scope,
 		})
@@ -164,7 +164,7 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 				item.Detail = strings.TrimPrefix(where+" · "+age, " · ")
 			}
 			list.Items = append(list.Items, item)
-			ranks = append(ranks, completion.SessionRank(!rankSessions || sessionref.WordMatch(*c, sq.text), !rankSessions || c.SameWorkspace, false))
+			ranks = append(ranks, completion.SessionRank(!rankSessions || titles.WordMatch(*c, sq.text), !rankSessions || c.SameWorkspace, false))
 			if fv != nil {
 				match.refs = append(match.refs, itemRef{kind: refSession, i: int32(i)})
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // Continuing from a session: the text of a new prompt that picks up where
@@ -195,8 +196,8 @@ func (s *Server) continueActions(ctx context.Context, doc document, r Range) ([]
 		return nil, nil
 	}
 	var out []codeAction
-	var titles []string
-	var snap *sessionref.Snapshot
+	var labels []string
+	var snap *titles.Snapshot
 	seen := map[string]bool{}
 	for _, men := range sessionref.FindMentions(doc.Text) {
 		if men.Err != nil || men.End < from || men.Start > to || seen[men.SessionID] || men.SessionID == s.config().SessionID {
@@ -217,12 +218,12 @@ func (s *Server) continueActions(ctx context.Context, doc document, r Range) ([]
 		title := "Continue from this session"
 		out = append(out, codeAction{Title: title,
 			Command: &command{Title: title, Command: CommandContinueFrom, Arguments: []any{men.SessionID}}})
-		titles = append(titles, e.DisplayTitle())
+		labels = append(labels, e.DisplayTitle())
 	}
 	if len(out) > 1 {
 		// Several sessions in the range: each action names its own.
 		for i := range out {
-			out[i].Title = "Continue from " + shorten(titles[i], 60)
+			out[i].Title = "Continue from " + shorten(labels[i], 60)
 			out[i].Command.Title = out[i].Title
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 	"github.com/dsh-refls/dsh-refls/sessionref/recall"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // The custom methods of §4.3.
@@ -253,18 +254,18 @@ func (s *Server) candidatesCall(params json.RawMessage) (call, error) {
 			return nil, err
 		}
 		if snap == nil {
-			return []sessionref.Candidate{}, nil
+			return []titles.Candidate{}, nil
 		}
 		// The encoder writes each mention from the display title and id:
 		// no string of its own per candidate.
-		cands, _, err := snap.Candidates(sessionref.CandidateQuery{Query: p.Query, TargetID: cfg.SessionID, TargetCwd: cfg.Cwd, Limit: limit,
+		cands, _, err := snap.Candidates(titles.CandidateQuery{Query: p.Query, TargetID: cfg.SessionID, TargetCwd: cfg.Cwd, Limit: limit,
 			NoMention: true})
 		if err != nil {
 			return nil, err
 		}
 		// Sessions found by what was said in them come after every title,
 		// id and cwd match, in what the limit leaves.
-		body := s.bodyMatches(ctx, snap, s.syncedRecall(), p.Query, sessionref.Scope{}, cands, cfg, limit-len(cands))
+		body := s.bodyMatches(ctx, snap, s.syncedRecall(), p.Query, titles.Scope{}, cands, cfg, limit-len(cands))
 		dst, slot := s.answers.Get(candidatesSize(len(cands) + len(body)))
 		raw, err := encodeCandidates(dst, cands, body)
 		s.answers.Settle(slot, raw)

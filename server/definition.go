@@ -10,6 +10,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // MethodPreview answers the recall preview of one session as a Markdown
@@ -132,7 +133,7 @@ func (s *Server) definition(doc document, pos Position) []location {
 
 // previewTitle names a session's preview: its display title when indexed,
 // else the label the mention gives it.
-func previewTitle(snap *sessionref.Snapshot, id, label string) string {
+func previewTitle(snap *titles.Snapshot, id, label string) string {
 	if e, ok := snap.Locate(id); ok {
 		return e.DisplayTitle()
 	}

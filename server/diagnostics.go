@@ -13,6 +13,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/fileref"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // diagnosticSource is the source of every diagnostic (§4.2).
@@ -78,7 +79,7 @@ type recallKey struct {
 // of the same log state already in progress is waited for and shared; the
 // read itself waits for one of the diagnosticReaders slots. A cancelled
 // call returns ctx's error (the caller publishes nothing then).
-func (d *diagnostics) recallError(ctx context.Context, snap *sessionref.Snapshot, id string, lim prepare.Limits) error {
+func (d *diagnostics) recallError(ctx context.Context, snap *titles.Snapshot, id string, lim prepare.Limits) error {
 	entry, ok := snap.Locate(id)
 	if !ok {
 		return &sessionref.Error{Code: sessionref.CodeReadFailed, Message: fmt.Sprintf("unknown session %q", id), SessionID: id}
@@ -124,7 +125,7 @@ func (d *diagnostics) recallError(ctx context.Context, snap *sessionref.Snapshot
 
 // readRecall reads session id's log in one of the readers slots. ok is
 // false when ctx ended first: a cancelled read says nothing about the log.
-func (d *diagnostics) readRecall(ctx context.Context, snap *sessionref.Snapshot, id string, lim prepare.Limits) (ok bool, err error) {
+func (d *diagnostics) readRecall(ctx context.Context, snap *titles.Snapshot, id string, lim prepare.Limits) (ok bool, err error) {
 	select {
 	case d.readers <- struct{}{}:
 	case <-ctx.Done():

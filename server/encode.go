@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // Encoders of the answers sent on every keystroke: dsh/candidates and
@@ -156,11 +157,11 @@ func appendBool(dst []byte, v bool) []byte {
 	return append(dst, "false"...)
 }
 
-// appendCandidateFields appends the fields of a sessionref.Candidate,
+// appendCandidateFields appends the fields of a titles.Candidate,
 // without the closing brace: bodyCandidate adds its match after them. A
 // candidate without its Mention (CandidateQuery.NoMention) is written with
 // the one sessionref.Mention gives its display title and id.
-func appendCandidateFields(dst []byte, c *sessionref.Candidate) []byte {
+func appendCandidateFields(dst []byte, c *titles.Candidate) []byte {
 	dst = append(dst, `{"sessionId":`...)
 	dst = appendJSONString(dst, c.SessionID)
 	dst = append(dst, `,"label":`...)
@@ -196,17 +197,17 @@ func candidatesSize(n int) int { return 64 + candidateBytes*n }
 // encodeCandidates encodes the answer of dsh/candidates: the title, id and
 // cwd matches, then the body matches,
 // into dst's array (lspwire.AnswerBuffers lends it; see candidatesSize).
-func encodeCandidates(dst []byte, titles []sessionref.Candidate, body []bodyCandidate) (json.RawMessage, error) {
+func encodeCandidates(dst []byte, matched []titles.Candidate, body []bodyCandidate) (json.RawMessage, error) {
 	dst = append(dst[:0], '[')
-	for i := range titles {
+	for i := range matched {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendCandidateFields(dst, &titles[i])
+		dst = appendCandidateFields(dst, &matched[i])
 		dst = append(dst, '}')
 	}
 	for i := range body {
-		if i > 0 || len(titles) > 0 {
+		if i > 0 || len(matched) > 0 {
 			dst = append(dst, ',')
 		}
 		dst = appendCandidateFields(dst, &body[i].Candidate)

@@ -13,6 +13,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 	"github.com/dsh-refls/dsh-refls/sessionref/recall"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // encodePieces are what generated strings are made of: plain text, every
@@ -145,8 +146,8 @@ func TestAppendMentionJSONIsEncodingJSON(t *testing.T) {
 // by body matches with and without a match, and the empty lists.
 func TestEncodeCandidatesIsEncodingJSON(t *testing.T) {
 	rnd := rand.New(rand.NewSource(2))
-	candidate := func() sessionref.Candidate {
-		c := sessionref.Candidate{SessionID: randomString(rnd), Label: randomString(rnd),
+	candidate := func() titles.Candidate {
+		c := titles.Candidate{SessionID: randomString(rnd), Label: randomString(rnd),
 			DisplayTitle: randomString(rnd), SameWorkspace: rnd.Intn(2) == 0, CreatedAt: rnd.Int63() - rnd.Int63(),
 			Mention: "@" + randomString(rnd)} // never empty, as sessionref.Mention
 		if rnd.Intn(2) == 0 {
@@ -156,7 +157,7 @@ func TestEncodeCandidatesIsEncodingJSON(t *testing.T) {
 		return c
 	}
 	for n := range 300 {
-		titles, body := []sessionref.Candidate{}, []bodyCandidate{}
+		titles, body := []titles.Candidate{}, []bodyCandidate{}
 		var all []bodyCandidate // what jsonCodec encodes
 		for range n % 7 {
 			c := candidate()
@@ -252,13 +253,13 @@ func TestEncodeCompletionListIsEncodingJSON(t *testing.T) {
 }
 
 // benchCandidates are 50 candidates shaped like a store's.
-func benchCandidates() []sessionref.Candidate {
-	cands := make([]sessionref.Candidate, 50)
+func benchCandidates() []titles.Candidate {
+	cands := make([]titles.Candidate, 50)
 	for i := range cands {
 		cwd := "/home/dev/project-07"
 		id := "0a1b2c3d-0000-4000-8000-00000000" + strings.Repeat("7", 4)
 		title := "fix the parser retry timeout in the watcher"
-		cands[i] = sessionref.Candidate{SessionID: id, Label: title, DisplayTitle: title, Cwd: &cwd,
+		cands[i] = titles.Candidate{SessionID: id, Label: title, DisplayTitle: title, Cwd: &cwd,
 			SameWorkspace: true, CreatedAt: 1783350000000 + int64(i)}
 	}
 	return cands

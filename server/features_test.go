@@ -13,6 +13,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // wireItem is a completion item as the client decodes it.
@@ -613,7 +614,7 @@ func TestCustomMethods(t *testing.T) {
 	h := newHarness(t, opts)
 	h.initialize(initOptions{root: ws, settings: map[string]any{"sessionId": "s-target", "cwd": "/home/dev/proj"}})
 
-	var cands []sessionref.Candidate
+	var cands []titles.Candidate
 	h.mustCall(MethodCandidates, map[string]any{"query": "PARSER"}, &cands)
 	if len(cands) != 1 || cands[0].SessionID != "s-alpha" || !cands[0].SameWorkspace {
 		t.Errorf("candidates = %+v", cands)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // expectedSession is one entry of the fixtures' expected.json.
@@ -146,7 +147,7 @@ func TestFixturesPrepareMatchesSessionref(t *testing.T) {
 	var got PrepareResult
 	h.mustCall(MethodPrepare, map[string]any{"text": text}, &got)
 
-	ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	ix := titles.NewIndex(root, titles.IndexOptions{})
 	if err := ix.Build(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/completion"
 	"github.com/dsh-refls/dsh-refls/completion/frecency"
 	"github.com/dsh-refls/dsh-refls/internal/words"
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // Frecency (issue 30 item 2): the completion list learns from what was
@@ -287,7 +287,7 @@ const (
 type itemMatches struct {
 	query     string // lower-cased, for sessions
 	fileQuery string // as typed, for files
-	sessions  []sessionref.Candidate
+	sessions  []titles.Candidate
 	files     []FileCandidate
 	refs      []itemRef // one per item of the list, in the list's order
 }
@@ -309,7 +309,7 @@ func (m *itemMatches) quality(i int32) itemQuality {
 // query q: the tier sessionref ranks it by within its group (the title
 // or display title starts with the query, a word of it does, the id does,
 // or none).
-func sessionQuality(c *sessionref.Candidate, q string, sameWorkspace bool) itemQuality {
+func sessionQuality(c *titles.Candidate, q string, sameWorkspace bool) itemQuality {
 	class := classInside
 	// An untitled session's label and display title are its id.
 	label, display := c.Label, c.DisplayTitle

@@ -9,7 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // TestWatchedChangesReachCompletion runs the real indexes and watchers: a
@@ -77,7 +77,7 @@ func TestIndexCacheIsSaved(t *testing.T) {
 	if err := dshgen.DemoStore(store, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	path, err := sessionref.DefaultCachePath(store)
+	path, err := titles.DefaultCachePath(store)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/fileref"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // excerptTurnRunes shortens each excerpt turn in a preview.
@@ -78,7 +79,7 @@ func (s *Server) hover(ctx context.Context, doc document, pos Position) (*hoverR
 // title, one line of what it is (id, working directory, age, log format),
 // one line of what dsh/prepare would recall from it now, then a short
 // excerpt, all from one snapshot of the index.
-func (s *Server) sessionPreviewText(ctx context.Context, snap *sessionref.Snapshot, id string, markdown bool) string {
+func (s *Server) sessionPreviewText(ctx context.Context, snap *titles.Snapshot, id string, markdown bool) string {
 	cfg := s.config()
 	entry, ok := snap.Locate(id)
 	if !ok {

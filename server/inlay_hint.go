@@ -12,6 +12,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // maxHintCache bounds the inlay hint cache; it is cleared when full.
@@ -94,7 +95,7 @@ func (s *Server) inlayHints(ctx context.Context, doc document, r Range) ([]inlay
 // hintLabel is the hint of session id, from the cache while its log is
 // unchanged; false for a session that is unknown or cannot be recalled
 // (its diagnostic says why).
-func (s *Server) hintLabel(ctx context.Context, snap *sessionref.Snapshot, id string, lim prepare.Limits) (string, bool) {
+func (s *Server) hintLabel(ctx context.Context, snap *titles.Snapshot, id string, lim prepare.Limits) (string, bool) {
 	entry, ok := snap.Locate(id)
 	if !ok {
 		return "", false

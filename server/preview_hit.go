@@ -13,6 +13,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 	"github.com/dsh-refls/dsh-refls/sessionref/recall"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // A body-search hit opens the preview of its session at the message that
@@ -126,7 +127,7 @@ type previewMessage struct {
 // event seq when hasSeq, with the first hit of query selected. A query
 // that cannot be searched is an error; a seq the session holds no message
 // of is said in the document.
-func (s *Server) renderPreview(ctx context.Context, snap *sessionref.Snapshot, id string, m previewMessage) (previewDoc, error) {
+func (s *Server) renderPreview(ctx context.Context, snap *titles.Snapshot, id string, m previewMessage) (previewDoc, error) {
 	seq, hasSeq, query := m.seq, m.ok, m.query
 	text := s.sessionPreviewText(ctx, snap, id, true)
 	if !hasSeq || ctx.Err() != nil {

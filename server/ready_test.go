@@ -13,6 +13,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/internal/lsptest"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // stillWaiting is how long a test watches a request that must wait for the
@@ -228,11 +229,11 @@ func TestPrepareRightAfterInitializeRealStore(t *testing.T) {
 func TestCandidatesAnswerFromTheRestoredIndex(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	opts, fake, ws := testOptions(t)
-	ix := sessionref.NewIndex(fake.root, sessionref.IndexOptions{})
+	ix := titles.NewIndex(fake.root, titles.IndexOptions{})
 	if err := ix.Build(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	path, err := sessionref.DefaultCachePath(fake.root)
+	path, err := titles.DefaultCachePath(fake.root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +251,7 @@ func TestCandidatesAnswerFromTheRestoredIndex(t *testing.T) {
 	h.initialize(initOptions{root: ws, settings: map[string]any{"sessionId": "s-target"}})
 
 	prepare := h.callAsync(MethodPrepare, map[string]any{"text": "see " + sessionref.Mention("Fix the parser", "s-alpha")})
-	var before []sessionref.Candidate
+	var before []titles.Candidate
 	select {
 	case r := <-h.callAsync(MethodCandidates, map[string]any{"query": ""}):
 		if r.err != nil {
@@ -263,7 +264,7 @@ func TestCandidatesAnswerFromTheRestoredIndex(t *testing.T) {
 		close(fake.holdReading)
 		t.Fatal("dsh/candidates waited for the first build over a restored index")
 	}
-	ids := func(cs []sessionref.Candidate) []string {
+	ids := func(cs []titles.Candidate) []string {
 		var out []string
 		for _, c := range cs {
 			out = append(out, c.SessionID)
@@ -284,7 +285,7 @@ func TestCandidatesAnswerFromTheRestoredIndex(t *testing.T) {
 	if r := <-prepare; r.err != nil {
 		t.Fatalf("prepare after the build: %v", r.err)
 	}
-	var after []sessionref.Candidate
+	var after []titles.Candidate
 	h.mustCall(MethodCandidates, map[string]any{"query": ""}, &after)
 	if got := ids(after); !slices.Contains(got, "s-later") || len(got) != 5 {
 		t.Errorf("candidates after the build = %v, want the stored four and s-later", got)

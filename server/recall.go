@@ -20,6 +20,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/server/internal/memtune"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/recall"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // MethodSearch finds sessions by what was said in them (issue 13).
@@ -389,7 +390,7 @@ func tagSafe(v any) (json.RawMessage, error) {
 // pick from) but that the title candidates did not list, as candidates
 // with their first match, at most limit of them. Queries shorter than three bytes find none: they would
 // match nearly every session.
-func (s *Server) bodyMatches(ctx context.Context, snap *sessionref.Snapshot, rh *recallHolder, query string, scope sessionref.Scope, listed []sessionref.Candidate, cfg Config, limit int) []bodyCandidate {
+func (s *Server) bodyMatches(ctx context.Context, snap *titles.Snapshot, rh *recallHolder, query string, scope titles.Scope, listed []titles.Candidate, cfg Config, limit int) []bodyCandidate {
 	if rh == nil || snap == nil || limit <= 0 || len(strings.TrimSpace(query)) < 3 {
 		return nil
 	}
@@ -423,7 +424,7 @@ func (s *Server) bodyMatches(ctx context.Context, snap *sessionref.Snapshot, rh 
 // bodyCandidate is a candidate found by what was said in it; dsh/candidates
 // lists it after the title, id and cwd matches, with the match.
 type bodyCandidate struct {
-	sessionref.Candidate
+	titles.Candidate
 	Match *recall.Match `json:"match,omitempty"`
 }
 
@@ -459,8 +460,8 @@ type bodyItem struct {
 // that a client highlighting the typed word in labels highlights the word
 // that matched, and the title follows it; the documentation holds the
 // excerpt with the hits in bold.
-func (s *Server) bodyItems(ctx context.Context, snap *sessionref.Snapshot, line string, tok completion.Token, sq sessionQuery,
-	listed []sessionref.Candidate, cfg Config, edit func(string) any) []bodyItem {
+func (s *Server) bodyItems(ctx context.Context, snap *titles.Snapshot, line string, tok completion.Token, sq sessionQuery,
+	listed []titles.Candidate, cfg Config, edit func(string) any) []bodyItem {
 	caps := s.clientCaps()
 	now := s.now()
 	var items []bodyItem

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/completion"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // maxRelatedNames is how many children of each sort a preview names; the
@@ -18,7 +19,7 @@ const maxRelatedNames = 3
 // with the parent's URI), its subagent children and its forks (the first
 // few named), and, for a kind completion hides, how to list it. Empty for a
 // session with none of these.
-func relationLines(snap *sessionref.Snapshot, e *sessionref.Entry, markdown bool) []string {
+func relationLines(snap *titles.Snapshot, e *sessionref.Entry, markdown bool) []string {
 	var lines []string
 	if e.ParentSession != "" {
 		how := "forked from"

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/dsh-refls/dsh-refls/completion"
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // The values of the sessionScope setting (docs/sessions.md).
@@ -41,7 +41,7 @@ func decodeSessionScope(v json.RawMessage) (string, error) {
 // token: the query after any scope switch, and the scope.
 type sessionQuery struct {
 	text  string
-	scope sessionref.Scope
+	scope titles.Scope
 }
 
 // sessionQueryOf reads the scope switch of tok (completion.SplitSwitch)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/completion"
 	"github.com/dsh-refls/dsh-refls/internal/lsptest"
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // TestSessionScopeSettings: the defaults keep today's list (every scope,
@@ -64,18 +64,18 @@ func TestSessionQueryOf(t *testing.T) {
 		show    bool
 		typed   string
 		text    string
-		want    sessionref.Scope
+		want    titles.Scope
 	}{
-		{sessionScopeAll, false, "@rate", "rate", sessionref.Scope{HideKinds: true}},
-		{sessionScopeAll, true, "@rate", "rate", sessionref.Scope{}},
-		{sessionScopeWorkspace, false, "@rate", "rate", sessionref.Scope{WorkspaceOnly: true, HideKinds: true}},
-		{sessionScopeRecent, false, "@", "", sessionref.Scope{ActiveSince: week, HideKinds: true}},
-		{sessionScopeRecent, true, "@", "", sessionref.Scope{ActiveSince: week}},
-		{sessionScopeAll, false, "@here:rate", "rate", sessionref.Scope{WorkspaceOnly: true, HideKinds: true}},
-		{sessionScopeWorkspace, false, "@recent:", "", sessionref.Scope{ActiveSince: week, HideKinds: true}},
-		{sessionScopeWorkspace, false, "@all:rate", "rate", sessionref.Scope{}},
-		{sessionScopeRecent, false, "@all:", "", sessionref.Scope{}},
-		{sessionScopeAll, false, "@allowed", "allowed", sessionref.Scope{HideKinds: true}},
+		{sessionScopeAll, false, "@rate", "rate", titles.Scope{HideKinds: true}},
+		{sessionScopeAll, true, "@rate", "rate", titles.Scope{}},
+		{sessionScopeWorkspace, false, "@rate", "rate", titles.Scope{WorkspaceOnly: true, HideKinds: true}},
+		{sessionScopeRecent, false, "@", "", titles.Scope{ActiveSince: week, HideKinds: true}},
+		{sessionScopeRecent, true, "@", "", titles.Scope{ActiveSince: week}},
+		{sessionScopeAll, false, "@here:rate", "rate", titles.Scope{WorkspaceOnly: true, HideKinds: true}},
+		{sessionScopeWorkspace, false, "@recent:", "", titles.Scope{ActiveSince: week, HideKinds: true}},
+		{sessionScopeWorkspace, false, "@all:rate", "rate", titles.Scope{}},
+		{sessionScopeRecent, false, "@all:", "", titles.Scope{}},
+		{sessionScopeAll, false, "@allowed", "allowed", titles.Scope{HideKinds: true}},
 	} {
 		tok, _ := completion.At(tt.typed, len(tt.typed))
 		got := s.sessionQueryOf(tok, Config{SessionScope: tt.setting, ShowAutomationSessions: tt.show})

@@ -6,8 +6,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/live"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 	"github.com/dsh-refls/dsh-refls/watch"
 )
 
@@ -20,7 +20,7 @@ type liveSessions struct {
 
 // NewLiveSessionsFactory returns the production SessionsFactory. With
 // useCache the index persists under the user cache dir
-// (sessionref.DefaultCachePath), which `dsh-refls index` also fills, so a
+// (titles.DefaultCachePath), which `dsh-refls index` also fills, so a
 // restart reads only what changed.
 func NewLiveSessionsFactory(useCache bool) SessionsFactory {
 	return func(cfg SessionsConfig) (Sessions, error) { return openLiveSessions(cfg, useCache) }
@@ -85,4 +85,4 @@ func (a *liveSessions) Status() SessionStatus {
 }
 
 // Snapshot implements Sessions.
-func (a *liveSessions) Snapshot() *sessionref.Snapshot { return a.store.Index().Snapshot() }
+func (a *liveSessions) Snapshot() *titles.Snapshot { return a.store.Index().Snapshot() }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // Sessions of the store the protocol tests use (writeTestStore).
@@ -153,7 +154,7 @@ func (f *testSessions) factory(cfg SessionsConfig) (Sessions, error) {
 // entry is the indexed entry of id, read from a fresh index of the store.
 func (f *testSessions) entry(t testing.TB, id string) sessionref.Entry {
 	t.Helper()
-	ix := sessionref.NewIndex(f.root, sessionref.IndexOptions{})
+	ix := titles.NewIndex(f.root, titles.IndexOptions{})
 	if err := ix.Build(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +233,7 @@ func (h *heldSessions) Status() SessionStatus {
 }
 
 // Snapshot implements Sessions, slowly or panicking when told.
-func (h *heldSessions) Snapshot() *sessionref.Snapshot {
+func (h *heldSessions) Snapshot() *titles.Snapshot {
 	if h.f.panicNext.CompareAndSwap(true, false) {
 		panic("test index failure")
 	}

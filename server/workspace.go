@@ -15,6 +15,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/server/internal/memtune"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // openSessions opens the session index for cfg's root, replacing the
@@ -379,7 +380,7 @@ func (s *Server) waitSessions(ctx context.Context, restoredToo bool) (Sessions, 
 // readySnapshot is the snapshot of the session index once its first build
 // has finished (see readySessions); nil when no index is open. A request
 // takes it once and answers everything from it.
-func (s *Server) readySnapshot(ctx context.Context) (*sessionref.Snapshot, error) {
+func (s *Server) readySnapshot(ctx context.Context) (*titles.Snapshot, error) {
 	sess, err := s.readySessions(ctx)
 	if err != nil || sess == nil {
 		return nil, err
@@ -389,7 +390,7 @@ func (s *Server) readySnapshot(ctx context.Context) (*sessionref.Snapshot, error
 
 // listingSnapshot is the snapshot of the session index once it lists
 // every session it knows (see listingSessions); nil when no index is open.
-func (s *Server) listingSnapshot(ctx context.Context) (*sessionref.Snapshot, error) {
+func (s *Server) listingSnapshot(ctx context.Context) (*titles.Snapshot, error) {
 	sess, err := s.listingSessions(ctx)
 	if err != nil || sess == nil {
 		return nil, err

@@ -4,9 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 	"go.lsp.dev/protocol"
-
-	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
 // Workspace symbols list sessions so that an editor's symbol picker (VS
@@ -50,7 +49,7 @@ func (s *Server) workspaceSymbols(ctx context.Context, query string) ([]symbolIn
 		return out, err
 	}
 	cfg := s.config()
-	cands, _, err := snap.Candidates(sessionref.CandidateQuery{Query: query, TargetID: cfg.SessionID, TargetCwd: cfg.Cwd, Limit: maxWorkspaceSymbols,
+	cands, _, err := snap.Candidates(titles.CandidateQuery{Query: query, TargetID: cfg.SessionID, TargetCwd: cfg.Cwd, Limit: maxWorkspaceSymbols,
 		ByActivity: cfg.CandidateOrder != candidateOrderCreated})
 	if err != nil {
 		return nil, err

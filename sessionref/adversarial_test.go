@@ -14,6 +14,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // These tests put the damaged and unusual store entries of dshgen's
@@ -31,19 +32,19 @@ var healthyQueries = []string{"", "healthy", "importer", "KEYS", "work/healthy"}
 // observeCandidates records the candidates of the healthy sessions in snap
 // for healthyQueries; candidates of other sessions are left out, so a
 // store with more sessions compares equal.
-func observeCandidates(t testing.TB, snap *sessionref.Snapshot, healthy []dshgen.Expected) map[string][]sessionref.Candidate {
+func observeCandidates(t testing.TB, snap *titles.Snapshot, healthy []dshgen.Expected) map[string][]titles.Candidate {
 	t.Helper()
 	ids := map[string]bool{}
 	for _, h := range healthy {
 		ids[h.ID] = true
 	}
-	out := map[string][]sessionref.Candidate{}
+	out := map[string][]titles.Candidate{}
 	for _, q := range healthyQueries {
-		cands, _, err := snap.Candidates(sessionref.CandidateQuery{Query: q, TargetID: storetest.TargetID, TargetCwd: storetest.TargetCwd, Limit: 1000})
+		cands, _, err := snap.Candidates(titles.CandidateQuery{Query: q, TargetID: storetest.TargetID, TargetCwd: storetest.TargetCwd, Limit: 1000})
 		if err != nil {
 			t.Fatalf("Candidates(%q): %v", q, err)
 		}
-		kept := []sessionref.Candidate{}
+		kept := []titles.Candidate{}
 		for _, c := range cands {
 			if ids[c.SessionID] {
 				kept = append(kept, c)
@@ -78,7 +79,7 @@ func TestHealthyBaseline(t *testing.T) {
 
 // checkCandidatesUnchanged compares the candidates of the healthy sessions
 // in snap with the baseline's.
-func checkCandidatesUnchanged(t *testing.T, snap *sessionref.Snapshot) {
+func checkCandidatesUnchanged(t *testing.T, snap *titles.Snapshot) {
 	t.Helper()
 	storetest.CheckHealthyUnchanged(t, snap, "candidates for", observeCandidates)
 }
@@ -102,7 +103,7 @@ func TestAdversarialAllCasesTogether(t *testing.T) {
 // checkCase asserts what SPEC requires of the listing of one case in snap,
 // and that a listed session that cannot be prepared is READ_FAILED when
 // read as a reference.
-func checkCase(t *testing.T, snap *sessionref.Snapshot, c dshgen.Case, sc storetest.Case) {
+func checkCase(t *testing.T, snap *titles.Snapshot, c dshgen.Case, sc storetest.Case) {
 	t.Helper()
 	if c.Expected == nil {
 		checkSkipped(t, snap, c, sc.Hidden)
@@ -127,7 +128,7 @@ func checkCase(t *testing.T, snap *sessionref.Snapshot, c dshgen.Case, sc storet
 
 // checkSkipped asserts that a case is left out with a reason and that none
 // of its ids is listed or offered.
-func checkSkipped(t *testing.T, snap *sessionref.Snapshot, c dshgen.Case, hidden []string) {
+func checkSkipped(t *testing.T, snap *titles.Snapshot, c dshgen.Case, hidden []string) {
 	t.Helper()
 	for _, p := range c.Paths {
 		if p == "" {
@@ -157,7 +158,7 @@ func checkSkipped(t *testing.T, snap *sessionref.Snapshot, c dshgen.Case, hidden
 		if e, ok := snap.Locate(id); ok {
 			t.Errorf("session %q is listed (path %s)", id, e.Path)
 		}
-		cands, _, err := snap.Candidates(sessionref.CandidateQuery{Query: id, TargetID: storetest.TargetID, Limit: 1000})
+		cands, _, err := snap.Candidates(titles.CandidateQuery{Query: id, TargetID: storetest.TargetID, Limit: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -222,7 +223,7 @@ const unreadableRootEnv = "DSH_REFLS_UNREADABLE_ROOT"
 // cannot read is skipped with a reason while the others are served.
 func TestUnreadableDirectory(t *testing.T) {
 	storetest.UnreadableDir(t, "TestUnreadableDirectory", unreadableRootEnv, func(t *testing.T, root, dir string) {
-		ix := storetest.BuildIndex(t, root, sessionref.IndexOptions{})
+		ix := storetest.BuildIndex(t, root, titles.IndexOptions{})
 		snap := ix.Snapshot()
 		checkSkipped(t, snap, dshgen.Case{Paths: []string{dir}}, []string{"case-unreadable-dir"})
 		checkCandidatesUnchanged(t, snap)

@@ -6,17 +6,18 @@ import (
 	"github.com/dsh-refls/dsh-refls/internal/testfixtures"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // TestConformanceWithRecordedFixtures checks every session dsh recorded, in
 // both the raw and the zstd store, against expected.json.
 func TestConformanceWithRecordedFixtures(t *testing.T) {
-	storetest.EachRecordedSession(t, testfixtures.Dir(t), func(t *testing.T, snap *sessionref.Snapshot, _, _ string, w testfixtures.Expected) {
+	storetest.EachRecordedSession(t, testfixtures.Dir(t), func(t *testing.T, snap *titles.Snapshot, _, _ string, w testfixtures.Expected) {
 		checkExpected(t, snap, w)
 	})
 }
 
-func checkExpected(t *testing.T, snap *sessionref.Snapshot, w testfixtures.Expected) {
+func checkExpected(t *testing.T, snap *titles.Snapshot, w testfixtures.Expected) {
 	e, ok := snap.Locate(w.SessionID)
 	if !ok {
 		t.Fatalf("session %s not indexed", w.SessionID)

@@ -5,22 +5,22 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/internal/testfixtures"
-	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // TestConformanceWithRecordedV4Fixtures checks every format-v4 session dsh
 // 0.2 recorded (../shared/fixtures-v4), in the raw and the zstd store,
 // against every field of its expected.json.
 func TestConformanceWithRecordedV4Fixtures(t *testing.T) {
-	storetest.EachRecordedSession(t, testfixtures.DirV4(t), func(t *testing.T, snap *sessionref.Snapshot, root, store string, w testfixtures.Expected) {
+	storetest.EachRecordedSession(t, testfixtures.DirV4(t), func(t *testing.T, snap *titles.Snapshot, root, store string, w testfixtures.Expected) {
 		checkExpected(t, snap, w)
 		checkExpectedV4(t, snap, root, store, w)
 	})
 }
 
 // checkExpectedV4 checks the fields only the v4 set has.
-func checkExpectedV4(t *testing.T, snap *sessionref.Snapshot, root, store string, w testfixtures.Expected) {
+func checkExpectedV4(t *testing.T, snap *titles.Snapshot, root, store string, w testfixtures.Expected) {
 	e, ok := snap.Locate(w.SessionID)
 	if !ok {
 		t.Fatalf("session %s not indexed", w.SessionID)

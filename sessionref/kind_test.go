@@ -8,6 +8,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // kindCase is one generated log and the kind the index must give it.
@@ -77,11 +78,11 @@ func TestIndexClassifiesSessions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	ix := titles.NewIndex(root, titles.IndexOptions{})
 	if err := ix.Build(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	check := func(what string, snap *sessionref.Snapshot) {
+	check := func(what string, snap *titles.Snapshot) {
 		t.Helper()
 		for _, c := range cases {
 			e, ok := snap.Locate(c.s.ID())
@@ -102,7 +103,7 @@ func TestIndexClassifiesSessions(t *testing.T) {
 	if err := ix.SaveCache(cache); err != nil {
 		t.Fatal(err)
 	}
-	again := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	again := titles.NewIndex(root, titles.IndexOptions{})
 	if err := again.LoadCache(cache); err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func TestPromptFoundInAnAppendedTail(t *testing.T) {
 	if _, err := s.Save(root, dshgen.Raw); err != nil {
 		t.Fatal(err)
 	}
-	ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	ix := titles.NewIndex(root, titles.IndexOptions{})
 	if err := ix.Build(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}

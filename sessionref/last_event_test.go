@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // TestIndexKeepsLastEventTime: the title index keeps the time of a log's
@@ -48,7 +48,7 @@ func TestIndexKeepsLastEventTime(t *testing.T) {
 	if want <= 1_700_000_000_000 {
 		t.Fatalf("generated log has no event times after creation (%d)", want)
 	}
-	ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	ix := titles.NewIndex(root, titles.IndexOptions{})
 	if err := ix.Build(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestIndexKeepsLastEventTime(t *testing.T) {
 	if err := ix.SaveCache(cache); err != nil {
 		t.Fatal(err)
 	}
-	again := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	again := titles.NewIndex(root, titles.IndexOptions{})
 	if err := again.LoadCache(cache); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestCandidatesByActivity(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	ix := titles.NewIndex(root, titles.IndexOptions{})
 	if err := ix.Build(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestCandidatesByActivity(t *testing.T) {
 	if old.LastEventAt <= newer.LastEventAt {
 		t.Fatalf("test setup: s-old last active %d, s-new %d", old.LastEventAt, newer.LastEventAt)
 	}
-	ids := func(q sessionref.CandidateQuery) string {
+	ids := func(q titles.CandidateQuery) string {
 		t.Helper()
 		cands, _, err := snap.Candidates(q)
 		if err != nil {
@@ -129,13 +129,13 @@ func TestCandidatesByActivity(t *testing.T) {
 		return fmt.Sprint(out)
 	}
 	for _, c := range []struct {
-		q    sessionref.CandidateQuery
+		q    titles.CandidateQuery
 		want string
 	}{
-		{sessionref.CandidateQuery{TargetCwd: "/w"}, "[s-new s-mid s-old s-else]"},
-		{sessionref.CandidateQuery{TargetCwd: "/w", ByActivity: true}, "[s-old s-new s-mid s-else]"},
-		{sessionref.CandidateQuery{TargetCwd: "/w", ByActivity: true, Limit: 2}, "[s-old s-new]"},
-		{sessionref.CandidateQuery{Query: "s-", TargetCwd: "/w", ByActivity: true, Limit: 1}, "[s-old]"},
+		{titles.CandidateQuery{TargetCwd: "/w"}, "[s-new s-mid s-old s-else]"},
+		{titles.CandidateQuery{TargetCwd: "/w", ByActivity: true}, "[s-old s-new s-mid s-else]"},
+		{titles.CandidateQuery{TargetCwd: "/w", ByActivity: true, Limit: 2}, "[s-old s-new]"},
+		{titles.CandidateQuery{Query: "s-", TargetCwd: "/w", ByActivity: true, Limit: 1}, "[s-old]"},
 	} {
 		if got := ids(c.q); got != c.want {
 			t.Errorf("Candidates(%+v) = %s, want %s", c.q, got, c.want)

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // TestSymlinkedLogsAreNotFollowed places session logs that are symbolic
@@ -17,7 +17,7 @@ import (
 // of any file.
 func TestSymlinkedLogsAreNotFollowed(t *testing.T) {
 	l := storetest.WriteLinked(t)
-	ix := storetest.BuildIndex(t, l.Root, sessionref.IndexOptions{})
+	ix := storetest.BuildIndex(t, l.Root, titles.IndexOptions{})
 	snap := ix.Snapshot()
 	reasons := map[string]string{}
 	for _, s := range snap.Skipped {

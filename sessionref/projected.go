@@ -143,22 +143,6 @@ func appendProjected(msgs []ProjectedMessage, items []surfaceItem) []ProjectedMe
 	return msgs
 }
 
-// CandidateOf builds the §2.2 candidate of the listed session id as
-// Candidates would for a query from targetID in targetCwd (the target's
-// own cwd wins when it is indexed). It is false for an id that is not
-// listed and for the target itself, which is never offered.
-func (s *Snapshot) CandidateOf(id, targetID, targetCwd string) (Candidate, bool) {
-	e, ok := s.Locate(id)
-	if !ok || id == targetID {
-		return Candidate{}, false
-	}
-	targetCwd, hasTargetCwd := s.spellingOf(targetCwd), targetCwd != ""
-	if t, ok := s.Locate(targetID); ok {
-		targetCwd, hasTargetCwd = t.EffectiveCwd()
-	}
-	return candidateOf(&e, hasTargetCwd, targetCwd, new(string), true), true
-}
-
 // ProjectionCursor is where a projection read of a raw log ended, with
 // the state of the read, so that a log that only grew is read from there:
 // its appended lines only, as dsh would read them after the earlier ones.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // resumeSessions are logs with every kind of line a projection meets:
@@ -43,7 +44,7 @@ func resumeSessions() []*dshgen.Session {
 
 func projectionOf(t *testing.T, root, id string) (*sessionref.Projection, sessionref.Entry, error) {
 	t.Helper()
-	ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	ix := titles.NewIndex(root, titles.IndexOptions{})
 	if err := ix.Build(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}

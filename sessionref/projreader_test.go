@@ -13,6 +13,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/internal/testfixtures"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // copyProjection is p with its own Messages slice (the texts are copied
@@ -36,7 +37,7 @@ func copyProjection(p *sessionref.Projection) *sessionref.Projection {
 // It returns how many sessions it read.
 func sameReadsOverStore(t *testing.T, root string) int {
 	t.Helper()
-	ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	ix := titles.NewIndex(root, titles.IndexOptions{})
 	if err := ix.Build(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestProjectionReaderScrubsTheTextsOfItsLastRead(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	ix := titles.NewIndex(root, titles.IndexOptions{})
 	if err := ix.Build(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/internal/cputime"
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // projBenchRootEnv names an existing store to read instead of the small
@@ -45,7 +46,7 @@ func projBenchRoots(b *testing.B) map[string]string {
 // their logs (the generation each entry names).
 func projBenchEntries(b *testing.B, root string) ([]sessionref.Entry, int64) {
 	b.Helper()
-	ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	ix := titles.NewIndex(root, titles.IndexOptions{})
 	if err := ix.Build(context.Background(), nil); err != nil {
 		b.Fatal(err)
 	}

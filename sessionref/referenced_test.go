@@ -12,6 +12,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // TestReadReferenced reads a listed session as preparation does, at the
@@ -56,7 +57,7 @@ func TestReadReferenced(t *testing.T) {
 				t.AssistantText("an answer")
 			}).Save(root, dshgen.Raw)
 			must(t, err)
-			e := storetest.MustLocate(t, storetest.BuildIndex(t, root, sessionref.IndexOptions{}).Snapshot(), "read")
+			e := storetest.MustLocate(t, storetest.BuildIndex(t, root, titles.IndexOptions{}).Snapshot(), "read")
 			if tt.change != nil {
 				tt.change(t, path)
 			}

@@ -19,12 +19,13 @@ import (
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // checkConfined asserts that every listed session lies exactly at
 // <root>/<project>/<dshlog.EncodeSegment(id)>/, and that the segment is one plain
 // directory name.
-func checkConfined(t *testing.T, snap *sessionref.Snapshot) {
+func checkConfined(t *testing.T, snap *titles.Snapshot) {
 	t.Helper()
 	for _, e := range snap.Sessions {
 		seg := dshlog.EncodeSegment(e.ID)
@@ -45,7 +46,7 @@ func checkConfined(t *testing.T, snap *sessionref.Snapshot) {
 // with only tempting logs present the ids are not listed. Opens are watched
 // with inotify.
 func TestHostileIDsStayInTheirDirectory(t *testing.T) {
-	storetest.EachHostileStore(t, func(t *testing.T, snap *sessionref.Snapshot, withReal bool, opens *storetest.OpenWatch, forbidden []string) {
+	storetest.EachHostileStore(t, func(t *testing.T, snap *titles.Snapshot, withReal bool, opens *storetest.OpenWatch, forbidden []string) {
 		checkConfined(t, snap)
 		for _, id := range storetest.HostileIDs {
 			if withReal || storetest.EncodedInPlace(id) {
@@ -70,7 +71,7 @@ func TestHostileIDsStayInTheirDirectory(t *testing.T) {
 // reference.
 func TestLogsCarryNoMessageBodies(t *testing.T) {
 	core, logs := observer.New(zapcore.InfoLevel)
-	snap := storetest.MarkedStore(t, sessionref.IndexOptions{Logger: zap.New(core)})
+	snap := storetest.MarkedStore(t, titles.IndexOptions{Logger: zap.New(core)})
 	// Errors of reading a session as a reference reach clients, and
 	// servers log them: they are held to the same rule.
 	for _, id := range storetest.MarkedIDs {

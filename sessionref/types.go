@@ -112,43 +112,6 @@ type Skipped struct {
 	Reason string `json:"reason"`
 }
 
-// Candidate is one session offered for reference (§2.2).
-type Candidate struct {
-	SessionID    string  `json:"sessionId"`
-	Label        string  `json:"label"`
-	DisplayTitle string  `json:"displayTitle"`
-	Cwd          *string `json:"cwd,omitempty"`
-	// WorkingDirectory is the session's effective directory when its log
-	// moved it away from Cwd (Entry.WorkDir); absent otherwise.
-	WorkingDirectory *string `json:"workingDirectory,omitempty"`
-	SameWorkspace    bool    `json:"sameWorkspace"`
-	CreatedAt        int64   `json:"createdAt"`
-	Mention          string  `json:"mention"`
-}
-
-// CandidateQuery selects candidates.
-type CandidateQuery struct {
-	Query string
-	// TargetID is the session the message is written in; it is never offered.
-	TargetID string
-	// TargetCwd is the workspace the target runs in; the target's own cwd
-	// wins when the target is indexed.
-	TargetCwd string
-	// Limit caps the result; 0 means the default of 50; negative is invalid.
-	Limit int
-	// ByActivity ranks sessions of equal group and match quality by their
-	// last event (Entry.LastEventAt, else CreatedAt) instead of SPEC §2.2's
-	// creation order.
-	ByActivity bool
-	// Scope narrows the list (completion's scopes and hidden kinds); the
-	// zero value lists every session, as SPEC §2.2 does.
-	Scope Scope
-	// NoMention leaves each candidate's Mention empty, for a caller that
-	// writes Mention(DisplayTitle, SessionID) into its own buffer
-	// (AppendURIPayload) and would only copy the string.
-	NoMention bool
-}
-
 // Reference names one session to recall, as a message or host gives it.
 type Reference struct {
 	SessionID string `json:"sessionId"`

@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // TestGeneratedV021Cases reads one generated session per rule of issue 28,
@@ -28,12 +28,12 @@ import (
 //     header field, events in the zstd header frame, a title of an unknown
 //     source kind (docs/reliability.md, "Deliberate tolerances").
 func TestGeneratedV021Cases(t *testing.T) {
-	storetest.EachGenerated(t, storetest.WriteV021Cases, func(t *testing.T, snap *sessionref.Snapshot) {
+	storetest.EachGenerated(t, storetest.WriteV021Cases, func(t *testing.T, snap *titles.Snapshot) {
 		// One ignorable unknown type.
 		if snap.UnknownEvents != 1 {
 			t.Errorf("unknown events %d, want 1", snap.UnknownEvents)
 		}
-	}, func(t *testing.T, snap *sessionref.Snapshot, want dshgen.Expected) {
+	}, func(t *testing.T, snap *titles.Snapshot, want dshgen.Expected) {
 		e := storetest.CheckListed(t, snap, want, false)
 		if e.WorkDir != want.WorkDir {
 			t.Errorf("effective directory %q, want %q", e.WorkDir, want.WorkDir)

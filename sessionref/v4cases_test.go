@@ -9,6 +9,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // TestGeneratedV4Cases reads one generated v4 session per rule of SPEC
@@ -17,13 +18,13 @@ import (
 // log-only types, each refusal) and the v0+v4 pairs dsh leaves when it
 // resumes a session, raw and zstd.
 func TestGeneratedV4Cases(t *testing.T) {
-	storetest.EachGenerated(t, storetest.WriteV4Cases, func(t *testing.T, snap *sessionref.Snapshot) {
+	storetest.EachGenerated(t, storetest.WriteV4Cases, func(t *testing.T, snap *titles.Snapshot) {
 		// One log-only unknown event, and the unknown surface event of
 		// the refused case: the index counts every unknown type it sees.
 		if snap.UnknownEvents != 2 {
 			t.Errorf("unknown events %d, want 2", snap.UnknownEvents)
 		}
-	}, func(t *testing.T, snap *sessionref.Snapshot, want dshgen.Expected) {
+	}, func(t *testing.T, snap *titles.Snapshot, want dshgen.Expected) {
 		checkReadRefusal(t, storetest.CheckListed(t, snap, want, true), want)
 	})
 }

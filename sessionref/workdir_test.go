@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // TestWorkingDirectoryChange: dsh 0.2.1's working-directory/change {cwd}
@@ -49,10 +49,10 @@ func TestWorkingDirectoryChange(t *testing.T) {
 				}
 				paths = append(paths, p)
 			}
-			ix := storetest.BuildIndex(t, root, sessionref.IndexOptions{})
-			check := func(t *testing.T, snap *sessionref.Snapshot, query string, wantOrder []string, wantSame map[string]bool) {
+			ix := storetest.BuildIndex(t, root, titles.IndexOptions{})
+			check := func(t *testing.T, snap *titles.Snapshot, query string, wantOrder []string, wantSame map[string]bool) {
 				t.Helper()
-				cands, _, err := snap.Candidates(sessionref.CandidateQuery{Query: query, TargetCwd: ws})
+				cands, _, err := snap.Candidates(titles.CandidateQuery{Query: query, TargetCwd: ws})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -107,7 +107,7 @@ func TestWorkingDirectoryChange(t *testing.T) {
 			if err := ix.SaveCache(cache); err != nil {
 				t.Fatal(err)
 			}
-			warm := sessionref.NewIndex(root, sessionref.IndexOptions{})
+			warm := titles.NewIndex(root, titles.IndexOptions{})
 			if err := warm.LoadCache(cache); err != nil {
 				t.Fatal(err)
 			}

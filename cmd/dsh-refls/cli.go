@@ -13,6 +13,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // cliExitError is the exit status of a command-line failure (§2.4 errors
@@ -52,18 +53,18 @@ func printJSON(stdout, stderr io.Writer, v any) int {
 }
 
 // openIndex resolves the sessions root and builds the title index.
-func openIndex(ctx context.Context, rootFlag string) (*sessionref.Index, error) {
+func openIndex(ctx context.Context, rootFlag string) (*titles.Index, error) {
 	return openIndexWithProgress(ctx, rootFlag, nil)
 }
 
 // openIndexWithProgress is openIndex telling progress (nil: no one) how
 // the build goes.
-func openIndexWithProgress(ctx context.Context, rootFlag string, progress func(done, total int)) (*sessionref.Index, error) {
+func openIndexWithProgress(ctx context.Context, rootFlag string, progress func(done, total int)) (*titles.Index, error) {
 	root, err := sessionref.ResolveRoot(rootFlag)
 	if err != nil {
 		return nil, &sessionref.Error{Code: sessionref.CodeInvalidConfig, Message: "sessions root", Err: err}
 	}
-	ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	ix := titles.NewIndex(root, titles.IndexOptions{})
 	if err := ix.Build(ctx, progress); err != nil {
 		return nil, &sessionref.Error{Code: sessionref.CodeReadFailed, Message: "indexing " + root, Err: err}
 	}
@@ -86,7 +87,7 @@ func runCandidates(args []string, stdout, stderr io.Writer) int {
 	query := fs.String("query", "", "case-insensitive text to find in id, cwd, title or display title")
 	target := fs.String("session", "", "the session the message is written in (never offered)")
 	cwd := fs.String("cwd", "", "the workspace the message is written in, when the session is not indexed (default: current directory)")
-	limit := fs.Int("limit", sessionref.DefaultCandidateLimit, "the most candidates to print")
+	limit := fs.Int("limit", titles.DefaultCandidateLimit, "the most candidates to print")
 	rootFlag := fs.String("sessions-root", "", "dsh sessions root (default $DSH_HOME/sessions, else ~/.dsh/sessions)")
 	if err := fs.Parse(args); err != nil {
 		return cliExitError
@@ -111,12 +112,12 @@ func runCandidates(args []string, stdout, stderr io.Writer) int {
 	if *limit <= 0 {
 		return failCLI(stderr, sessionref.Errorf(sessionref.CodeInvalidReference, "--limit must be positive, got %d", *limit))
 	}
-	cands, _, err := ix.Snapshot().Candidates(sessionref.CandidateQuery{Query: *query, TargetID: *target, TargetCwd: targetCwd, Limit: *limit})
+	cands, _, err := ix.Snapshot().Candidates(titles.CandidateQuery{Query: *query, TargetID: *target, TargetCwd: targetCwd, Limit: *limit})
 	if err != nil {
 		return failCLI(stderr, err)
 	}
 	if cands == nil {
-		cands = []sessionref.Candidate{}
+		cands = []titles.Candidate{}
 	}
 	return printJSON(stdout, stderr, cands)
 }

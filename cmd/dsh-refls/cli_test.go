@@ -12,6 +12,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/internal/testfixtures"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // runCLI runs the built binary and returns stdout, stderr and the exit code.
@@ -57,11 +58,11 @@ func checkCandidates(t *testing.T, root string, want []testfixtures.Expected) {
 	if code != 0 {
 		t.Fatalf("candidates exited %d: %s", code, errOut)
 	}
-	var cands []sessionref.Candidate
+	var cands []titles.Candidate
 	if err := json.Unmarshal([]byte(out), &cands); err != nil {
 		t.Fatalf("candidates output is not a JSON array: %v\n%s", err, out)
 	}
-	byID := map[string]sessionref.Candidate{}
+	byID := map[string]titles.Candidate{}
 	for _, c := range cands {
 		byID[c.SessionID] = c
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // diskSecret is the content of a file outside the store that a log link
@@ -61,7 +62,7 @@ func (p *wireProc) candidateIDs(query string) []string {
 	p.t.Helper()
 	p.send(map[string]any{"id": "c", "method": "dsh/candidates", "params": map[string]any{"query": query}})
 	a := p.expectResult("candidates", `"c"`)
-	var res []sessionref.Candidate
+	var res []titles.Candidate
 	if err := json.Unmarshal(a.Result, &res); err != nil {
 		p.t.Fatalf("candidates %s: %v", a.Result, err)
 	}
@@ -169,7 +170,7 @@ func TestBinaryCacheOnTheDisk(t *testing.T) {
 	base, store, ws, expected := demoStoreUnder(t)
 	cacheHome := filepath.Join(base, "cache")
 	t.Setenv("XDG_CACHE_HOME", cacheHome) // for DefaultCachePath below only
-	cachePath, err := sessionref.DefaultCachePath(store)
+	cachePath, err := titles.DefaultCachePath(store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +268,7 @@ func TestBinaryHugeTitlesAreCapped(t *testing.T) {
 	}
 	p.send(map[string]any{"id": "c", "method": "dsh/candidates", "params": map[string]any{"query": "huge ü"}})
 	a := p.expectResult("candidates", `"c"`)
-	var cands []sessionref.Candidate
+	var cands []titles.Candidate
 	if err := json.Unmarshal(a.Result, &cands); err != nil {
 		t.Fatal(err)
 	}

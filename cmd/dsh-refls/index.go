@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // progressBarWidth is the number of cells of the terminal progress bar.
@@ -52,12 +53,12 @@ func runIndex(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	ix := titles.NewIndex(root, titles.IndexOptions{})
 	rep := indexReport{Root: root}
 	if !*noCache {
 		rep.CachePath = *cacheFlag
 		if rep.CachePath == "" {
-			if rep.CachePath, err = sessionref.DefaultCachePath(root); err != nil {
+			if rep.CachePath, err = titles.DefaultCachePath(root); err != nil {
 				return failCLI(stderr, err)
 			}
 		}

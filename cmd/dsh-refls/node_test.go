@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // nodeTarget is the session the Node client writes in (the multi-turn
@@ -59,7 +59,7 @@ func TestNodeClient(t *testing.T) {
 	if err := json.Unmarshal(data, &got); err != nil {
 		t.Fatal(err)
 	}
-	ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	ix := titles.NewIndex(root, titles.IndexOptions{})
 	if err := ix.Build(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}

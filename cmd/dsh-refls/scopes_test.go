@@ -14,6 +14,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/internal/lsptest"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // The sessions of the scopes store, by display title.
@@ -214,7 +215,7 @@ func TestBinarySessionScopes(t *testing.T) {
 	// dsh/candidates keeps dsh's list: every session, hidden kinds too.
 	ctx, cancel := context.WithTimeout(context.Background(), abuseTimeout)
 	defer cancel()
-	var cands []sessionref.Candidate
+	var cands []titles.Candidate
 	if err := e.Call(ctx, "dsh/candidates", map[string]any{"query": ""}, &cands); err != nil {
 		t.Fatal(err)
 	}

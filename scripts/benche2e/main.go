@@ -54,7 +54,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/dsh-refls/dsh-refls/internal/lsptest"
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // noMatchQuery matches no title, id or cwd of a generated store.
@@ -306,7 +306,7 @@ func run(cfg config) error {
 	}
 	// The baseline: the same queries on a snapshot in process.
 	t0 := time.Now()
-	ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	ix := titles.NewIndex(root, titles.IndexOptions{})
 	if err := ix.Build(context.Background(), nil); err != nil {
 		return err
 	}
@@ -334,14 +334,14 @@ func run(cfg config) error {
 	for _, qs := range queries {
 		for _, q := range qs {
 			s := time.Now()
-			_, _, _ = snap.Candidates(sessionref.CandidateQuery{Query: q, TargetID: target.ID, TargetCwd: ws})
+			_, _, _ = snap.Candidates(titles.CandidateQuery{Query: q, TargetID: target.ID, TargetCwd: ws})
 			base = append(base, time.Since(s))
 		}
 	}
 	var floorBase []time.Duration
 	for i := 0; i < cfg.floorCalls; i++ {
 		s := time.Now()
-		_, _, _ = snap.Candidates(sessionref.CandidateQuery{Query: noMatchQuery, TargetID: target.ID, TargetCwd: ws})
+		_, _, _ = snap.Candidates(titles.CandidateQuery{Query: noMatchQuery, TargetID: target.ID, TargetCwd: ws})
 		floorBase = append(floorBase, time.Since(s))
 	}
 

@@ -12,6 +12,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/internal/lsptest"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // resetPeak resets VmHWM to the current RSS (Linux ≥ 4.0).
@@ -158,7 +159,7 @@ func runLarge(bin string, messageMB, requestMB int, check bool) error {
 				if err != nil {
 					return err
 				}
-				var cands []sessionref.Candidate
+				var cands []titles.Candidate
 				if err := json.Unmarshal(raw, &cands); err != nil {
 					return err
 				}

@@ -24,6 +24,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 func main() {
@@ -94,7 +95,7 @@ func run(mb, calls int, useZstd bool, memprofile string, check bool) error {
 	if _, err := big.Save(root, enc); err != nil {
 		return err
 	}
-	ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	ix := titles.NewIndex(root, titles.IndexOptions{})
 	if err := ix.Build(context.Background(), nil); err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/text/cases"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // brute is the reference answer: every session's projection read with
@@ -38,7 +39,7 @@ func terms(q string) []string {
 // project reads every listed session once, with two workers, and records
 // which sessions hold each check query. sample receives one folded
 // message text in every few, for picking queries; it runs on one goroutine.
-func project(ctx context.Context, snap *sessionref.Snapshot, checks []string) *brute {
+func project(ctx context.Context, snap *titles.Snapshot, checks []string) *brute {
 	t0 := time.Now()
 	type res struct {
 		i     int
@@ -117,7 +118,7 @@ func allIn(ts, texts []string) bool {
 // pickQueries takes n 20-character windows starting at word starts of
 // the projected text of random sessions, plus misses: a real word with a
 // suffix no text holds.
-func pickQueries(ctx context.Context, snap *sessionref.Snapshot, n int, seed int64) []string {
+func pickQueries(ctx context.Context, snap *titles.Snapshot, n int, seed int64) []string {
 	rnd := rand.New(rand.NewSource(seed))
 	var out []string
 	for tries := 0; len(out) < n && tries < 50*n && len(snap.Sessions) > 0; tries++ {

@@ -20,6 +20,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/internal/cputime"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/recall"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // fts5Script is the SQLite side of the comparison, run by python3: its
@@ -260,7 +261,7 @@ func (p *python) stop() {
 // exportRows writes one JSON line [session, seq, role, text] per
 // projected message of every listed session (sessionref.ReadProjection,
 // as the recall index reads them) and returns the text's bytes.
-func exportRows(ctx context.Context, snap *sessionref.Snapshot, path string) (textBytes int64, messages, failed int, err error) {
+func exportRows(ctx context.Context, snap *titles.Snapshot, path string) (textBytes int64, messages, failed int, err error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return 0, 0, 0, err
@@ -292,7 +293,7 @@ func exportRows(ctx context.Context, snap *sessionref.Snapshot, path string) (te
 // projectOnly reads and projects every listed log with workers
 // goroutines, each through its own reused buffers as the recall index's
 // build does, and nothing else: the least a build must spend.
-func projectOnly(ctx context.Context, snap *sessionref.Snapshot, workers int) (cpu, wall time.Duration) {
+func projectOnly(ctx context.Context, snap *titles.Snapshot, workers int) (cpu, wall time.Duration) {
 	next := make(chan int)
 	var wg sync.WaitGroup
 	c0, t0 := cputime.Process(), time.Now()
@@ -356,7 +357,7 @@ func runFTS5(ctx context.Context, c config, workers, rounds int) error {
 		return err
 	}
 	load0, start := loadAvg(), time.Now()
-	title := sessionref.NewIndex(c.root, sessionref.IndexOptions{})
+	title := titles.NewIndex(c.root, titles.IndexOptions{})
 	if err := title.Build(ctx, nil); err != nil {
 		return fmt.Errorf("title index: %w", err)
 	}

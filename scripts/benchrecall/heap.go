@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/dsh-refls/dsh-refls/internal/cputime"
-	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/recall"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // runHeap measures, in process and independent of the machine's load, what
@@ -25,7 +25,7 @@ import (
 // profile, when set, receives a heap profile of the built index.
 // cpuProfile, when set, receives a CPU profile of the build.
 func runHeap(ctx context.Context, root string, workers int, profile, cpuProfile string) error {
-	title := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	title := titles.NewIndex(root, titles.IndexOptions{})
 	if err := title.Build(ctx, nil); err != nil {
 		return fmt.Errorf("title index: %w", err)
 	}

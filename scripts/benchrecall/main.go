@@ -28,7 +28,7 @@ import (
 	"time"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 type config struct {
@@ -174,7 +174,7 @@ func run(ctx context.Context, c config) error {
 	rgTitle := median(rgTimes)
 	fmt.Printf("store %s\nrg -c '\"session/title\"' over the root: median %v of %d runs (the baseline)\n", c.root, rgTitle.Round(time.Millisecond), c.rgRuns)
 
-	ix := sessionref.NewIndex(c.root, sessionref.IndexOptions{})
+	ix := titles.NewIndex(c.root, titles.IndexOptions{})
 	if err := ix.Build(ctx, nil); err != nil {
 		return fmt.Errorf("title index: %w", err)
 	}

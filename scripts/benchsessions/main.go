@@ -25,6 +25,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/internal/lsptest"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/live"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 	"github.com/dsh-refls/dsh-refls/watch"
 )
 
@@ -104,7 +105,7 @@ func run(root string, sessions int, size string, seed int64, runs int, v4 bool, 
 		return err
 	}
 	var rgTimes, coldTimes, warmTimes, loadTimes, warmCPU []time.Duration
-	var ix *sessionref.Index
+	var ix *titles.Index
 	cache := filepath.Join(os.TempDir(), "dsh-refls-bench-index.gob")
 	for i := 0; i < runs; i++ {
 		d, err := timeRG(rg, root)
@@ -112,7 +113,7 @@ func run(root string, sessions int, size string, seed int64, runs int, v4 bool, 
 			return err
 		}
 		rgTimes = append(rgTimes, d)
-		ix = sessionref.NewIndex(root, sessionref.IndexOptions{})
+		ix = titles.NewIndex(root, titles.IndexOptions{})
 		t0 := time.Now()
 		if err := ix.Build(ctx, nil); err != nil {
 			return fmt.Errorf("building the index: %w", err)
@@ -121,7 +122,7 @@ func run(root string, sessions int, size string, seed int64, runs int, v4 bool, 
 		if err := ix.SaveCache(cache); err != nil {
 			return err
 		}
-		warm := sessionref.NewIndex(root, sessionref.IndexOptions{})
+		warm := titles.NewIndex(root, titles.IndexOptions{})
 		runtime.GC() // the cold index's garbage is not the restart's
 		c0 := cputime.Process()
 		t0 = time.Now()
@@ -192,7 +193,7 @@ func timeRG(rg, root string) (time.Duration, error) {
 
 // typingLatencies types the first 20 characters of many titles, one
 // keystroke at a time, and times each candidate query.
-func typingLatencies(snap *sessionref.Snapshot) []time.Duration {
+func typingLatencies(snap *titles.Snapshot) []time.Duration {
 	rnd := rand.New(rand.NewSource(7))
 	var out []time.Duration
 	for k := 0; k < 50 && len(snap.Sessions) > 0; k++ {
@@ -200,7 +201,7 @@ func typingLatencies(snap *sessionref.Snapshot) []time.Duration {
 		title := []rune(e.DisplayTitle())
 		for n := 1; n <= len(title) && n <= 20; n++ {
 			t0 := time.Now()
-			_, _, _ = snap.Candidates(sessionref.CandidateQuery{Query: string(title[:n]), TargetCwd: e.Cwd})
+			_, _, _ = snap.Candidates(titles.CandidateQuery{Query: string(title[:n]), TargetCwd: e.Cwd})
 			out = append(out, time.Since(t0))
 		}
 	}
@@ -209,7 +210,7 @@ func typingLatencies(snap *sessionref.Snapshot) []time.Duration {
 
 // freshness appends a title to existing logs and waits until the live
 // store shows it.
-func freshness(ctx context.Context, root string, snap *sessionref.Snapshot) ([]time.Duration, error) {
+func freshness(ctx context.Context, root string, snap *titles.Snapshot) ([]time.Duration, error) {
 	st, err := live.Open(live.Options{Root: root, Watch: watch.ModeFsnotify, CachePath: live.NoCache})
 	if err != nil {
 		return nil, err

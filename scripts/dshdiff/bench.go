@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // benchOptions are the settings of the comparison benchmark.
@@ -190,7 +190,7 @@ func reflsBench(ctx context.Context, sc storeCases, rounds int) (map[string][]ti
 	got := map[string][]time.Duration{}
 	for r := 0; r <= rounds; r++ {
 		start := time.Now()
-		ix := sessionref.NewIndex(sc.Root, sessionref.IndexOptions{})
+		ix := titles.NewIndex(sc.Root, titles.IndexOptions{})
 		if err := ix.Build(ctx, nil); err != nil {
 			return nil, 0, err
 		}
@@ -200,7 +200,7 @@ func reflsBench(ctx context.Context, sc storeCases, rounds int) (map[string][]ti
 		snap := ix.Snapshot()
 		for _, c := range sc.Candidates {
 			t := time.Now()
-			if _, _, err := snap.Candidates(sessionref.CandidateQuery{Query: c.Query, TargetID: sc.Target.ID, Limit: c.Limit}); err != nil {
+			if _, _, err := snap.Candidates(titles.CandidateQuery{Query: c.Query, TargetID: sc.Target.ID, Limit: c.Limit}); err != nil {
 				return nil, 0, err
 			}
 			if r > 0 {

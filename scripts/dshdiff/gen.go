@@ -10,6 +10,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // Text pieces random messages, titles and labels are made of: ASCII words,
@@ -383,7 +384,7 @@ func genCases(r *rand.Rand, st *genStore, storeIndex int) ([]candidateCase, []pr
 // so the same random cases run on it. Its encoding is that of its logs: dsh
 // 0.1.1 reads one encoding per root.
 func existingStore(ctx context.Context, root string) (*genStore, error) {
-	ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	ix := titles.NewIndex(root, titles.IndexOptions{})
 	if err := ix.Build(ctx, nil); err != nil {
 		return nil, fmt.Errorf("indexing %s: %w", root, err)
 	}

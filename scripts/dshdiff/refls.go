@@ -8,6 +8,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // candidateCase is one candidate query on a store.
@@ -100,7 +101,7 @@ func failureOf(err error) result {
 
 // runRefls runs every case of one store through dsh-refls' Go API.
 func runRefls(ctx context.Context, sc storeCases, out map[string]result) error {
-	ix := sessionref.NewIndex(sc.Root, sessionref.IndexOptions{})
+	ix := titles.NewIndex(sc.Root, titles.IndexOptions{})
 	if err := ix.Build(ctx, nil); err != nil {
 		return fmt.Errorf("indexing %s: %w", sc.Root, err)
 	}
@@ -110,7 +111,7 @@ func runRefls(ctx context.Context, sc storeCases, out map[string]result) error {
 		targetCwd = *sc.Target.Cwd
 	}
 	for _, c := range sc.Candidates {
-		cands, _, err := snap.Candidates(sessionref.CandidateQuery{Query: c.Query, TargetID: sc.Target.ID, TargetCwd: targetCwd, Limit: c.Limit})
+		cands, _, err := snap.Candidates(titles.CandidateQuery{Query: c.Query, TargetID: sc.Target.ID, TargetCwd: targetCwd, Limit: c.Limit})
 		if err != nil {
 			out[c.ID] = failureOf(err)
 			continue

@@ -11,6 +11,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/live"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 	"github.com/dsh-refls/dsh-refls/watch"
 )
 
@@ -37,8 +38,8 @@ func bystander(t *testing.T, root string) dshgen.Expected {
 }
 
 // entryIs reports that id is listed with the title and last seq given.
-func entryIs(id, title string, lastSeq int64) func(*sessionref.Snapshot) bool {
-	return func(s *sessionref.Snapshot) bool {
+func entryIs(id, title string, lastSeq int64) func(*titles.Snapshot) bool {
+	return func(s *titles.Snapshot) bool {
 		e, ok := s.Locate(id)
 		return ok && e.HasTitle && e.Title == title && e.LastSeq == lastSeq
 	}
@@ -46,8 +47,8 @@ func entryIs(id, title string, lastSeq int64) func(*sessionref.Snapshot) bool {
 
 // skippedWithReason reports that id is not listed and its directory is
 // skipped with a reason.
-func skippedWithReason(id, dir string) func(*sessionref.Snapshot) bool {
-	return func(s *sessionref.Snapshot) bool {
+func skippedWithReason(id, dir string) func(*titles.Snapshot) bool {
+	return func(s *titles.Snapshot) bool {
 		if _, ok := s.Locate(id); ok {
 			return false
 		}
@@ -143,7 +144,7 @@ func TestTruncatedWhileWatched(t *testing.T) {
 				if enc == dshgen.Raw {
 					h.waitFor("cut inside the last line", entryIs(s.ID(), first.Title, first.LastSeq-1))
 				} else {
-					h.waitFor("cut inside the last frame", func(snap *sessionref.Snapshot) bool {
+					h.waitFor("cut inside the last frame", func(snap *titles.Snapshot) bool {
 						e, ok := snap.Locate(s.ID())
 						return ok && !e.HasTitle && e.LastSeq == -1
 					})
@@ -229,7 +230,7 @@ func TestRewrittenInPlaceWhileWatched(t *testing.T) {
 							seen.Title, seen.LastSeq, seen.Corrupt, want.Title, want.LastSeq)
 					}
 				}()
-				h.waitFor("rewritten log", func(snap *sessionref.Snapshot) bool {
+				h.waitFor("rewritten log", func(snap *titles.Snapshot) bool {
 					seen, _ = snap.Locate(fresh.ID())
 					return entryIs(fresh.ID(), want.Title, want.LastSeq)(snap)
 				})

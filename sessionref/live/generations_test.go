@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/live"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 	"github.com/dsh-refls/dsh-refls/watch"
 )
 
@@ -51,7 +51,7 @@ func TestMigratedGenerationReplacesTheOriginal(t *testing.T) {
 			if err := os.Remove(staging); err != nil {
 				t.Fatal(err)
 			}
-			h.waitFor("migrated generation", func(s *sessionref.Snapshot) bool {
+			h.waitFor("migrated generation", func(s *titles.Snapshot) bool {
 				e, ok := s.Locate("mig-1")
 				return ok && e.Title == "Migrated title" && e.FormatVersion == 4 && strings.HasSuffix(e.Path, "session.v4.jsonl.zstd")
 			})
@@ -62,10 +62,10 @@ func TestMigratedGenerationReplacesTheOriginal(t *testing.T) {
 			if len(snap.Sessions) != 1 || len(snap.Skipped) != 0 {
 				t.Errorf("sessions %+v, skipped %+v; want the one session", snap.Sessions, snap.Skipped)
 			}
-			if got, _, err := snap.Candidates(sessionref.CandidateQuery{Query: "migrated"}); err != nil || len(got) != 1 {
+			if got, _, err := snap.Candidates(titles.CandidateQuery{Query: "migrated"}); err != nil || len(got) != 1 {
 				t.Errorf("candidates for the new title: %+v, %v", got, err)
 			}
-			if got, _, err := snap.Candidates(sessionref.CandidateQuery{Query: "old title"}); err != nil || len(got) != 0 {
+			if got, _, err := snap.Candidates(titles.CandidateQuery{Query: "old title"}); err != nil || len(got) != 0 {
 				t.Errorf("candidates for the old title: %+v, %v", got, err)
 			}
 			p, err := prepare.PreviewSession(context.Background(), snap, "mig-1", prepare.Limits{})

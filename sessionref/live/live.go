@@ -14,7 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 	"github.com/dsh-refls/dsh-refls/watch"
 )
 
@@ -69,7 +69,7 @@ const NoCache = "-"
 type Store struct {
 	opts    Options
 	log     *zap.Logger
-	index   *sessionref.Index
+	index   *titles.Index
 	watcher *watch.Watcher
 	ready   chan struct{}
 	// restored is closed once the stored index is published: it held
@@ -117,11 +117,11 @@ func Open(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("watching sessions root %s: %w", opts.Root, err)
 	}
 	s := &Store{opts: opts, log: lg, watcher: w, ready: make(chan struct{}), restored: make(chan struct{}),
-		index: sessionref.NewIndex(opts.Root, sessionref.IndexOptions{Logger: lg})}
+		index: titles.NewIndex(opts.Root, titles.IndexOptions{Logger: lg})}
 	switch opts.CachePath {
 	case NoCache:
 	case "":
-		if path, err := sessionref.DefaultCachePath(opts.Root); err == nil {
+		if path, err := titles.DefaultCachePath(opts.Root); err == nil {
 			s.cachePath = path
 		} else {
 			s.cacheErr = err.Error()
@@ -133,7 +133,7 @@ func Open(opts Options) (*Store, error) {
 }
 
 // Index returns the index; its snapshots are safe to use at any time.
-func (s *Store) Index() *sessionref.Index { return s.index }
+func (s *Store) Index() *titles.Index { return s.index }
 
 // Ready is closed when the first build has finished.
 func (s *Store) Ready() <-chan struct{} { return s.ready }

@@ -13,9 +13,9 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/live"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 	"github.com/dsh-refls/dsh-refls/watch"
 )
 
@@ -102,7 +102,7 @@ func start(t *testing.T, root string, mode watch.Mode, cache string) *harness {
 }
 
 // waitFor polls cond and reports how long the change took to show.
-func (h *harness) waitFor(what string, cond func(*sessionref.Snapshot) bool) {
+func (h *harness) waitFor(what string, cond func(*titles.Snapshot) bool) {
 	h.t.Helper()
 	begin := time.Now()
 	for time.Since(begin) < visibleWithin {
@@ -118,7 +118,7 @@ func (h *harness) waitFor(what string, cond func(*sessionref.Snapshot) bool) {
 // waitRead waits until ix has read past before bytes: the watcher reported
 // the append and the index looked at it, so what the append did (or did
 // not do) to the snapshot is final.
-func (h *harness) waitRead(what string, ix *sessionref.Index, before int64) {
+func (h *harness) waitRead(what string, ix *titles.Index, before int64) {
 	h.t.Helper()
 	begin := time.Now()
 	for ix.BytesRead() <= before {
@@ -129,8 +129,8 @@ func (h *harness) waitRead(what string, ix *sessionref.Index, before int64) {
 	}
 }
 
-func titleIs(id, title string) func(*sessionref.Snapshot) bool {
-	return func(s *sessionref.Snapshot) bool {
+func titleIs(id, title string) func(*titles.Snapshot) bool {
+	return func(s *titles.Snapshot) bool {
 		e, ok := s.Locate(id)
 		return ok && e.HasTitle && e.Title == title
 	}
@@ -145,7 +145,7 @@ func TestFreshness(t *testing.T) {
 			zPath := filepath.Join(sessionDir(root, "zst-1"), "session.jsonl.zstd")
 			writeFile(t, zPath, string(frame(t, header("zst-1")))+string(frame(t, titleLine(0, "zfirst"))))
 			h := start(t, root, mode, live.NoCache)
-			h.waitFor("initial titles", func(s *sessionref.Snapshot) bool {
+			h.waitFor("initial titles", func(s *titles.Snapshot) bool {
 				return titleIs("raw-1", "first")(s) && titleIs("zst-1", "zfirst")(s)
 			})
 			ix := h.store.Index()
@@ -196,7 +196,7 @@ func TestFreshness(t *testing.T) {
 			if err := os.RemoveAll(sessionDir(root, "zst-1")); err != nil {
 				t.Fatal(err)
 			}
-			h.waitFor("deleted session gone", func(s *sessionref.Snapshot) bool {
+			h.waitFor("deleted session gone", func(s *titles.Snapshot) bool {
 				_, ok := s.Locate("zst-1")
 				return !ok
 			})
@@ -227,7 +227,7 @@ func TestWarmRestartReadsNoLogBodies(t *testing.T) {
 	cache := filepath.Join(t.TempDir(), "index.gob")
 	ctx := context.Background()
 
-	cold := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	cold := titles.NewIndex(root, titles.IndexOptions{})
 	if err := cold.Build(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestWarmRestartReadsNoLogBodies(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	warm := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	warm := titles.NewIndex(root, titles.IndexOptions{})
 	if err := warm.LoadCache(cache); err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ func TestWarmRestartReadsNoLogBodies(t *testing.T) {
 	grown := filepath.Join(sessionDir(root, "s-03"), "session.jsonl")
 	extra := titleLine(1, "grown")
 	appendFile(t, grown, []byte(extra))
-	again := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	again := titles.NewIndex(root, titles.IndexOptions{})
 	if err := again.LoadCache(cache); err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +285,7 @@ func TestCorruptCacheIsRebuilt(t *testing.T) {
 	}
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.gob")
-	ix := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	ix := titles.NewIndex(root, titles.IndexOptions{})
 	if err := ix.Build(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +312,7 @@ func TestCorruptCacheIsRebuilt(t *testing.T) {
 				t.Error("index not rebuilt from the logs")
 			}
 			// The rebuilt index rewrote the cache, and it now loads.
-			again := sessionref.NewIndex(root, sessionref.IndexOptions{})
+			again := titles.NewIndex(root, titles.IndexOptions{})
 			if err := again.LoadCache(path); err != nil {
 				t.Errorf("rewritten cache does not load: %v", err)
 			}
@@ -323,7 +323,7 @@ func TestCorruptCacheIsRebuilt(t *testing.T) {
 func TestCacheOfAnotherRootIsRefused(t *testing.T) {
 	a := filepath.Join(t.TempDir(), "a")
 	writeFile(t, filepath.Join(sessionDir(a, "a-1"), "session.jsonl"), header("a-1"))
-	ix := sessionref.NewIndex(a, sessionref.IndexOptions{})
+	ix := titles.NewIndex(a, titles.IndexOptions{})
 	if err := ix.Build(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +331,7 @@ func TestCacheOfAnotherRootIsRefused(t *testing.T) {
 	if err := ix.SaveCache(cache); err != nil {
 		t.Fatal(err)
 	}
-	other := sessionref.NewIndex(filepath.Join(t.TempDir(), "b"), sessionref.IndexOptions{})
+	other := titles.NewIndex(filepath.Join(t.TempDir(), "b"), titles.IndexOptions{})
 	if err := other.LoadCache(cache); err == nil {
 		t.Fatal("a cache of another root was accepted")
 	}

@@ -10,8 +10,8 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
-	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/live"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 	"github.com/dsh-refls/dsh-refls/watch"
 )
 
@@ -29,7 +29,7 @@ func TestRestartServesTheCacheWhileTheWatcherAttaches(t *testing.T) {
 		writeFile(t, filepath.Join(sessionDir(root, id), "session.jsonl"), header(id)+titleLine(0, "cached "+id))
 	}
 	cache := filepath.Join(t.TempDir(), "index.gob")
-	cold := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	cold := titles.NewIndex(root, titles.IndexOptions{})
 	if err := cold.Build(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}

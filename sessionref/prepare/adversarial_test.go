@@ -17,6 +17,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // These tests put the damaged and unusual store entries of dshgen's
@@ -102,7 +103,7 @@ func deref(p *int64) any {
 }
 
 // observePrepared records what Prepare makes of each healthy session.
-func observePrepared(t testing.TB, snap *sessionref.Snapshot, healthy []dshgen.Expected) map[string]prepared {
+func observePrepared(t testing.TB, snap *titles.Snapshot, healthy []dshgen.Expected) map[string]prepared {
 	t.Helper()
 	out := map[string]prepared{}
 	for _, h := range healthy {
@@ -136,7 +137,7 @@ func TestHealthyBaselinePrepares(t *testing.T) {
 
 // checkPreparedUnchanged compares what Prepare makes of the healthy
 // sessions in snap with the baseline's.
-func checkPreparedUnchanged(t *testing.T, snap *sessionref.Snapshot) {
+func checkPreparedUnchanged(t *testing.T, snap *titles.Snapshot) {
 	t.Helper()
 	storetest.CheckHealthyUnchanged(t, snap, "preparation of", observePrepared)
 }
@@ -159,7 +160,7 @@ func TestPrepareAdversarialAllCasesTogether(t *testing.T) {
 
 // checkCasePrepared asserts what SPEC requires of preparing one case in
 // snap.
-func checkCasePrepared(t *testing.T, snap *sessionref.Snapshot, c dshgen.Case, sc storetest.Case) {
+func checkCasePrepared(t *testing.T, snap *titles.Snapshot, c dshgen.Case, sc storetest.Case) {
 	t.Helper()
 	if c.Expected == nil {
 		for _, id := range sc.Hidden {
@@ -219,7 +220,7 @@ func TestLogDeletedBeforePrepare(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ix := storetest.BuildIndex(t, root, sessionref.IndexOptions{})
+			ix := storetest.BuildIndex(t, root, titles.IndexOptions{})
 			snap := ix.Snapshot()
 			want := victim.Expected()
 			want.Path = path
@@ -313,7 +314,7 @@ const unreadableRootPrepareEnv = "DSH_REFLS_UNREADABLE_ROOT_PREPARE"
 // process cannot read is READ_FAILED while the others prepare as before.
 func TestPrepareUnreadableDirectory(t *testing.T) {
 	storetest.UnreadableDir(t, "TestPrepareUnreadableDirectory", unreadableRootPrepareEnv, func(t *testing.T, root, _ string) {
-		snap := storetest.BuildIndex(t, root, sessionref.IndexOptions{}).Snapshot()
+		snap := storetest.BuildIndex(t, root, titles.IndexOptions{}).Snapshot()
 		_, err := prepareOne(context.Background(), snap, "case-unreadable-dir", prepare.Limits{})
 		storetest.WantReadFailed(t, err, "case-unreadable-dir")
 		checkPreparedUnchanged(t, snap)

@@ -9,13 +9,14 @@ import (
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // TestPrepareConformanceWithRecordedFixtures prepares every session dsh
 // recorded, in both the raw and the zstd store, and compares its snapshot
 // with expected.json.
 func TestPrepareConformanceWithRecordedFixtures(t *testing.T) {
-	storetest.EachRecordedSession(t, testfixtures.Dir(t), func(t *testing.T, snap *sessionref.Snapshot, _, _ string, w testfixtures.Expected) {
+	storetest.EachRecordedSession(t, testfixtures.Dir(t), func(t *testing.T, snap *titles.Snapshot, _, _ string, w testfixtures.Expected) {
 		checkExpectedSnapshot(t, snap, w)
 	})
 }
@@ -24,7 +25,7 @@ func TestPrepareConformanceWithRecordedFixtures(t *testing.T) {
 // session dsh 0.2 recorded (../shared/fixtures-v4), in the raw and the
 // zstd store, and checks every preparation field of its expected.json.
 func TestPrepareConformanceWithRecordedV4Fixtures(t *testing.T) {
-	storetest.EachRecordedSession(t, testfixtures.DirV4(t), func(t *testing.T, snap *sessionref.Snapshot, _, _ string, w testfixtures.Expected) {
+	storetest.EachRecordedSession(t, testfixtures.DirV4(t), func(t *testing.T, snap *titles.Snapshot, _, _ string, w testfixtures.Expected) {
 		checkExpectedSnapshot(t, snap, w)
 		checkExpectedV4Preparation(t, snap, w)
 	})
@@ -32,7 +33,7 @@ func TestPrepareConformanceWithRecordedV4Fixtures(t *testing.T) {
 
 // checkExpectedSnapshot compares the snapshot of a session at the default
 // budget with expected.json's snapshot65536.
-func checkExpectedSnapshot(t *testing.T, snap *sessionref.Snapshot, w testfixtures.Expected) {
+func checkExpectedSnapshot(t *testing.T, snap *titles.Snapshot, w testfixtures.Expected) {
 	got, err := prepare.SnapshotOf(context.Background(), snap, sessionref.Reference{SessionID: w.SessionID, Label: w.SessionID}, prepare.DefaultReferenceBytes)
 	if err != nil {
 		t.Fatalf("snapshot: %v", err)
@@ -48,7 +49,7 @@ func checkExpectedSnapshot(t *testing.T, snap *sessionref.Snapshot, w testfixtur
 
 // checkExpectedV4Preparation checks the preparation fields only the v4
 // set has.
-func checkExpectedV4Preparation(t *testing.T, snap *sessionref.Snapshot, w testfixtures.Expected) {
+func checkExpectedV4Preparation(t *testing.T, snap *titles.Snapshot, w testfixtures.Expected) {
 	if string(w.ReadFailed) != "null" {
 		t.Fatalf("expected.json says readFailed %s; this test reads only readable logs", w.ReadFailed)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/logtest"
@@ -19,7 +20,7 @@ import (
 )
 
 // errorStore holds three readable sessions, a, b and c, and the target t.
-func errorStore(t *testing.T) (*logtest.Store, *sessionref.Index) {
+func errorStore(t *testing.T) (*logtest.Store, *titles.Index) {
 	s := logtest.NewStore(t)
 	for i, id := range []string{"a", "b", "c", "d", "t"} {
 		s.Simple(id, "/p", logtest.FixtureTime+int64(i), logtest.UserMsg(0, "question "+id), logtest.AssistantMsg(1, "answer "+id), logtest.TurnEnd(2))
@@ -190,23 +191,23 @@ func TestErrorTooMany(t *testing.T) {
 func TestErrorReadFailed(t *testing.T) {
 	tests := []struct {
 		name    string
-		setup   func(t *testing.T, s *logtest.Store, ix *sessionref.Index) // after indexing
+		setup   func(t *testing.T, s *logtest.Store, ix *titles.Index) // after indexing
 		message string
 	}{
 		{"unknown id", nil, "not in the sessions store"},
-		{"log deleted after indexing", func(t *testing.T, s *logtest.Store, ix *sessionref.Index) {
+		{"log deleted after indexing", func(t *testing.T, s *logtest.Store, ix *titles.Index) {
 			e := storetest.MustLocate(t, ix.Snapshot(), "x")
 			if err := os.Remove(e.Path); err != nil {
 				t.Fatal(err)
 			}
 		}, "x"},
-		{"session directory deleted after indexing", func(t *testing.T, s *logtest.Store, ix *sessionref.Index) {
+		{"session directory deleted after indexing", func(t *testing.T, s *logtest.Store, ix *titles.Index) {
 			e := storetest.MustLocate(t, ix.Snapshot(), "x")
 			if err := os.RemoveAll(filepath.Dir(e.Path)); err != nil {
 				t.Fatal(err)
 			}
 		}, "x"},
-		{"checksum failure", func(t *testing.T, s *logtest.Store, ix *sessionref.Index) {
+		{"checksum failure", func(t *testing.T, s *logtest.Store, ix *titles.Index) {
 			h := logtest.Header{ID: "x", Cwd: "/p", HasCwd: true, CreatedAt: logtest.FixtureTime}
 			data, offsets := logtest.ZstdLog(logtest.HeaderLine(h), [][]string{{logtest.UserMsg(0, "q")}, {logtest.AssistantMsg(1, "a"), logtest.TurnEnd(2)}})
 			path := filepath.Join(s.SessionDir(h), "session.jsonl.zstd")
@@ -214,14 +215,14 @@ func TestErrorReadFailed(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "x"},
-		{"unparsable line followed by turn/end", func(t *testing.T, s *logtest.Store, ix *sessionref.Index) {
+		{"unparsable line followed by turn/end", func(t *testing.T, s *logtest.Store, ix *titles.Index) {
 			s.Simple("x", "/p", logtest.FixtureTime, logtest.UserMsg(0, "q"), `{"type":"assistant/message","seq":1,`, logtest.TurnEnd(2))
 		}, "x"},
-		{"header replaced by another session's", func(t *testing.T, s *logtest.Store, ix *sessionref.Index) {
+		{"header replaced by another session's", func(t *testing.T, s *logtest.Store, ix *titles.Index) {
 			e := storetest.MustLocate(t, ix.Snapshot(), "x")
 			logtest.WriteLog(t, e.Path, sessionref.EncodingRaw, logtest.HeaderLine(logtest.Header{ID: "y", Cwd: "/p", HasCwd: true}), [][]string{{logtest.UserMsg(0, "q")}})
 		}, "x"},
-		{"identity mismatch skipped at indexing", func(t *testing.T, s *logtest.Store, ix *sessionref.Index) {
+		{"identity mismatch skipped at indexing", func(t *testing.T, s *logtest.Store, ix *titles.Index) {
 			// "y" is written in the directory of "x"; the index never lists it as either.
 			dir := filepath.Join(s.Root, dshlog.ProjectKey("/p"), dshlog.EncodeSegment("mis"))
 			os.MkdirAll(dir, 0o755)
@@ -233,7 +234,7 @@ func TestErrorReadFailed(t *testing.T) {
 				t.Fatal("a session in the wrong directory is listed")
 			}
 		}, "y"},
-		{"newer generation with a wrong header version", func(t *testing.T, s *logtest.Store, ix *sessionref.Index) {
+		{"newer generation with a wrong header version", func(t *testing.T, s *logtest.Store, ix *titles.Index) {
 			h := logtest.Header{ID: "x", Cwd: "/p", HasCwd: true, CreatedAt: logtest.FixtureTime, Version: 1}
 			s.Write(logtest.Spec{Header: h, Encoding: sessionref.EncodingRaw, Generation: 2, Batches: [][]string{{logtest.UserMsg(0, "q")}}})
 		}, "x"},

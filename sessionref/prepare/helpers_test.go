@@ -7,6 +7,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/logtest"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // The tests here write their session logs by hand with internal/logtest,
@@ -14,9 +15,9 @@ import (
 // index built over the store.
 
 // buildIndex builds the title index of s and fails the test on error.
-func buildIndex(s *logtest.Store) *sessionref.Index {
+func buildIndex(s *logtest.Store) *titles.Index {
 	s.T.Helper()
-	ix := sessionref.NewIndex(s.Root, sessionref.IndexOptions{Parallelism: 2})
+	ix := titles.NewIndex(s.Root, titles.IndexOptions{Parallelism: 2})
 	if err := ix.Build(context.Background(), nil); err != nil {
 		s.T.Fatalf("Build: %v", err)
 	}

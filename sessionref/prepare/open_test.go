@@ -9,6 +9,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // TestPrepareDoesNotFollowSymlinkedLogs places session logs that are
@@ -17,7 +18,7 @@ import (
 // by id or by mention, and no link target is opened.
 func TestPrepareDoesNotFollowSymlinkedLogs(t *testing.T) {
 	l := storetest.WriteLinked(t)
-	snap := storetest.BuildIndex(t, l.Root, sessionref.IndexOptions{}).Snapshot()
+	snap := storetest.BuildIndex(t, l.Root, titles.IndexOptions{}).Snapshot()
 	for _, id := range l.IDs {
 		_, err := prepareOne(context.Background(), snap, id, prepare.Limits{})
 		storetest.WantReadFailed(t, err, id)

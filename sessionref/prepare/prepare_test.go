@@ -16,6 +16,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/logtest"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // The long messages of session beta.
@@ -52,7 +53,7 @@ func checkSpillConversation(t *testing.T, body string, want []string) {
 
 // twoSessionStore writes two sessions: "alpha" fits any budget used here,
 // "beta" is long enough to be truncated.
-func twoSessionStore(t *testing.T) *sessionref.Snapshot {
+func twoSessionStore(t *testing.T) *titles.Snapshot {
 	s := logtest.NewStore(t)
 	s.Write(logtest.Spec{Header: logtest.Header{ID: "alpha", Cwd: "/home/u/proj", HasCwd: true, CreatedAt: logtest.FixtureTime},
 		Encoding: sessionref.EncodingRaw, Batches: [][]string{{

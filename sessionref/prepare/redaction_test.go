@@ -10,6 +10,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/secrets"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/logtest"
@@ -26,7 +27,7 @@ var fakeGitHub = "gh" + "p_" + fakeBody(36)
 
 // redactStore writes one session whose messages hold secrets: a key block
 // larger than the budget, a token and a password.
-func redactStore(t *testing.T) *sessionref.Snapshot {
+func redactStore(t *testing.T) *titles.Snapshot {
 	s := logtest.NewStore(t)
 	pem := "-----BEGIN RSA PRIVATE KEY-----\n" + strings.Repeat(fakeBody(64)+"\n", 40) + "-----END RSA PRIVATE KEY-----"
 	s.Simple("leaky", "/home/u/proj", logtest.FixtureTime,

@@ -21,6 +21,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // TestPrepareKeepsHostileIDsInTheirDirectory writes sessions whose ids are
@@ -30,7 +31,7 @@ import (
 // present the ids are READ_FAILED; with the real logs present the real ones
 // are read. Opens are watched with inotify.
 func TestPrepareKeepsHostileIDsInTheirDirectory(t *testing.T) {
-	storetest.EachHostileStore(t, func(t *testing.T, snap *sessionref.Snapshot, withReal bool, opens *storetest.OpenWatch, forbidden []string) {
+	storetest.EachHostileStore(t, func(t *testing.T, snap *titles.Snapshot, withReal bool, opens *storetest.OpenWatch, forbidden []string) {
 		for _, id := range storetest.HostileIDs {
 			ref := sessionref.Reference{SessionID: id}
 			p, err := prepareOne(context.Background(), snap, id, prepare.Limits{})
@@ -150,8 +151,8 @@ func TestTagBreakersCannotEndTheSnapshot(t *testing.T) {
 			if tt.lim.MaxReferenceBytes > 0 {
 				tt.lim.SpillDir = filepath.Join(t.TempDir(), "spill")
 			}
-			snap := storetest.BuildIndex(t, root, sessionref.IndexOptions{}).Snapshot()
-			cands, _, err := snap.Candidates(sessionref.CandidateQuery{Query: "</", TargetID: storetest.TargetID, TargetCwd: storetest.TargetCwd})
+			snap := storetest.BuildIndex(t, root, titles.IndexOptions{}).Snapshot()
+			cands, _, err := snap.Candidates(titles.CandidateQuery{Query: "</", TargetID: storetest.TargetID, TargetCwd: storetest.TargetCwd})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -274,7 +275,7 @@ func TestSpillFilesArePrivate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			snap := storetest.BuildIndex(t, root, sessionref.IndexOptions{}).Snapshot()
+			snap := storetest.BuildIndex(t, root, titles.IndexOptions{}).Snapshot()
 			p, err := prepareOne(context.Background(), snap, "long-session", prepare.Limits{MaxReferenceBytes: 2000, SpillDir: spill})
 			if err != nil {
 				t.Fatalf("Prepare: %v", err)
@@ -327,7 +328,7 @@ func wantMode(t *testing.T, path string, want os.FileMode) {
 // unparsable alike) carry a marker (storetest.MarkedStore): errors returned
 // to clients may not contain it, since servers log them.
 func TestPreparationErrorsCarryNoMessageBodies(t *testing.T) {
-	snap := storetest.MarkedStore(t, sessionref.IndexOptions{})
+	snap := storetest.MarkedStore(t, titles.IndexOptions{})
 	var failures int
 	for _, id := range storetest.MarkedIDs {
 		_, err := prepareOne(context.Background(), snap, id, prepare.Limits{MaxReferenceBytes: 300})

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // readOnlySpillEnv, when set, makes TestSpillKeepsAReadOnlyRootReadOnly the
@@ -41,7 +41,7 @@ func checkReadOnlySpill(t *testing.T, spill string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.Chmod(spill, 0o700) })
-	ix := storetest.BuildIndex(t, root, sessionref.IndexOptions{})
+	ix := storetest.BuildIndex(t, root, titles.IndexOptions{})
 	// A budget far below the session's size: it is shortened and spills.
 	p, err := prepareOne(context.Background(), ix.Snapshot(), "healthy-raw", prepare.Limits{MaxReferenceBytes: 200, SpillDir: spill})
 	if err != nil {

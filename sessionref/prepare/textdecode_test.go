@@ -7,6 +7,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/logtest"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // Expected values: what Node's Buffer.toString("utf8") then JSON.parse give
@@ -18,7 +19,7 @@ import (
 // and one pair.
 const surrogateText = `lone \ud800 high, lone \udfff low, pair \ud83d\ude00, and <tail> text that goes on for a while`
 
-func textDecodeStore(t *testing.T) *sessionref.Snapshot {
+func textDecodeStore(t *testing.T) *titles.Snapshot {
 	s := logtest.NewStore(t)
 	s.Simple("sur", "/w", logtest.FixtureTime,
 		`{"type":"user/message","seq":0,"time":1,"data":{"id":"u","role":"user","source":{"kind":"user"},"content":[{"type":"text","text":"`+surrogateText+`"}]},"surfaceOp":"append"}`,

@@ -40,7 +40,7 @@ const (
 )
 
 // Locator finds the log of a session by id at the moment of a request;
-// the title index's *sessionref.Snapshot is one. The entry it returns is
+// the title index's *titles.Snapshot is one. The entry it returns is
 // the session of that id.
 type Locator interface {
 	Locate(id string) (sessionref.Entry, bool)

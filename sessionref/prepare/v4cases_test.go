@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // TestPrepareGeneratedV4Cases prepares one generated v4 session per rule
@@ -18,7 +18,7 @@ import (
 // unknown log-only types, each refusal) and the v0+v4 pairs dsh leaves
 // when it resumes a session, raw and zstd.
 func TestPrepareGeneratedV4Cases(t *testing.T) {
-	storetest.EachGenerated(t, storetest.WriteV4Cases, nil, func(t *testing.T, snap *sessionref.Snapshot, want dshgen.Expected) {
+	storetest.EachGenerated(t, storetest.WriteV4Cases, nil, func(t *testing.T, snap *titles.Snapshot, want dshgen.Expected) {
 		p, ok := prepareGenerated(t, snap, want, true)
 		if !ok {
 			return
@@ -38,7 +38,7 @@ func TestPrepareGeneratedV4Cases(t *testing.T) {
 // is READ_FAILED naming the rule, which must be known when named is set
 // (ok is then false); another prepares to the conversation the generator
 // recorded.
-func prepareGenerated(t *testing.T, snap *sessionref.Snapshot, want dshgen.Expected, named bool) (p prepared, ok bool) {
+func prepareGenerated(t *testing.T, snap *titles.Snapshot, want dshgen.Expected, named bool) (p prepared, ok bool) {
 	t.Helper()
 	p, err := prepareOne(context.Background(), snap, want.ID, prepare.Limits{})
 	if !want.Preparable {

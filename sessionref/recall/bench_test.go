@@ -16,6 +16,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // BenchmarkRecall measures the recall index once on a generated store
@@ -36,7 +37,7 @@ func BenchmarkRecall(b *testing.B) {
 	if _, err := dshgen.BenchStoreWith(ctx, root, dshgen.BenchConfig{Sessions: sessions, TargetBytes: int64(mb) << 20, Seed: 7}); err != nil {
 		b.Fatal(err)
 	}
-	title := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	title := titles.NewIndex(root, titles.IndexOptions{})
 	t0 := time.Now()
 	if err := title.Build(ctx, nil); err != nil {
 		b.Fatal(err)

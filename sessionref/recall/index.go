@@ -34,6 +34,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // Options configure a recall index.
@@ -385,7 +386,7 @@ func (ix *Index) takeBroken() map[string]bool {
 // whose log changed (appended to, replaced, migrated to a new generation,
 // newly corrupt) are projected again, sessions no longer listed are
 // dropped. It then publishes a new view.
-func (ix *Index) Sync(ctx context.Context, snap *sessionref.Snapshot) error {
+func (ix *Index) Sync(ctx context.Context, snap *titles.Snapshot) error {
 	ix.syncMu.Lock()
 	defer ix.syncMu.Unlock()
 	broken := ix.takeBroken()

@@ -14,8 +14,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // The stored index is two files beside the title-index cache:
@@ -58,10 +58,10 @@ func randRead(b []byte) (int, error) {
 }
 
 // DefaultPath is where the recall index of root is stored: beside the
-// title-index cache (sessionref.DefaultCachePath), as recall-<hash>.idx
+// title-index cache (titles.DefaultCachePath), as recall-<hash>.idx
 // (its text in recall-<hash>.*.dat beside it).
 func DefaultPath(root string) (string, error) {
-	p, err := sessionref.DefaultCachePath(root)
+	p, err := titles.DefaultCachePath(root)
 	if err != nil {
 		return "", err
 	}

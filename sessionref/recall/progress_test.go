@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // TestSyncReportsProgress: Options.Progress hears of every session a Sync
@@ -23,7 +23,7 @@ func TestSyncReportsProgress(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	title := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	title := titles.NewIndex(root, titles.IndexOptions{})
 	if err := title.Build(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // TestBlocksHoldTheProjectionOfSessionsReadIntoReusedBuffers: the
@@ -32,7 +33,7 @@ func TestBlocksHoldTheProjectionOfSessionsReadIntoReusedBuffers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	title := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	title := titles.NewIndex(root, titles.IndexOptions{})
 	if err := title.Build(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}

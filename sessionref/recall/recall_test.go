@@ -12,6 +12,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // store is a dshgen store with a built title index and a synced recall
@@ -19,7 +20,7 @@ import (
 type store struct {
 	t     *testing.T
 	root  string
-	title *sessionref.Index
+	title *titles.Index
 	rc    *Index
 }
 
@@ -31,7 +32,7 @@ func newStore(t *testing.T, sessions ...*dshgen.Session) *store {
 			t.Fatalf("saving %s: %v", s.ID(), err)
 		}
 	}
-	st.title = sessionref.NewIndex(st.root, sessionref.IndexOptions{})
+	st.title = titles.NewIndex(st.root, titles.IndexOptions{})
 	st.rc = New(Options{})
 	st.sync()
 	return st
@@ -243,7 +244,7 @@ func TestMigrationToANewGenerationIsFollowed(t *testing.T) {
 	if _, err := dshgen.MigratedPair(root, "s-mig", "/w", dshgen.Raw, "Migrated"); err != nil {
 		t.Fatal(err)
 	}
-	title := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	title := titles.NewIndex(root, titles.IndexOptions{})
 	if err := title.Build(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +345,7 @@ func TestTornZstdAppendBecomesSearchableWhenFinished(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := &store{t: t, root: root, title: sessionref.NewIndex(root, sessionref.IndexOptions{}), rc: New(Options{})}
+	st := &store{t: t, root: root, title: titles.NewIndex(root, titles.IndexOptions{}), rc: New(Options{})}
 	st.sync()
 	wantIDs(t, "first frame", st.search("first frame"), "s-zstd")
 	s.UserText("a persimmon arrives").AssistantText("noted")
@@ -379,7 +380,7 @@ func TestEverySessionIsIndexedAndTheTextStaysOnDisk(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	title := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	title := titles.NewIndex(root, titles.IndexOptions{})
 	if err := title.Build(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}

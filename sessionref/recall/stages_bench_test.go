@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dsh-refls/dsh-refls/internal/cputime"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
@@ -40,7 +41,7 @@ var stageSessions = sync.OnceValues(func() ([][]sessionref.ProjectedMessage, err
 	if _, err := dshgen.BenchStoreWith(ctx, root, dshgen.BenchConfig{Sessions: max(4, 5*mb/2), TargetBytes: int64(mb) << 20, Seed: 3}); err != nil {
 		return nil, err
 	}
-	title := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	title := titles.NewIndex(root, titles.IndexOptions{})
 	if err := title.Build(ctx, nil); err != nil {
 		return nil, err
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // TestFirstBuildPublishesItsSteps: a first build publishes the newest
@@ -25,7 +25,7 @@ func TestFirstBuildPublishesItsSteps(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	title := sessionref.NewIndex(root, sessionref.IndexOptions{})
+	title := titles.NewIndex(root, titles.IndexOptions{})
 	if err := title.Build(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}

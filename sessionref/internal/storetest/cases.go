@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // Case is one adversarial case to put beside the healthy sessions.
@@ -53,14 +53,14 @@ func Cases() []Case {
 // Checks are what one package asserts of the stores the cases are put in.
 type Checks struct {
 	// Case checks one case in snap, the snapshot of a store that holds it.
-	Case func(t *testing.T, snap *sessionref.Snapshot, c dshgen.Case, sc Case)
+	Case func(t *testing.T, snap *titles.Snapshot, c dshgen.Case, sc Case)
 	// Healthy checks that snap serves the healthy sessions exactly as a
 	// store without the damage does.
-	Healthy func(t *testing.T, snap *sessionref.Snapshot)
+	Healthy func(t *testing.T, snap *titles.Snapshot)
 }
 
 // checkCase runs checks.Case, unless the case cannot be produced here.
-func (checks Checks) checkCase(t *testing.T, snap *sessionref.Snapshot, c dshgen.Case, sc Case) {
+func (checks Checks) checkCase(t *testing.T, snap *titles.Snapshot, c dshgen.Case, sc Case) {
 	t.Helper()
 	t.Logf("SPEC: %s", c.Want)
 	if sc.Name == "unreadable-dir" && !dshgen.PermissionsEnforced(c.Paths[0]) {
@@ -93,7 +93,7 @@ func EachCaseAlone(t *testing.T, checks Checks) {
 				t.Fatalf("case is named %q, want %q", c.Name, sc.Name)
 			}
 			c = CompleteLinesOfTornRaw(t, c)
-			ix := BuildIndex(t, root, sessionref.IndexOptions{})
+			ix := BuildIndex(t, root, titles.IndexOptions{})
 			checks.checkCase(t, ix.Snapshot(), c, sc)
 			checks.Healthy(t, ix.Snapshot())
 			if c.Finish == nil {
@@ -124,7 +124,7 @@ func AllCasesTogether(t *testing.T, checks Checks) {
 	for _, sc := range Cases() {
 		specs[sc.Name] = sc
 	}
-	ix := BuildIndex(t, root, sessionref.IndexOptions{Parallelism: 2})
+	ix := BuildIndex(t, root, titles.IndexOptions{Parallelism: 2})
 	snap := ix.Snapshot()
 	for _, c := range cases {
 		sc, ok := specs[c.Name]

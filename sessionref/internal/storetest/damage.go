@@ -14,6 +14,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // WantReadFailed fails the test unless err is READ_FAILED naming id.
@@ -40,7 +41,7 @@ const TitleAfterDamage = "Title after the damage"
 // TitleAfterDamage, after the damaged one: before the index is first
 // built, or after it and then refreshed. It returns the index and the
 // damaged session's id.
-func TitleAfterCorruptFrame(t *testing.T, afterBuild bool) (*sessionref.Index, string) {
+func TitleAfterCorruptFrame(t *testing.T, afterBuild bool) (*titles.Index, string) {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "sessions")
 	WriteHealthy(t, root)
@@ -67,9 +68,9 @@ func TitleAfterCorruptFrame(t *testing.T, afterBuild bool) (*sessionref.Index, s
 	}
 	if !afterBuild {
 		appendFrame()
-		return BuildIndex(t, root, sessionref.IndexOptions{}), want.ID
+		return BuildIndex(t, root, titles.IndexOptions{}), want.ID
 	}
-	ix := BuildIndex(t, root, sessionref.IndexOptions{})
+	ix := BuildIndex(t, root, titles.IndexOptions{})
 	appendFrame()
 	if err := ix.Refresh(context.Background(), c.Paths); err != nil {
 		t.Fatalf("Refresh: %v", err)
@@ -90,7 +91,7 @@ var SpecialFiles = []struct {
 // where the log of the session "special-log" belongs, and builds the index
 // over them; a build that blocks on the file fails the test. It skips
 // where the file system has no such file.
-func SpecialFileStore(t *testing.T, name string, makeSpecial func(path string) error) (root string, ix *sessionref.Index, special string) {
+func SpecialFileStore(t *testing.T, name string, makeSpecial func(path string) error) (root string, ix *titles.Index, special string) {
 	t.Helper()
 	root = filepath.Join(t.TempDir(), "sessions")
 	WriteHealthy(t, root)
@@ -103,7 +104,7 @@ func SpecialFileStore(t *testing.T, name string, makeSpecial func(path string) e
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	ix = sessionref.NewIndex(root, sessionref.IndexOptions{})
+	ix = titles.NewIndex(root, titles.IndexOptions{})
 	if err := UnblockAfter(t, special, func() error { return ix.Build(context.Background(), nil) }); err != nil {
 		t.Fatalf("Build: %v", err)
 	}

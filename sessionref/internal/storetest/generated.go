@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // WriteV4Cases writes one generated v4 session per rule of SPEC §1.7 and
@@ -43,12 +43,12 @@ func WriteV021Cases(t *testing.T, root string, enc dshgen.Encoding) []dshgen.Exp
 // checkStore (when not nil) on the snapshot, and checkCase on each session
 // as a subtest.
 func EachGenerated(t *testing.T, write func(t *testing.T, root string, enc dshgen.Encoding) []dshgen.Expected,
-	checkStore func(t *testing.T, snap *sessionref.Snapshot), checkCase func(t *testing.T, snap *sessionref.Snapshot, want dshgen.Expected)) {
+	checkStore func(t *testing.T, snap *titles.Snapshot), checkCase func(t *testing.T, snap *titles.Snapshot, want dshgen.Expected)) {
 	for _, enc := range []dshgen.Encoding{dshgen.Raw, dshgen.Zstd} {
 		t.Run(enc.String(), func(t *testing.T) {
 			root := filepath.Join(t.TempDir(), "sessions")
 			cases := write(t, root, enc)
-			snap := BuildIndex(t, root, sessionref.IndexOptions{}).Snapshot()
+			snap := BuildIndex(t, root, titles.IndexOptions{}).Snapshot()
 			if len(snap.Skipped) != 0 || len(snap.Sessions) != len(cases) {
 				t.Fatalf("listed %d sessions of %d, skipped %+v", len(snap.Sessions), len(cases), snap.Skipped)
 			}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // HugeTextBytes is the size of the one-line message of the huge-line case:
@@ -91,7 +91,7 @@ func WatchHeap(t *testing.T) func() uint64 {
 // indexed while the heap was watched.
 type Huge struct {
 	Want  dshgen.Expected
-	Index *sessionref.Index
+	Index *titles.Index
 	// Before is the heap in use before indexing; Peak stops watching and
 	// returns the highest heap in use seen since.
 	Before uint64
@@ -125,7 +125,7 @@ func EachHugeLine(t *testing.T, check func(t *testing.T, enc dshgen.Encoding, h 
 			h.Before = HeapInuseAfterGC()
 			defer debug.SetGCPercent(debug.SetGCPercent(HugeGCPercent))
 			h.Peak = WatchHeap(t)
-			h.Index = BuildIndex(t, root, sessionref.IndexOptions{Parallelism: 2})
+			h.Index = BuildIndex(t, root, titles.IndexOptions{Parallelism: 2})
 			h.Indexed = time.Since(h.Begin)
 			check(t, enc, h)
 		})

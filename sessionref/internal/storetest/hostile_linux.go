@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // EachHostileStore runs check, as a subtest, on two stores beside the
@@ -13,7 +13,7 @@ import (
 // that also holds the real session of every hostile id. Opens of the
 // paths off the store layout are watched from before the store is read;
 // check ends by draining the watch.
-func EachHostileStore(t *testing.T, check func(t *testing.T, snap *sessionref.Snapshot, withReal bool, opens *OpenWatch, forbidden []string)) {
+func EachHostileStore(t *testing.T, check func(t *testing.T, snap *titles.Snapshot, withReal bool, opens *OpenWatch, forbidden []string)) {
 	for _, withReal := range []bool{false, true} {
 		name := "tempting logs only"
 		if withReal {
@@ -32,7 +32,7 @@ func EachHostileStore(t *testing.T, check func(t *testing.T, snap *sessionref.Sn
 			}
 			opens := WatchOpens(t, forbidden)
 			t.Logf("watching %d paths off the store layout: %q", len(forbidden), forbidden)
-			check(t, BuildIndex(t, root, sessionref.IndexOptions{}).Snapshot(), withReal, opens, forbidden)
+			check(t, BuildIndex(t, root, titles.IndexOptions{}).Snapshot(), withReal, opens, forbidden)
 		})
 	}
 }

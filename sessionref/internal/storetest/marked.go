@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // BodyMarker is a string only message bodies hold in MarkedStore.
@@ -22,7 +22,7 @@ var MarkedIDs = []string{"marked-healthy", "marked-corrupt", "marked-corrupt-zst
 // and unparsable alike) carry BodyMarker and indexes it with opts; then it
 // appends a turn to the healthy session and refreshes the index with that
 // log and the headerless one. It returns the snapshot after the refresh.
-func MarkedStore(t *testing.T, opts sessionref.IndexOptions) *sessionref.Snapshot {
+func MarkedStore(t *testing.T, opts titles.IndexOptions) *titles.Snapshot {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "sessions")
 	body := func(who string) string { return who + " says " + BodyMarker }

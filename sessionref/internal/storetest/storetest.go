@@ -18,6 +18,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // BuildTimeout bounds one index build. A build that takes longer is
@@ -123,24 +124,24 @@ func WriteHealthy(t testing.TB, root string) []dshgen.Expected {
 // HealthyBaseline writes the healthy sessions alone into a fresh store
 // and returns their facts and its snapshot: what "as before" means for a
 // store that also holds damaged entries.
-func HealthyBaseline(t *testing.T) ([]dshgen.Expected, *sessionref.Snapshot) {
+func HealthyBaseline(t *testing.T) ([]dshgen.Expected, *titles.Snapshot) {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "baseline")
 	healthy := WriteHealthy(t, root)
-	return healthy, BuildIndex(t, root, sessionref.IndexOptions{}).Snapshot()
+	return healthy, BuildIndex(t, root, titles.IndexOptions{}).Snapshot()
 }
 
 // BuildIndex builds an index over root and fails the test when the build
 // fails or does not finish within BuildTimeout.
-func BuildIndex(t testing.TB, root string, opts sessionref.IndexOptions) *sessionref.Index {
+func BuildIndex(t testing.TB, root string, opts titles.IndexOptions) *titles.Index {
 	t.Helper()
-	ix := sessionref.NewIndex(root, opts)
+	ix := titles.NewIndex(root, opts)
 	Rebuild(t, ix)
 	return ix
 }
 
 // Rebuild runs Build again with the same timeout.
-func Rebuild(t testing.TB, ix *sessionref.Index) {
+func Rebuild(t testing.TB, ix *titles.Index) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), BuildTimeout)
 	defer cancel()
@@ -158,7 +159,7 @@ func Rebuild(t testing.TB, ix *sessionref.Index) {
 
 // MustLocate is the session id that snap lists; the test fails when it
 // lists none.
-func MustLocate(t testing.TB, snap *sessionref.Snapshot, id string) sessionref.Entry {
+func MustLocate(t testing.TB, snap *titles.Snapshot, id string) sessionref.Entry {
 	t.Helper()
 	e, ok := snap.Locate(id)
 	if !ok {
@@ -169,7 +170,7 @@ func MustLocate(t testing.TB, snap *sessionref.Snapshot, id string) sessionref.E
 
 // CheckListed checks that the index lists a session with the facts the
 // generator recorded and offers it as a candidate under its title.
-func CheckListed(t testing.TB, snap *sessionref.Snapshot, want dshgen.Expected, checkSeq bool) sessionref.Entry {
+func CheckListed(t testing.TB, snap *titles.Snapshot, want dshgen.Expected, checkSeq bool) sessionref.Entry {
 	t.Helper()
 	e, ok := snap.Locate(want.ID)
 	if !ok {
@@ -191,7 +192,7 @@ func CheckListed(t testing.TB, snap *sessionref.Snapshot, want dshgen.Expected, 
 		t.Errorf("%s: last seq %d, want %d", want.ID, e.LastSeq, want.LastSeq)
 	}
 	query := want.DisplayTitle
-	cands, _, err := snap.Candidates(sessionref.CandidateQuery{Query: query, TargetID: TargetID, TargetCwd: TargetCwd, Limit: 1000})
+	cands, _, err := snap.Candidates(titles.CandidateQuery{Query: query, TargetID: TargetID, TargetCwd: TargetCwd, Limit: 1000})
 	if err != nil {
 		t.Fatalf("Candidates(%q): %v", query, err)
 	}
@@ -213,8 +214,8 @@ func CheckListed(t testing.TB, snap *sessionref.Snapshot, want dshgen.Expected, 
 // CheckHealthyUnchanged compares, key by key, what observe makes of the
 // healthy sessions in snap with what it makes of them in HealthyBaseline's
 // store, which holds them alone; what names the observation in errors.
-func CheckHealthyUnchanged[V any](t *testing.T, snap *sessionref.Snapshot, what string,
-	observe func(t testing.TB, snap *sessionref.Snapshot, healthy []dshgen.Expected) map[string]V) {
+func CheckHealthyUnchanged[V any](t *testing.T, snap *titles.Snapshot, what string,
+	observe func(t testing.TB, snap *titles.Snapshot, healthy []dshgen.Expected) map[string]V) {
 	t.Helper()
 	healthy, baseline := HealthyBaseline(t)
 	got, want := observe(t, snap, healthy), observe(t, baseline, healthy)
