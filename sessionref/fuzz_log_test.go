@@ -95,8 +95,8 @@ func FuzzReadSessionLog(f *testing.F) {
 			}
 			log, err := readSessionLog(context.Background(), path, enc, &dshlog.FrameDecoder{Concurrency: 1})
 			var ce *CorruptError
-			var nv *newerVersionError
-			var re *refusalError
+			var nv *NewerVersionError
+			var re *RefusalError
 			switch {
 			case err == nil:
 				if log.lastSeq < -1 && !strings.Contains(string(data), "-") {

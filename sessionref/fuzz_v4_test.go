@@ -33,7 +33,7 @@ func FuzzReadV4Log(f *testing.F) {
 		}
 		log, err := readSessionLog(context.Background(), rawPath, EncodingRaw, &dshlog.FrameDecoder{Concurrency: 1})
 		var ce *CorruptError
-		var re *refusalError
+		var re *RefusalError
 		switch {
 		case err == nil:
 		case errors.As(err, &ce), errors.As(err, &re):

@@ -129,7 +129,7 @@ func headerOf(raw rawHeader) (Header, error) {
 // v4 requires.
 func (h Header) checkReadable() error {
 	if h.Version > MaxReadableVersion {
-		return &newerVersionError{version: h.Version}
+		return &NewerVersionError{Version: h.Version}
 	}
 	if h.Version == 4 && !h.HasIsSeeded {
 		return errors.New("format v4 header lacks the required key isSeeded (a boolean)")

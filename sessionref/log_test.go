@@ -387,7 +387,7 @@ func TestReadLogHeaderErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := readTestLog(t, EncodingRaw, []byte(tt.data))
-			var nv *newerVersionError
+			var nv *NewerVersionError
 			var ce *CorruptError
 			switch {
 			case tt.accept && err != nil:

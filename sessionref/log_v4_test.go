@@ -185,7 +185,7 @@ func TestReadV4Refusals(t *testing.T) {
 					}
 					return
 				}
-				var re *refusalError
+				var re *RefusalError
 				if !errors.As(err, &re) || !strings.Contains(err.Error(), tt.says) {
 					t.Fatalf("err = %v, want a refusal saying %q", err, tt.says)
 				}

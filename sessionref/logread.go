@@ -154,12 +154,12 @@ func (sc *logScan) line(line []byte) error {
 		h, err := ParseHeader(line)
 		if err != nil {
 			if v, ok := headerVersion(line); ok && v > MaxReadableVersion {
-				return &newerVersionError{version: v}
+				return &NewerVersionError{Version: v}
 			}
 			return &CorruptError{Path: sc.path, Line: 1, Reason: err.Error()}
 		}
 		if err := h.checkReadable(); err != nil {
-			var nv *newerVersionError
+			var nv *NewerVersionError
 			if errors.As(err, &nv) {
 				return err
 			}
@@ -228,7 +228,7 @@ func (sc *logScan) line(line []byte) error {
 		return nil
 	}
 	if e.BadTime {
-		return &refusalError{version: sc.log.header.Version, seq: first, rule: ruleTime}
+		return &RefusalError{Version: sc.log.header.Version, Seq: first, Rule: ruleTime}
 	}
 	sc.nextSeq = last + 1
 	sc.log.lastSeq = last
@@ -245,13 +245,13 @@ func (sc *logScan) fold(e *envelope, seq int64, v4, hasOp bool) error {
 		}
 		if !isV4SurfaceType(e.Type) {
 			if hasOp {
-				return &refusalError{version: 4, seq: seq, rule: fmt.Sprintf(ruleNotSurface, e.Type)}
+				return &RefusalError{Version: 4, Seq: seq, Rule: fmt.Sprintf(ruleNotSurface, e.Type)}
 			}
 			return nil
 		}
 	} else if !isSurfaceType(e.Type) {
 		if hasOp && e.Type == typeTitle {
-			return &refusalError{version: sc.log.header.Version, seq: seq, rule: fmt.Sprintf(ruleNotSurface, e.Type)}
+			return &RefusalError{Version: sc.log.header.Version, Seq: seq, Rule: fmt.Sprintf(ruleNotSurface, e.Type)}
 		}
 		return nil
 	}
@@ -271,7 +271,7 @@ func (sc *logScan) fold(e *envelope, seq int64, v4, hasOp bool) error {
 	op, err := parseSurfaceOp(e.SurfaceOp, v4)
 	if err == nil && op.replace {
 		if missing, ok := sc.log.surface.unlisted(op, e.SourceEventSeqs); ok {
-			return &refusalError{version: sc.log.header.Version, seq: seq, rule: fmt.Sprintf(ruleShadowed, missing)}
+			return &RefusalError{Version: sc.log.header.Version, Seq: seq, Rule: fmt.Sprintf(ruleShadowed, missing)}
 		}
 	}
 	if err == nil {
@@ -316,9 +316,10 @@ func isV4SurfaceType(t string) bool {
 	return false
 }
 
-// newerVersionError reports a log written by a newer dsh.
-type newerVersionError struct{ version int }
+// NewerVersionError reports a log written by a newer dsh: its header's
+// format Version is above MaxReadableVersion.
+type NewerVersionError struct{ Version int }
 
-func (e *newerVersionError) Error() string {
-	return fmt.Sprintf("log format version %d was written by a newer dsh; this dsh-refls reads versions 0 to %d", e.version, MaxReadableVersion)
+func (e *NewerVersionError) Error() string {
+	return fmt.Sprintf("log format version %d was written by a newer dsh; this dsh-refls reads versions 0 to %d", e.Version, MaxReadableVersion)
 }

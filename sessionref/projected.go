@@ -55,40 +55,20 @@ func ReadProjection(ctx context.Context, entry Entry) (*Projection, error) {
 	return projectionOf(entry, lf, log), nil
 }
 
-// ReadReferenced is ReadProjection as preparation reads a referenced
-// session: through frames, which the reads of one request share, and
-// failing with the contract's *Error. A log that cannot be prepared is
-// READ_FAILED naming the session (a newer dsh's log and a log dsh refuses
-// say so); a read that stopped because ctx ended is CANCELLED.
-func ReadReferenced(ctx context.Context, entry Entry, frames *dshlog.FrameDecoder) (*Projection, error) {
+// ReadNewest is ReadProjection as preparation reads a referenced session:
+// through frames, which the reads of one request share. A log written by a
+// newer dsh is a *NewerVersionError, a log dsh refuses a *RefusalError,
+// either possibly wrapped; a read that stopped because ctx ended fails
+// with whatever error the read met.
+func ReadNewest(ctx context.Context, entry Entry, frames *dshlog.FrameDecoder) (*Projection, error) {
 	log, lf, err := readNewestLog(ctx, entry, frames)
 	if err == nil && log.header.ID != entry.ID {
 		err = fmt.Errorf("log header names session %q", log.header.ID)
 	}
 	if err != nil {
-		return nil, referenceReadError(ctx, entry.ID, err)
+		return nil, err
 	}
 	return projectionOf(entry, lf, log), nil
-}
-
-// referenceReadError is the contract's error for a referenced session id
-// whose log could not be read for err.
-func referenceReadError(ctx context.Context, id string, err error) *Error {
-	var nv *newerVersionError
-	if errors.As(err, &nv) {
-		return &Error{Code: CodeReadFailed, SessionID: id, Err: err,
-			Message: fmt.Sprintf("session %s was written by a newer dsh and cannot be recalled", id)}
-	}
-	var refused *refusalError
-	if errors.As(err, &refused) {
-		return &Error{Code: CodeReadFailed, SessionID: id, Err: err,
-			Message: fmt.Sprintf("session %s cannot be recalled: dsh refuses its log (%s)", id, refused.rule)}
-	}
-	if ctx.Err() != nil {
-		return Cancelled(ctx)
-	}
-	return &Error{Code: CodeReadFailed, SessionID: id, Err: err,
-		Message: fmt.Sprintf("session %s could not be read", id)}
 }
 
 // newestLog chooses the newest generation in the directory of entry's log:

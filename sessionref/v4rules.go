@@ -14,22 +14,25 @@ const (
 	typeCatalog          = "subagent/catalog"
 )
 
-// refusalError reports a v4 log that dsh itself refuses to open (SPEC §1.7
-// "Refused v4 files"): the session stays listed, preparation fails with
-// READ_FAILED and this message, which names the rule.
-type refusalError struct {
-	// version is the log's format version; 0 means 4 (the v4 row rules).
-	version int
-	seq     int64
-	rule    string
+// RefusalError reports a log that dsh itself refuses to open (SPEC §1.7
+// "Refused v4 files"): the session stays listed, and preparation fails
+// with READ_FAILED naming Rule.
+type RefusalError struct {
+	// Version is the log's format version; 0 means 4 (the v4 row rules).
+	Version int
+	// Seq is the seq of the event the rule refuses.
+	Seq int64
+	// Rule is the rule that refuses the log, worded as the message a user
+	// sees.
+	Rule string
 }
 
-func (e *refusalError) Error() string {
-	v := e.version
+func (e *RefusalError) Error() string {
+	v := e.Version
 	if v == 0 {
 		v = 4
 	}
-	return fmt.Sprintf("format v%d log refused at seq %d: %s", v, e.seq, e.rule)
+	return fmt.Sprintf("format v%d log refused at seq %d: %s", v, e.Seq, e.Rule)
 }
 
 // The refusal rules, worded as the message a user sees.
@@ -85,7 +88,7 @@ type v4Message struct {
 // in a request header. It reports the first rule the row breaks, or nil.
 // Rows whose bytes cannot hold a breach are not decoded.
 func checkV4Row(typ string, seq int64, data json.RawMessage, hasSurfaceOp, ignorable bool) error {
-	refuse := func(rule string) error { return &refusalError{seq: seq, rule: rule} }
+	refuse := func(rule string) error { return &RefusalError{Seq: seq, Rule: rule} }
 	switch typ {
 	case typeUserMessage:
 		if !mayBreach(data) {

@@ -41,3 +41,7 @@ func TagSafeSize(v any) (int, error) {
 	b, err := jsjson.MarshalTagSafe(v)
 	return len(b), err
 }
+
+// ReadReferenced, for the tests, reads entry's session as preparation
+// reads a reference, failing with the contract's *Error.
+var ReadReferenced = readReferenced

@@ -3,6 +3,7 @@ package prepare
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -95,7 +96,7 @@ func readSource(ctx context.Context, loc Locator, ref sessionref.Reference, fram
 	if !ok {
 		return snapshotData{}, 0, nil, notInStore(ref.SessionID)
 	}
-	p, err := sessionref.ReadReferenced(ctx, entry, frames)
+	p, err := readReferenced(ctx, entry, frames)
 	if err != nil {
 		return snapshotData{}, 0, nil, err
 	}
@@ -108,6 +109,38 @@ func readSource(ctx context.Context, loc Locator, ref sessionref.Reference, fram
 		data.CapturedThroughSeq = &seq
 	}
 	return data, p.FormatVersion, project(p.Messages), nil
+}
+
+// readReferenced reads entry's session as a reference: its newest log, in
+// full, through frames. A log that cannot be prepared is READ_FAILED
+// naming the session (a newer dsh's log and a log dsh refuses say so); a
+// read that stopped because ctx ended is CANCELLED.
+func readReferenced(ctx context.Context, entry sessionref.Entry, frames *dshlog.FrameDecoder) (*sessionref.Projection, error) {
+	p, err := sessionref.ReadNewest(ctx, entry, frames)
+	if err != nil {
+		return nil, referenceReadError(ctx, entry.ID, err)
+	}
+	return p, nil
+}
+
+// referenceReadError is the contract's error for a referenced session id
+// whose log could not be read for err.
+func referenceReadError(ctx context.Context, id string, err error) *sessionref.Error {
+	var nv *sessionref.NewerVersionError
+	if errors.As(err, &nv) {
+		return &sessionref.Error{Code: sessionref.CodeReadFailed, SessionID: id, Err: err,
+			Message: fmt.Sprintf("session %s was written by a newer dsh and cannot be recalled", id)}
+	}
+	var refused *sessionref.RefusalError
+	if errors.As(err, &refused) {
+		return &sessionref.Error{Code: sessionref.CodeReadFailed, SessionID: id, Err: err,
+			Message: fmt.Sprintf("session %s cannot be recalled: dsh refuses its log (%s)", id, refused.Rule)}
+	}
+	if ctx.Err() != nil {
+		return sessionref.Cancelled(ctx)
+	}
+	return &sessionref.Error{Code: sessionref.CodeReadFailed, SessionID: id, Err: err,
+		Message: fmt.Sprintf("session %s could not be read", id)}
 }
 
 // notInStore is the READ_FAILED of a session the index does not hold.

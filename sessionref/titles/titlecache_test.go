@@ -51,7 +51,7 @@ func writeCacheFileTo(t *testing.T, path string, cf *cacheFile) {
 	}
 }
 
-// preparedText reads id as preparation does (ReadReferenced, through the
+// preparedText reads id as preparation does (ReadNewest, through the
 // snapshot) and returns everything the read says.
 func preparedText(t *testing.T, ix *Index, id string) string {
 	t.Helper()
@@ -59,7 +59,7 @@ func preparedText(t *testing.T, ix *Index, id string) string {
 	if !ok {
 		return "error: " + id + " is not listed"
 	}
-	p, err := sessionref.ReadReferenced(context.Background(), e, &dshlog.FrameDecoder{Concurrency: 1})
+	p, err := sessionref.ReadNewest(context.Background(), e, &dshlog.FrameDecoder{Concurrency: 1})
 	if err != nil {
 		return "error: " + err.Error()
 	}

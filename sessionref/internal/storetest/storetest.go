@@ -168,6 +168,22 @@ func MustLocate(t testing.TB, snap *titles.Snapshot, id string) sessionref.Entry
 	return e
 }
 
+// ListedSession writes a raw store holding one session, "read", with cwd
+// /w and one question and answer, and indexes it: it returns the log's path
+// and the session's entry, for a test that changes the log and reads it.
+func ListedSession(t testing.TB) (path string, e sessionref.Entry) {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), "sessions")
+	path, err := dshgen.NewSession("read").Cwd("/w").Turn(func(t *dshgen.Turn) {
+		t.UserText("a question")
+		t.AssistantText("an answer")
+	}).Save(root, dshgen.Raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, MustLocate(t, BuildIndex(t, root, titles.IndexOptions{}).Snapshot(), "read")
+}
+
 // CheckListed checks that the index lists a session with the facts the
 // generator recorded and offers it as a candidate under its title.
 func CheckListed(t testing.TB, snap *titles.Snapshot, want dshgen.Expected, checkSeq bool) sessionref.Entry {
