@@ -18,23 +18,24 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // checkConfined asserts that every listed session lies exactly at
-// <root>/<project>/<dshlog.EncodeSegment(id)>/, and that the segment is one plain
+// <root>/<project>/<layout.EncodeSegment(id)>/, and that the segment is one plain
 // directory name.
 func checkConfined(t *testing.T, snap *titles.Snapshot) {
 	t.Helper()
 	for _, e := range snap.Sessions {
-		seg := dshlog.EncodeSegment(e.ID)
-		want := filepath.Join(snap.Root, dshlog.ProjectDir(e.Cwd, e.HasCwd), seg)
+		seg := layout.EncodeSegment(e.ID)
+		want := filepath.Join(snap.Root, layout.ProjectDir(e.Cwd, e.HasCwd), seg)
 		if filepath.Dir(e.Path) != want {
 			t.Errorf("session %q read from %s, want a log in %s", e.ID, e.Path, want)
 		}
 		if seg == "." || seg == ".." || strings.ContainsAny(seg, "/\\\x00") {
-			t.Errorf("dshlog.EncodeSegment(%q) = %q is not one plain directory name", e.ID, seg)
+			t.Errorf("layout.EncodeSegment(%q) = %q is not one plain directory name", e.ID, seg)
 		}
 	}
 }
@@ -42,7 +43,7 @@ func checkConfined(t *testing.T, snap *titles.Snapshot) {
 // TestHostileIDsStayInTheirDirectory writes sessions whose ids are path
 // syntax, and tempting logs where a reader joining raw ids into paths would
 // look (storetest.EachHostileStore). The index must read exactly
-// dshlog.EncodeSegment(id) below the root and never open anything else:
+// layout.EncodeSegment(id) below the root and never open anything else:
 // with only tempting logs present the ids are not listed. Opens are watched
 // with inotify.
 func TestHostileIDsStayInTheirDirectory(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 )
 
 // Log file names of §1.1: the base generation and its successors.
@@ -147,7 +148,7 @@ type DirRef struct {
 
 // IsProjectDirName reports whether name is a project directory of §1.1.
 func IsProjectDirName(name string) bool {
-	return name == dshlog.NoCwdDir || (len(name) >= 4 && strings.HasPrefix(name, "--") && strings.HasSuffix(name, "--"))
+	return name == layout.NoCwdDir || (len(name) >= 4 && strings.HasPrefix(name, "--") && strings.HasSuffix(name, "--"))
 }
 
 // Discover lists the session directories below root. A root that does not
@@ -252,10 +253,10 @@ func readDirNames(dir string) ([]string, error) {
 
 // CheckIdentity verifies that a header belongs where its log lies (§1.1).
 func CheckIdentity(d SessionDir, h Header) error {
-	if want := dshlog.EncodeSegment(h.ID); want != d.DirName() {
+	if want := layout.EncodeSegment(h.ID); want != d.DirName() {
 		return fmt.Errorf("header id %q encodes to %q, not to its directory name %q", h.ID, want, d.DirName())
 	}
-	if want := dshlog.ProjectDir(h.Cwd, h.HasCwd); want != d.ProjectName() {
+	if want := layout.ProjectDir(h.Cwd, h.HasCwd); want != d.ProjectName() {
 		return fmt.Errorf("header cwd maps to project directory %q, not %q", want, d.ProjectName())
 	}
 	if d.Log.Generation > 0 && h.Version != d.Log.Generation {

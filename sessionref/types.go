@@ -1,14 +1,17 @@
 package sessionref
 
-import "github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+import (
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
+)
 
-// Encoding says how a log file is stored (dshlog.Encoding).
-type Encoding = dshlog.Encoding
+// Encoding says how a log file is stored (layout.Encoding).
+type Encoding = layout.Encoding
 
 // The two physical encodings of §1.2.
 const (
-	EncodingRaw  = dshlog.EncodingRaw
-	EncodingZstd = dshlog.EncodingZstd
+	EncodingRaw  = layout.EncodingRaw
+	EncodingZstd = layout.EncodingZstd
 )
 
 // CorruptError reports a log whose complete content cannot be trusted

@@ -17,7 +17,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
-	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
@@ -109,10 +109,10 @@ func TestBinaryDoesNotFollowLogLinks(t *testing.T) {
 	}).SaveAs(elsewhere, dshgen.Raw); err != nil {
 		t.Fatal(err)
 	}
-	project := filepath.Join(store, dshlog.ProjectDir(ws, true))
+	project := filepath.Join(store, layout.ProjectDir(ws, true))
 	links := map[string]string{linkedID: elsewhere, "linked-shadow": secret}
 	for id, target := range links {
-		dir := filepath.Join(project, dshlog.EncodeSegment(id))
+		dir := filepath.Join(project, layout.EncodeSegment(id))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +130,7 @@ func TestBinaryDoesNotFollowLogLinks(t *testing.T) {
 			t.Errorf("skip reason of %s quotes file bytes: %q", s.Path, s.Reason)
 		}
 		for id := range links {
-			if s.Path == filepath.Join(project, dshlog.EncodeSegment(id)) {
+			if s.Path == filepath.Join(project, layout.EncodeSegment(id)) {
 				found++
 				if !strings.Contains(s.Reason, "symbolic link") {
 					t.Errorf("%s skipped for %q, want the symbolic link named", id, s.Reason)

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
-	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 )
 
 // The expected values here are dsh's: the prompt sentences of dsh 0.2's
@@ -21,7 +21,7 @@ import (
 func writeParityStore(t *testing.T, lines ...string) string {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "sessions")
-	dir := filepath.Join(root, dshlog.ProjectDir("/w", true), dshlog.EncodeSegment("src"))
+	dir := filepath.Join(root, layout.ProjectDir("/w", true), layout.EncodeSegment("src"))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestCLIDecodesTextAsDsh(t *testing.T) {
 // writeTitled writes one raw v0 session in cwd /w with a title.
 func writeTitled(t *testing.T, root, id string, createdAt int64, title string) {
 	t.Helper()
-	dir := filepath.Join(root, dshlog.ProjectDir("/w", true), dshlog.EncodeSegment(id))
+	dir := filepath.Join(root, layout.ProjectDir("/w", true), layout.EncodeSegment(id))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
-	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 )
 
 // The expected values here are those of dsh 0.1.1's own reader
@@ -39,7 +39,7 @@ func prefixTurnEnd(seq int) string {
 func writePrefixStore(t *testing.T, name string, data []byte) string {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "sessions")
-	dir := filepath.Join(root, dshlog.ProjectDir("/w", true), dshlog.EncodeSegment("src"))
+	dir := filepath.Join(root, layout.ProjectDir("/w", true), layout.EncodeSegment("src"))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@
 // the behaviour SPEC requires of a reader. DemoStore writes a small
 // believable store; BenchStore writes thousands of sessions for benchmarks.
 //
-// Directory names come from dshlog.EncodeSegment and
-// dshlog.ProjectDir, so generator and reader agree by construction; the
+// Directory names come from layout.EncodeSegment and
+// layout.ProjectDir, so generator and reader agree by construction; the
 // package's tests pin them to SPEC's examples and to the recorded fixtures.
 package dshgen

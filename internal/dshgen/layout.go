@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 )
 
 // The layout of SPEC §1.1 comes from package sessionref, so the generator
@@ -13,14 +13,14 @@ import (
 // the recorded fixtures, so a mistake there still fails a test.
 
 // encodeSegment turns a session id into its directory name (§1.1).
-func encodeSegment(id string) string { return dshlog.EncodeSegment(id) }
+func encodeSegment(id string) string { return layout.EncodeSegment(id) }
 
 // projectKey turns a cwd into its project directory name, "--slug--" (§1.1).
-func projectKey(cwd string) string { return dshlog.ProjectKey(cwd) }
+func projectKey(cwd string) string { return layout.ProjectKey(cwd) }
 
 // projectDir is the project directory name of a session: projectKey(cwd), or
 // "_no-cwd" for a session without a cwd.
-func projectDir(cwd string, hasCwd bool) string { return dshlog.ProjectDir(cwd, hasCwd) }
+func projectDir(cwd string, hasCwd bool) string { return layout.ProjectDir(cwd, hasCwd) }
 
 // Encoding says how a log file is stored (§1.2).
 type Encoding int

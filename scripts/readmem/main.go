@@ -26,7 +26,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
-	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 )
 
 const cwd = "/work/hostile"
@@ -73,7 +73,7 @@ func writeAll(dir string) error {
 	for i, in := range inputs() {
 		id := fmt.Sprintf("hostile-%d", i)
 		root := filepath.Join(dir, fmt.Sprint(i), "sessions")
-		sdir := filepath.Join(root, dshlog.ProjectDir(cwd, true), dshlog.EncodeSegment(id))
+		sdir := filepath.Join(root, layout.ProjectDir(cwd, true), layout.EncodeSegment(id))
 		if err := os.MkdirAll(sdir, 0o755); err != nil {
 			return err
 		}

@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"sync"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 )
 
 // readBufferSize is the read buffer for logs: large enough that most lines
@@ -62,7 +64,7 @@ var ErrRewritten = errors.New("log was rewritten before the offset reading would
 // LineReader reads the complete lines of a log from a starting offset.
 type LineReader struct {
 	Path     string
-	Encoding Encoding
+	Encoding layout.Encoding
 	Frames   *FrameDecoder
 	// SkipCorruptFrames makes a zstd read go on after a frame that fails its
 	// checksum, reporting the first failure at the end: the title index keeps
@@ -142,7 +144,7 @@ func (r LineReader) readChecked(offset int64, n int, same func(got []byte) bool,
 	}
 	sp := &lineSplitter{fn: fn, overlong: r.OnOverlong, owned: r.OnOwnedLine, max: r.lineCap(), more: -1}
 	var res ReadResult
-	if r.Encoding == EncodingZstd {
+	if r.Encoding == layout.EncodingZstd {
 		res, err = r.readFrames(f, offset, sp)
 	} else {
 		res, err = r.readRaw(f, offset, sp)

@@ -13,7 +13,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 	"github.com/dsh-refls/dsh-refls/sessionref/live"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 	"github.com/dsh-refls/dsh-refls/watch"
@@ -36,7 +36,7 @@ func titleLine(seq int, title string) string {
 }
 
 func sessionDir(root, id string) string {
-	return filepath.Join(root, dshlog.ProjectDir(cwd, true), dshlog.EncodeSegment(id))
+	return filepath.Join(root, layout.ProjectDir(cwd, true), layout.EncodeSegment(id))
 }
 
 func writeFile(t *testing.T, path, content string) {
@@ -180,7 +180,7 @@ func TestFreshness(t *testing.T) {
 			}
 
 			// A session in a project directory that did not exist.
-			other := filepath.Join(root, dshlog.ProjectDir("/elsewhere", true), "new-1", "session.jsonl")
+			other := filepath.Join(root, layout.ProjectDir("/elsewhere", true), "new-1", "session.jsonl")
 			writeFile(t, other, `{"type":"session","version":0,"id":"new-1","createdAt":5,"cwd":"/elsewhere"}`+"\n"+titleLine(0, "brand new"))
 			h.waitFor("session in a new project", titleIs("new-1", "brand new"))
 

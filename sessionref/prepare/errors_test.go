@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
@@ -224,7 +224,7 @@ func TestErrorReadFailed(t *testing.T) {
 		}, "x"},
 		{"identity mismatch skipped at indexing", func(t *testing.T, s *logtest.Store, ix *titles.Index) {
 			// "y" is written in the directory of "x"; the index never lists it as either.
-			dir := filepath.Join(s.Root, dshlog.ProjectKey("/p"), dshlog.EncodeSegment("mis"))
+			dir := filepath.Join(s.Root, layout.ProjectKey("/p"), layout.EncodeSegment("mis"))
 			os.MkdirAll(dir, 0o755)
 			logtest.WriteLog(t, filepath.Join(dir, "session.jsonl"), sessionref.EncodingRaw, logtest.HeaderLine(logtest.Header{ID: "y", Cwd: "/p", HasCwd: true}), nil)
 			if err := ix.Build(context.Background(), nil); err != nil {

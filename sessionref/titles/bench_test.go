@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
@@ -49,7 +49,7 @@ func benchStore(b *testing.B) string {
 			cwd := fmt.Sprintf("/home/dev/project-%02d", i%40)
 			id := fmt.Sprintf("%08x-0000-4000-8000-%012x", rnd.Uint32(), i)
 			title := fmt.Sprintf("%s the %s %s", benchWords[rnd.Intn(len(benchWords))], benchWords[rnd.Intn(len(benchWords))], benchWords[rnd.Intn(len(benchWords))])
-			sdir := filepath.Join(benchStoreRoot, dshlog.ProjectDir(cwd, true), dshlog.EncodeSegment(id))
+			sdir := filepath.Join(benchStoreRoot, layout.ProjectDir(cwd, true), layout.EncodeSegment(id))
 			if benchStoreErr = os.MkdirAll(sdir, 0o755); benchStoreErr != nil {
 				return
 			}

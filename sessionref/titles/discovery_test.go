@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
-	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 )
 
 // skipReason returns the reason the snapshot gives for path, or "".
@@ -62,7 +62,7 @@ func TestDiscoveryGenerationVersionMismatchSkipped(t *testing.T) {
 func TestDiscoverySkips(t *testing.T) {
 	s := newTestStore(t)
 	// Flat layout: a log directly in a project directory.
-	proj := filepath.Join(s.root, dshlog.ProjectKey("/flat"))
+	proj := filepath.Join(s.root, layout.ProjectKey("/flat"))
 	if err := os.MkdirAll(proj, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -76,17 +76,17 @@ func TestDiscoverySkips(t *testing.T) {
 	dupB := s.simple("dup", "/b", fixtureTime+1)
 
 	// Identity mismatches: id and cwd.
-	idDir := filepath.Join(s.root, dshlog.ProjectKey("/p"), dshlog.EncodeSegment("dir-name"))
+	idDir := filepath.Join(s.root, layout.ProjectKey("/p"), layout.EncodeSegment("dir-name"))
 	os.MkdirAll(idDir, 0o755)
 	writeLog(t, filepath.Join(idDir, "session.jsonl"), sessionref.EncodingRaw, headerLine(headerSpec{ID: "other-id", Cwd: "/p", HasCwd: true}), nil)
-	cwdDir := filepath.Join(s.root, dshlog.ProjectKey("/p"), dshlog.EncodeSegment("cwd-mismatch"))
+	cwdDir := filepath.Join(s.root, layout.ProjectKey("/p"), layout.EncodeSegment("cwd-mismatch"))
 	os.MkdirAll(cwdDir, 0o755)
 	writeLog(t, filepath.Join(cwdDir, "session.jsonl"), sessionref.EncodingRaw, headerLine(headerSpec{ID: "cwd-mismatch", Cwd: "/elsewhere", HasCwd: true}), nil)
 	// A session without cwd in a project directory, and one with a cwd under _no-cwd.
-	noCwdInProj := filepath.Join(s.root, dshlog.ProjectKey("/p"), "lost")
+	noCwdInProj := filepath.Join(s.root, layout.ProjectKey("/p"), "lost")
 	os.MkdirAll(noCwdInProj, 0o755)
 	writeLog(t, filepath.Join(noCwdInProj, "session.jsonl"), sessionref.EncodingRaw, headerLine(headerSpec{ID: "lost"}), nil)
-	cwdInNoCwd := filepath.Join(s.root, dshlog.NoCwdDir, "found")
+	cwdInNoCwd := filepath.Join(s.root, layout.NoCwdDir, "found")
 	os.MkdirAll(cwdInNoCwd, 0o755)
 	writeLog(t, filepath.Join(cwdInNoCwd, "session.jsonl"), sessionref.EncodingRaw, headerLine(headerSpec{ID: "found", Cwd: "/p", HasCwd: true}), nil)
 
@@ -104,7 +104,7 @@ func TestDiscoverySkips(t *testing.T) {
 		t.Errorf("listed %v, want [no cwd/é good]", ids)
 	}
 	e, _ := snap.Locate("no cwd/é")
-	if e.HasCwd || e.Title != "Without cwd" || filepath.Base(filepath.Dir(filepath.Dir(e.Path))) != dshlog.NoCwdDir {
+	if e.HasCwd || e.Title != "Without cwd" || filepath.Base(filepath.Dir(filepath.Dir(e.Path))) != layout.NoCwdDir {
 		t.Errorf("_no-cwd session %+v", e)
 	}
 	for _, tt := range []struct {
@@ -175,10 +175,10 @@ func TestDiscoveryHeaderProblems(t *testing.T) {
 	if err := os.WriteFile(path, []byte(header[:len(header)-4]), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	badDir := filepath.Join(s.root, dshlog.ProjectKey("/p"), "garbage")
+	badDir := filepath.Join(s.root, layout.ProjectKey("/p"), "garbage")
 	os.MkdirAll(badDir, 0o755)
 	os.WriteFile(filepath.Join(badDir, "session.jsonl"), []byte("not json\n"), 0o644)
-	emptyDir := filepath.Join(s.root, dshlog.ProjectKey("/p"), "empty")
+	emptyDir := filepath.Join(s.root, layout.ProjectKey("/p"), "empty")
 	os.MkdirAll(emptyDir, 0o755)
 
 	ix := s.index()

@@ -21,6 +21,7 @@ import (
 	"unsafe"
 
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/idorder"
 )
 
@@ -371,7 +372,7 @@ func skippedTwice(rc *restoredCache, byID map[string]int, path string) error {
 		t := &rc.tracked[i]
 		p := t.dir.Path()
 		twice := seen[p]
-		if id, err := dshlog.DecodeSegment(t.dir.DirName()); err == nil {
+		if id, err := layout.DecodeSegment(t.dir.DirName()); err == nil {
 			if k, ok := byID[id]; ok && rc.tracked[k].dir.Path() == p {
 				twice = true
 			}
@@ -666,18 +667,18 @@ func (ix *Index) restore(s *cachedSession, ld *cacheLoad, t *tracked, e *session
 		if !t.started {
 			return fmt.Errorf("listed entry in %s has no header", s.DirName)
 		}
-		if dshlog.EncodeSegment(e.ID) != s.DirName || ld.projectDir(e) != s.ProjectName {
+		if layout.EncodeSegment(e.ID) != s.DirName || ld.projectDir(e) != s.ProjectName {
 			return fmt.Errorf("listed entry's id and cwd do not encode to %s/%s", s.ProjectName, s.DirName)
 		}
 	}
 	return nil
 }
 
-// projectDir is dshlog.ProjectDir of e's cwd, e being the entry decoded last
+// projectDir is layout.ProjectDir of e's cwd, e being the entry decoded last
 // (the cache's table computed it once per cwd).
 func (ld *cacheLoad) projectDir(e *sessionref.Entry) string {
 	if !e.HasCwd {
-		return dshlog.NoCwdDir
+		return layout.NoCwdDir
 	}
 	return ld.project
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 )
 
 // readCacheFile decodes a cache file as SaveCache wrote it.
@@ -82,7 +83,7 @@ func TestForgedCacheEntriesServeNothingOutsideTheRoot(t *testing.T) {
 	const id, cwd = "victim", "/work/cache"
 	s.simple(id, cwd, fixtureTime, userMsg(0, "REAL-LOG text"), titleEvent(1, "Victim"))
 	s.simple("other", cwd, fixtureTime+1, userMsg(0, "OTHER-LOG text"), titleEvent(1, "Other"))
-	outsideDir := filepath.Join(filepath.Dir(s.root), "outside", dshlog.EncodeSegment(id))
+	outsideDir := filepath.Join(filepath.Dir(s.root), "outside", layout.EncodeSegment(id))
 	if err := os.MkdirAll(outsideDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestForgedCacheEntriesServeNothingOutsideTheRoot(t *testing.T) {
 	if err := s.index().SaveCache(good); err != nil {
 		t.Fatal(err)
 	}
-	rel, err := filepath.Rel(filepath.Join(s.root, dshlog.ProjectDir(cwd, true)), outsideDir)
+	rel, err := filepath.Rel(filepath.Join(s.root, layout.ProjectDir(cwd, true)), outsideDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,7 @@ func TestForgedCacheEntriesServeNothingOutsideTheRoot(t *testing.T) {
 		"entry path":        func(c *cachedSession) { c.Entry.Path = outsideLog },
 		"log name":          func(c *cachedSession) { c.LogName = filepath.Join("..", "..", rel, "session.jsonl") },
 		"dir name":          func(c *cachedSession) { c.DirName = filepath.Join("..", rel) },
-		"project name":      func(c *cachedSession) { c.ProjectName = "--/../../outside--"; c.DirName = dshlog.EncodeSegment(id) },
+		"project name":      func(c *cachedSession) { c.ProjectName = "--/../../outside--"; c.DirName = layout.EncodeSegment(id) },
 		"not a log name":    func(c *cachedSession) { c.LogName = "notes.txt" },
 		"id of another dir": func(c *cachedSession) { c.Entry.ID = "other" },
 		"resume check":      func(c *cachedSession) { c.TailLen = 1 << 20 },

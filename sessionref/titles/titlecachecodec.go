@@ -2,6 +2,7 @@ package titles
 
 import (
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 
 	"bufio"
 	"bytes"
@@ -12,8 +13,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // The cache body after cacheMagic is a flat binary encoding: the format and
@@ -349,12 +348,12 @@ type cacheLoad struct {
 	// intern holds origins, each once for all its sessions.
 	intern map[string]string
 	// logPath is the log of the session decoded last; its names are
-	// substrings of it. project is dshlog.ProjectDir of its cwd.
+	// substrings of it. project is layout.ProjectDir of its cwd.
 	logPath string
 	project string
 }
 
-// cachedCwd is a cwd of a block's table and dshlog.ProjectDir of it.
+// cachedCwd is a cwd of a block's table and layout.ProjectDir of it.
 type cachedCwd struct {
 	cwd, project string
 }
@@ -373,7 +372,7 @@ func (r *cacheReader) cwdTable(projects bool) []cachedCwd {
 	for i := 0; i < n && r.err == nil; i++ {
 		c := cachedCwd{cwd: r.string()}
 		if projects {
-			c.project = dshlog.ProjectDir(c.cwd, true)
+			c.project = layout.ProjectDir(c.cwd, true)
 		}
 		t = append(t, c)
 	}

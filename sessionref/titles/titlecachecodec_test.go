@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
-	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 )
 
 // fillEvery sets every field of the struct v points to a value that is not
@@ -83,7 +83,7 @@ func TestCacheCodecKeepsEveryField(t *testing.T) {
 	tr := &cacheReader{b: r.b[:cwdBytes]}
 	r.b = r.b[cwdBytes:]
 	cwds := tr.cwdTable(true)
-	if len(tr.b) != 0 || len(cwds) != 2 || cwds[0].cwd != s.Entry.Cwd || cwds[0].project != dshlog.ProjectDir(s.Entry.Cwd, true) || cwds[1].cwd != "" {
+	if len(tr.b) != 0 || len(cwds) != 2 || cwds[0].cwd != s.Entry.Cwd || cwds[0].project != layout.ProjectDir(s.Entry.Cwd, true) || cwds[1].cwd != "" {
 		t.Fatalf("the cwds are %+v, %d bytes after them", cwds, len(tr.b))
 	}
 	ld := newCacheLoad("/root/sessions")

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 )
 
 // TestCacheOfAnotherFormatIsRebuiltOnce restarts over a cache that says
@@ -205,7 +205,7 @@ func TestIsPlainName(t *testing.T) {
 // has no complete header line yet: tracked, and skipped.
 func (s *testStore) noHeader(cwd string) {
 	s.t.Helper()
-	dir := filepath.Join(s.root, dshlog.ProjectDir(cwd, true), "no-header")
+	dir := filepath.Join(s.root, layout.ProjectDir(cwd, true), "no-header")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		s.t.Fatal(err)
 	}

@@ -14,9 +14,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 	"github.com/klauspost/compress/zstd"
-
-	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // FixtureTime is the createdAt of the first session a test writes; later
@@ -144,8 +143,8 @@ func TurnEnd(seq int64) string {
 // Spec is one session to write into a test store.
 type Spec struct {
 	Header
-	// Encoding is dshlog.EncodingRaw or dshlog.EncodingZstd.
-	Encoding dshlog.Encoding
+	// Encoding is layout.EncodingRaw or layout.EncodingZstd.
+	Encoding layout.Encoding
 	// Generation 0 writes session.jsonl[.zstd], N writes session.vN.jsonl[.zstd].
 	Generation int
 	// Batches are the event lines after the header; for zstd each batch
@@ -171,17 +170,17 @@ func NewStore(t testing.TB) *Store {
 
 // SessionDir returns where dsh keeps the session of h.
 func (s *Store) SessionDir(h Header) string {
-	return filepath.Join(s.Root, dshlog.ProjectDir(h.Cwd, h.HasCwd), dshlog.EncodeSegment(h.ID))
+	return filepath.Join(s.Root, layout.ProjectDir(h.Cwd, h.HasCwd), layout.EncodeSegment(h.ID))
 }
 
 // LogName is the file name of a generation in an encoding.
-func LogName(gen int, enc dshlog.Encoding) string {
+func LogName(gen int, enc layout.Encoding) string {
 	name := "session"
 	if gen > 0 {
 		name += fmt.Sprintf(".v%d", gen)
 	}
 	name += ".jsonl"
-	if enc == dshlog.EncodingZstd {
+	if enc == layout.EncodingZstd {
 		name += ".zstd"
 	}
 	return name
@@ -204,15 +203,15 @@ func (s *Store) Simple(id, cwd string, created int64, events ...string) string {
 	s.T.Helper()
 	return s.Write(Spec{
 		Header:   Header{ID: id, Cwd: cwd, HasCwd: cwd != "", CreatedAt: created},
-		Encoding: dshlog.EncodingRaw, Batches: [][]string{events},
+		Encoding: layout.EncodingRaw, Batches: [][]string{events},
 	})
 }
 
 // WriteLog writes a whole log file.
-func WriteLog(t testing.TB, path string, enc dshlog.Encoding, header string, batches [][]string) {
+func WriteLog(t testing.TB, path string, enc layout.Encoding, header string, batches [][]string) {
 	t.Helper()
 	var data []byte
-	if enc == dshlog.EncodingZstd {
+	if enc == layout.EncodingZstd {
 		data, _ = ZstdLog(header, batches)
 	} else {
 		data = []byte(RawLines(append([]string{header}, Flatten(batches)...)))

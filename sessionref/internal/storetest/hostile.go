@@ -6,14 +6,14 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 )
 
 // SecCwd is the cwd of every session the path tests write.
 const SecCwd = "/work/sec"
 
 // HostileIDs are session ids made of path syntax. Each must reach the file
-// system only as dshlog.EncodeSegment(id), one directory below its project.
+// system only as layout.EncodeSegment(id), one directory below its project.
 var HostileIDs = []string{
 	"../../etc/passwd",
 	"../../outside",
@@ -33,7 +33,7 @@ var HostileIDs = []string{
 // NaiveLogPath is where a reader that joined the raw id into a path would
 // look for the log of id.
 func NaiveLogPath(root, id string) string {
-	return filepath.Join(root, dshlog.ProjectDir(SecCwd, true), id, "session.jsonl")
+	return filepath.Join(root, layout.ProjectDir(SecCwd, true), id, "session.jsonl")
 }
 
 // TemptingSession is a well-formed log for id whose text gives away where
@@ -89,4 +89,4 @@ func WriteTempting(t *testing.T, root string) (forbidden []string) {
 
 // EncodedInPlace reports whether id is its own directory name ("..." is a
 // plain name, not path syntax).
-func EncodedInPlace(id string) bool { return dshlog.EncodeSegment(id) == id }
+func EncodedInPlace(id string) bool { return layout.EncodeSegment(id) == id }

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 )
 
 // SecretBytes fills a file that is not a log; its first byte is one no
@@ -52,9 +52,9 @@ func WriteLinked(t *testing.T) *Linked {
 	}).SaveAs(elsewhere, dshgen.Raw); err != nil {
 		t.Fatal(err)
 	}
-	project := filepath.Join(root, dshlog.ProjectDir(SecCwd, true))
+	project := filepath.Join(root, layout.ProjectDir(SecCwd, true))
 	place := func(id, name, target string) string {
-		dir := filepath.Join(project, dshlog.EncodeSegment(id))
+		dir := filepath.Join(project, layout.EncodeSegment(id))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
@@ -69,10 +69,10 @@ func MarkedStore(t *testing.T, opts titles.IndexOptions) *titles.Snapshot {
 	misplaced := dshgen.NewSession("marked-misplaced").Cwd(TargetCwd).Turn(func(t *dshgen.Turn) {
 		t.UserText(body("user"))
 	})
-	if err := misplaced.SaveAs(filepath.Join(root, dshlog.ProjectDir("/elsewhere", true), "marked-misplaced", "session.jsonl"), dshgen.Raw); err != nil {
+	if err := misplaced.SaveAs(filepath.Join(root, layout.ProjectDir("/elsewhere", true), "marked-misplaced", "session.jsonl"), dshgen.Raw); err != nil {
 		t.Fatal(err)
 	}
-	headerless := filepath.Join(root, dshlog.ProjectDir(TargetCwd, true), "marked-headerless", "session.jsonl")
+	headerless := filepath.Join(root, layout.ProjectDir(TargetCwd, true), "marked-headerless", "session.jsonl")
 	if err := os.MkdirAll(filepath.Dir(headerless), 0o755); err != nil {
 		t.Fatal(err)
 	}

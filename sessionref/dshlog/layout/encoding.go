@@ -1,4 +1,4 @@
-package dshlog
+package layout
 
 // Encoding says how a log file is stored.
 type Encoding string

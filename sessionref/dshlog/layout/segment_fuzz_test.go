@@ -1,4 +1,4 @@
-package dshlog
+package layout
 
 import (
 	"strings"
