@@ -9,6 +9,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/fileref"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
@@ -62,7 +63,7 @@ type SessionsFactory func(cfg SessionsConfig) (Sessions, error)
 type SessionStatus struct {
 	Root     string
 	Sessions int
-	Skipped  []sessionref.Skipped
+	Skipped  []dshlog.Skipped
 	Updated  time.Time
 	Building bool
 	// WatchMode is the effective watch mode of the root.

@@ -15,6 +15,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/fileref"
 	"github.com/dsh-refls/dsh-refls/server/internal/similar"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
@@ -302,8 +303,8 @@ func fileMentionText(p string, kind fileref.Kind, quoted bool, lines *completion
 // closestTitles are the sessions whose titles come closest to label: the
 // best few candidates matching it, or else the titles most alike by
 // bigrams. The target session is never offered.
-func closestTitles(snap *titles.Snapshot, label, target string) []sessionref.Entry {
-	var out []sessionref.Entry
+func closestTitles(snap *titles.Snapshot, label, target string) []dshlog.Entry {
+	var out []dshlog.Entry
 	if strings.TrimSpace(label) != "" {
 		cands, _, err := snap.Candidates(titles.CandidateQuery{Query: label, TargetID: target, Limit: maxFixes})
 		if err == nil {
@@ -319,7 +320,7 @@ func closestTitles(snap *titles.Snapshot, label, target string) []sessionref.Ent
 	}
 	want := similar.BigramsOf(label)
 	type scoredEntry struct {
-		e     sessionref.Entry
+		e     dshlog.Entry
 		score float64
 	}
 	var best []scoredEntry

@@ -77,7 +77,7 @@ type Config struct {
 	SessionScope string `json:"sessionScope"`
 	// ShowAutomationSessions lists the hidden kinds (subagent children,
 	// webhook sessions, sessions without a prompt) in completion without
-	// `@all:` (sessionref.Kind).
+	// `@all:` (dshlog.Kind).
 	ShowAutomationSessions bool `json:"showAutomationSessions"`
 
 	// DirectoryTokenBudget is the token estimate above which a directory

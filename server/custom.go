@@ -13,6 +13,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/completion"
 	"github.com/dsh-refls/dsh-refls/fileref"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 	"github.com/dsh-refls/dsh-refls/sessionref/recall"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
@@ -316,18 +317,18 @@ func (s *Server) filesCall(params json.RawMessage) (call, error) {
 
 // statusResult is the answer of dsh/status.
 type statusResult struct {
-	SessionsRoot     string               `json:"sessionsRoot"`
-	WorkspaceRoot    string               `json:"workspaceRoot"`
-	SessionsIndexed  int                  `json:"sessionsIndexed"`
-	FilesIndexed     int                  `json:"filesIndexed"`
-	WatchMode        string               `json:"watchMode"`
-	WorkspaceWatch   string               `json:"workspaceWatchMode"`
-	LastUpdate       *time.Time           `json:"lastUpdate"`
-	Building         bool                 `json:"building"`
-	Skipped          []sessionref.Skipped `json:"skipped"`
-	Degraded         []string             `json:"degraded"`
-	PositionEncoding PositionEncoding     `json:"positionEncoding"`
-	SessionID        string               `json:"sessionId,omitempty"`
+	SessionsRoot     string           `json:"sessionsRoot"`
+	WorkspaceRoot    string           `json:"workspaceRoot"`
+	SessionsIndexed  int              `json:"sessionsIndexed"`
+	FilesIndexed     int              `json:"filesIndexed"`
+	WatchMode        string           `json:"watchMode"`
+	WorkspaceWatch   string           `json:"workspaceWatchMode"`
+	LastUpdate       *time.Time       `json:"lastUpdate"`
+	Building         bool             `json:"building"`
+	Skipped          []dshlog.Skipped `json:"skipped"`
+	Degraded         []string         `json:"degraded"`
+	PositionEncoding PositionEncoding `json:"positionEncoding"`
+	SessionID        string           `json:"sessionId,omitempty"`
 	// UnknownEvents counts skipped events of v4 logs whose type this
 	// reader does not know (SPEC §1.7: log-only, so nothing is lost).
 	UnknownEvents int `json:"unknownEvents"`
@@ -357,7 +358,7 @@ func (s *Server) status() statusResult {
 		WorkspaceRoot:    s.workspaceRoot,
 		PositionEncoding: s.caps.encoding,
 		SessionID:        s.cfg.SessionID,
-		Skipped:          []sessionref.Skipped{},
+		Skipped:          []dshlog.Skipped{},
 		Degraded:         []string{},
 	}
 	if s.configErr != "" {

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 	"github.com/dsh-refls/dsh-refls/sessionref/recall"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
@@ -137,9 +138,9 @@ func (s *Server) renderPreview(ctx context.Context, snap *titles.Snapshot, id st
 	if !ok {
 		return previewDoc{text: text}, nil
 	}
-	var msg *sessionref.ProjectedMessage
+	var msg *dshlog.ProjectedMessage
 	var readErr error
-	if p, err := sessionref.ReadProjection(ctx, entry); err != nil {
+	if p, err := dshlog.ReadProjection(ctx, entry); err != nil {
 		readErr = err
 	} else {
 		for i := range p.Messages {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/completion"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
@@ -19,7 +20,7 @@ const maxRelatedNames = 3
 // with the parent's URI), its subagent children and its forks (the first
 // few named), and, for a kind completion hides, how to list it. Empty for a
 // session with none of these.
-func relationLines(snap *titles.Snapshot, e *sessionref.Entry, markdown bool) []string {
+func relationLines(snap *titles.Snapshot, e *dshlog.Entry, markdown bool) []string {
 	var lines []string
 	if e.ParentSession != "" {
 		how := "forked from"
@@ -48,7 +49,7 @@ func relationLines(snap *titles.Snapshot, e *sessionref.Entry, markdown bool) []
 
 // namesText lists the display titles of the first few of total sessions:
 // "A, B and C", "A, B, C and 2 more".
-func namesText(first []sessionref.Entry, total int, markdown bool) string {
+func namesText(first []dshlog.Entry, total int, markdown bool) string {
 	names := make([]string, len(first))
 	for i := range first {
 		names[i] = titleText(first[i].DisplayTitle(), markdown)

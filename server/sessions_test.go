@@ -9,6 +9,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
@@ -152,7 +153,7 @@ func (f *testSessions) factory(cfg SessionsConfig) (Sessions, error) {
 }
 
 // entry is the indexed entry of id, read from a fresh index of the store.
-func (f *testSessions) entry(t testing.TB, id string) sessionref.Entry {
+func (f *testSessions) entry(t testing.TB, id string) dshlog.Entry {
 	t.Helper()
 	ix := titles.NewIndex(f.root, titles.IndexOptions{})
 	if err := ix.Build(context.Background(), nil); err != nil {

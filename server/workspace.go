@@ -14,7 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/dsh-refls/dsh-refls/server/internal/memtune"
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
@@ -415,5 +415,5 @@ func missingRootMessage(root string) string {
 }
 
 func resolveRoot(flagValue string) (string, error) {
-	return sessionref.ResolveRoot(flagValue)
+	return dshlog.ResolveRoot(flagValue)
 }

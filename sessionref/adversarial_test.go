@@ -11,7 +11,6 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/internal/longtest"
-	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
@@ -111,7 +110,7 @@ func checkCase(t *testing.T, snap *titles.Snapshot, c dshgen.Case, sc storetest.
 	}
 	want := *c.Expected
 	e := storetest.CheckListed(t, snap, want, want.Preparable)
-	_, err := sessionref.ReadNewest(context.Background(), e, &dshlog.FrameDecoder{Concurrency: 1})
+	_, err := dshlog.ReadNewest(context.Background(), e, &dshlog.FrameDecoder{Concurrency: 1})
 	if want.Preparable {
 		if err != nil {
 			t.Fatalf("ReadNewest(%s): %v", want.ID, err)

@@ -1,9 +1,8 @@
-// Package sessionref reads the session logs that dsh writes and implements
-// session references: URIs and mentions, Reference and the contract's error
-// codes, and reading the newest log of a referenced session as preparation
-// (sessionref/prepare) does at the moment of a request (ReadNewest). The title index that
-// answers candidate queries is sessionref/titles.
+// Package sessionref is the vocabulary of session references: dsh-session:
+// URIs and mentions, Reference, and the contract's error codes. Reading
+// dsh's logs is sessionref/dshlog, the title index sessionref/titles,
+// preparation sessionref/prepare.
 //
-// The package never writes to the session store. It speaks no protocol: the
-// server converts its values into LSP and JSON-RPC shapes.
+// The package speaks no protocol: the server converts its values into LSP
+// and JSON-RPC shapes.
 package sessionref

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
@@ -15,7 +15,7 @@ import (
 type kindCase struct {
 	s      *dshgen.Session
 	enc    dshgen.Encoding
-	want   sessionref.Kind
+	want   dshlog.Kind
 	seeded bool
 }
 
@@ -27,43 +27,43 @@ func kindCases() []kindCase {
 	v4 := func(id string) *dshgen.Session { return dshgen.NewV4Session(id).Cwd("/w").CreatedAt(created) }
 	prompt := func(t *dshgen.Turn) { t.UserText("Fix the build."); t.AssistantText("Fixed.") }
 	return []kindCase{
-		{s: v0("person-v0").Turn(prompt), enc: dshgen.Zstd, want: sessionref.KindInteractive},
+		{s: v0("person-v0").Turn(prompt), enc: dshgen.Zstd, want: dshlog.KindInteractive},
 		{s: v4("person-v4").Turn(func(t *dshgen.Turn) {
 			t.SystemMessage("")
 			t.UserSource("runtime-context", "Current working directory.") // injected first: not a prompt
 			t.UserText("Fix the build.")
 			t.AssistantText("Fixed.")
-		}), enc: dshgen.Raw, want: sessionref.KindInteractive},
+		}), enc: dshgen.Raw, want: dshlog.KindInteractive},
 		{s: v0("steering-v0").Turn(func(t *dshgen.Turn) {
 			t.AssistantLegacy("Ready.")
 			t.SteeringFlat("Check the order summary too.")
-		}), enc: dshgen.Raw, want: sessionref.KindInteractive},
-		{s: v0("child-v0").Parent("person-v0").Descriptor("Audit call sites").Turn(prompt), enc: dshgen.Raw, want: sessionref.KindSubagent},
-		{s: v4("child-v4").Parent("person-v4").DescriptorVersion(3, "Lint the docs").Turn(prompt), enc: dshgen.Zstd, want: sessionref.KindSubagent},
+		}), enc: dshgen.Raw, want: dshlog.KindInteractive},
+		{s: v0("child-v0").Parent("person-v0").Descriptor("Audit call sites").Turn(prompt), enc: dshgen.Raw, want: dshlog.KindSubagent},
+		{s: v4("child-v4").Parent("person-v4").DescriptorVersion(3, "Lint the docs").Turn(prompt), enc: dshgen.Zstd, want: dshlog.KindSubagent},
 		// A delegation depth alone, or a descriptor alone, says child too.
-		{s: v0("deep-v0").DelegationDepth(2).Turn(prompt), enc: dshgen.Raw, want: sessionref.KindSubagent},
-		{s: v0("described-v0").Descriptor("Lone descriptor").Turn(prompt), enc: dshgen.Raw, want: sessionref.KindSubagent},
-		{s: v0("fork-v0").ForkOf("person-v0", 3).Turn(prompt), enc: dshgen.Raw, want: sessionref.KindInteractive, seeded: true},
-		{s: v4("fork-v4").ForkOf("person-v4", 0).Turn(prompt), enc: dshgen.Raw, want: sessionref.KindInteractive, seeded: true},
+		{s: v0("deep-v0").DelegationDepth(2).Turn(prompt), enc: dshgen.Raw, want: dshlog.KindSubagent},
+		{s: v0("described-v0").Descriptor("Lone descriptor").Turn(prompt), enc: dshgen.Raw, want: dshlog.KindSubagent},
+		{s: v0("fork-v0").ForkOf("person-v0", 3).Turn(prompt), enc: dshgen.Raw, want: dshlog.KindInteractive, seeded: true},
+		{s: v4("fork-v4").ForkOf("person-v4", 0).Turn(prompt), enc: dshgen.Raw, want: dshlog.KindInteractive, seeded: true},
 		{s: v4("webhook-v4").Turn(func(t *dshgen.Turn) {
 			t.Webhook("Review pull request #12.")
 			t.AssistantText("Reviewed.")
-		}).Turn(prompt), enc: dshgen.Raw, want: sessionref.KindAutomation}, // the first prompt decides
+		}).Turn(prompt), enc: dshgen.Raw, want: dshlog.KindAutomation}, // the first prompt decides
 		{s: v0("webhook-v0").Turn(func(t *dshgen.Turn) {
 			t.Webhook("Review pull request #13.")
 			t.AssistantText("Reviewed.")
-		}), enc: dshgen.Zstd, want: sessionref.KindAutomation},
-		{s: v0("blank-v0"), enc: dshgen.Raw, want: sessionref.KindNoPrompt},
+		}), enc: dshgen.Zstd, want: dshlog.KindAutomation},
+		{s: v0("blank-v0"), enc: dshgen.Raw, want: dshlog.KindNoPrompt},
 		{s: v4("plugin-only-v4").Turn(func(t *dshgen.Turn) {
 			t.UserPlugin("session-archive", "Summarise the archived session.")
 			t.AssistantText("Summary.")
-		}), enc: dshgen.Raw, want: sessionref.KindNoPrompt},
+		}), enc: dshgen.Raw, want: dshlog.KindNoPrompt},
 		// v4 keeps only messages that say they are the user's: a plugin's
 		// v0 form read as v4 is no prompt.
 		{s: v4("v4-plugin-kind").Turn(func(t *dshgen.Turn) {
 			t.UserSource("webhook-ish", "not a delivery")
 			t.AssistantText("ok")
-		}), enc: dshgen.Raw, want: sessionref.KindNoPrompt},
+		}), enc: dshgen.Raw, want: dshlog.KindNoPrompt},
 	}
 }
 
@@ -93,7 +93,7 @@ func TestIndexClassifiesSessions(t *testing.T) {
 			if got := e.Kind(); got != c.want || e.Seeded != c.seeded {
 				t.Errorf("%s: %s is %v (seeded %v), want %v (seeded %v)", what, c.s.ID(), got, e.Seeded, c.want, c.seeded)
 			}
-			if e.Kind().Hidden() != (c.want != sessionref.KindInteractive) {
+			if e.Kind().Hidden() != (c.want != dshlog.KindInteractive) {
 				t.Errorf("%s: %s hidden = %v", what, c.s.ID(), e.Kind().Hidden())
 			}
 		}
@@ -129,7 +129,7 @@ func TestPromptFoundInAnAppendedTail(t *testing.T) {
 	if err := ix.Build(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	kind := func() sessionref.Kind {
+	kind := func() dshlog.Kind {
 		t.Helper()
 		e, ok := ix.Snapshot().Locate("growing")
 		if !ok {
@@ -137,7 +137,7 @@ func TestPromptFoundInAnAppendedTail(t *testing.T) {
 		}
 		return e.Kind()
 	}
-	if k := kind(); k != sessionref.KindNoPrompt {
+	if k := kind(); k != dshlog.KindNoPrompt {
 		t.Fatalf("before its prompt the session is %v", k)
 	}
 	before := ix.BytesRead()
@@ -148,7 +148,7 @@ func TestPromptFoundInAnAppendedTail(t *testing.T) {
 	if err := ix.Build(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	if k := kind(); k != sessionref.KindInteractive {
+	if k := kind(); k != dshlog.KindInteractive {
 		t.Errorf("after its prompt the session is %v", k)
 	}
 	st, err := os.Stat(path)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/internal/cputime"
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
@@ -44,7 +44,7 @@ func projBenchRoots(b *testing.B) map[string]string {
 
 // projBenchEntries lists the sessions of root and the total size of
 // their logs (the generation each entry names).
-func projBenchEntries(b *testing.B, root string) ([]sessionref.Entry, int64) {
+func projBenchEntries(b *testing.B, root string) ([]dshlog.Entry, int64) {
 	b.Helper()
 	ix := titles.NewIndex(root, titles.IndexOptions{})
 	if err := ix.Build(context.Background(), nil); err != nil {
@@ -76,7 +76,7 @@ func BenchmarkReadProjection(b *testing.B) {
 			cpu := cputime.Process()
 			for i := 0; i < b.N; i++ {
 				for _, e := range entries {
-					sessionref.ReadProjection(context.Background(), e) //nolint:errcheck // unreadable logs count as read
+					dshlog.ReadProjection(context.Background(), e) //nolint:errcheck // unreadable logs count as read
 				}
 			}
 			// CPU time, unlike wall-clock time, hardly depends on what

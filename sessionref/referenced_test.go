@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
 )
@@ -48,7 +47,7 @@ func TestReadNewest(t *testing.T) {
 		{name: "newer dsh", change: func(t *testing.T, path string) {
 			must(t, dshgen.NewSession("read").Version(5).Cwd("/w").UserText("from v5").SaveAs(path, dshgen.Raw))
 		}, is: func(err error) bool {
-			var nv *sessionref.NewerVersionError
+			var nv *dshlog.NewerVersionError
 			return errors.As(err, &nv) && nv.Version == 5
 		}},
 	}
@@ -58,9 +57,9 @@ func TestReadNewest(t *testing.T) {
 			if tt.change != nil {
 				tt.change(t, path)
 			}
-			p, err := sessionref.ReadNewest(context.Background(), e, &dshlog.FrameDecoder{Concurrency: 1})
+			p, err := dshlog.ReadNewest(context.Background(), e, &dshlog.FrameDecoder{Concurrency: 1})
 			if tt.says == "" && tt.is == nil {
-				want, werr := sessionref.ReadProjection(context.Background(), e)
+				want, werr := dshlog.ReadProjection(context.Background(), e)
 				if err != nil || werr != nil || !reflect.DeepEqual(p, want) || !p.HasCwd || p.Cwd != "/w" {
 					t.Fatalf("ReadNewest %+v, %v; want ReadProjection's %+v, %v, with cwd /w", p, err, want, werr)
 				}

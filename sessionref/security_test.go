@@ -16,7 +16,6 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
@@ -77,7 +76,7 @@ func TestLogsCarryNoMessageBodies(t *testing.T) {
 	// servers log them: they are held to the same rule.
 	for _, id := range storetest.MarkedIDs {
 		if e, ok := snap.Locate(id); ok {
-			if _, err := sessionref.ReadNewest(context.Background(), e, &dshlog.FrameDecoder{Concurrency: 1}); err != nil && strings.Contains(err.Error(), storetest.BodyMarker) {
+			if _, err := dshlog.ReadNewest(context.Background(), e, &dshlog.FrameDecoder{Concurrency: 1}); err != nil && strings.Contains(err.Error(), storetest.BodyMarker) {
 				t.Errorf("the error reading %s quotes a message body: %v", id, err)
 			}
 		}

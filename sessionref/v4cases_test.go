@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
@@ -31,9 +30,9 @@ func TestGeneratedV4Cases(t *testing.T) {
 
 // checkReadRefusal reads the session of e as a reference is read: a
 // session dsh refuses fails naming the rule, another reads.
-func checkReadRefusal(t *testing.T, e sessionref.Entry, want dshgen.Expected) {
+func checkReadRefusal(t *testing.T, e dshlog.Entry, want dshgen.Expected) {
 	t.Helper()
-	_, err := sessionref.ReadNewest(context.Background(), e, &dshlog.FrameDecoder{Concurrency: 1})
+	_, err := dshlog.ReadNewest(context.Background(), e, &dshlog.FrameDecoder{Concurrency: 1})
 	if want.Preparable {
 		if err != nil {
 			t.Fatalf("ReadNewest: %v", err)

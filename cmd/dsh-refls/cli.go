@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
@@ -60,7 +61,7 @@ func openIndex(ctx context.Context, rootFlag string) (*titles.Index, error) {
 // openIndexWithProgress is openIndex telling progress (nil: no one) how
 // the build goes.
 func openIndexWithProgress(ctx context.Context, rootFlag string, progress func(done, total int)) (*titles.Index, error) {
-	root, err := sessionref.ResolveRoot(rootFlag)
+	root, err := dshlog.ResolveRoot(rootFlag)
 	if err != nil {
 		return nil, &sessionref.Error{Code: sessionref.CodeInvalidConfig, Message: "sessions root", Err: err}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
@@ -27,9 +28,9 @@ const diskSecret = "Qsecret:$6$SALT$HASH:19000:0:99999:7:::\n"
 
 // wireStatus is the part of dsh/status these tests read.
 type wireStatus struct {
-	Building        bool                 `json:"building"`
-	SessionsIndexed int                  `json:"sessionsIndexed"`
-	Skipped         []sessionref.Skipped `json:"skipped"`
+	Building        bool             `json:"building"`
+	SessionsIndexed int              `json:"sessionsIndexed"`
+	Skipped         []dshlog.Skipped `json:"skipped"`
 }
 
 // initialize opens a server session for target in ws and waits until the
@@ -235,7 +236,7 @@ func TestBinaryCacheOnTheDisk(t *testing.T) {
 
 // TestBinaryHugeTitlesAreCapped serves a store with a 4 MiB title and a
 // 4 MiB display title: each `@` completion answer stays small, every label
-// is at most sessionref.MaxLabelBytes of valid UTF-8, and preparing a
+// is at most dshlog.MaxLabelBytes of valid UTF-8, and preparing a
 // mention the server offered carries the same label.
 func TestBinaryHugeTitlesAreCapped(t *testing.T) {
 	_, store, ws, expected := demoStoreUnder(t)
@@ -277,7 +278,7 @@ func TestBinaryHugeTitlesAreCapped(t *testing.T) {
 	}
 	for _, c := range cands {
 		for _, l := range []string{c.Label, c.DisplayTitle} {
-			if len(l) > sessionref.MaxLabelBytes || !utf8.ValidString(l) {
+			if len(l) > dshlog.MaxLabelBytes || !utf8.ValidString(l) {
 				t.Errorf("%s: label of %d bytes (valid UTF-8: %v)", c.SessionID, len(l), utf8.ValidString(l))
 			}
 		}

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
@@ -25,15 +25,15 @@ const progressRedraw = 100 * time.Millisecond
 // indexReport is what `dsh-refls index` prints: the index facts dsh/status
 // reports for sessions.
 type indexReport struct {
-	Root         string               `json:"root"`
-	Sessions     int                  `json:"sessionsIndexed"`
-	Skipped      []sessionref.Skipped `json:"skipped"`
-	CachePath    string               `json:"cachePath,omitempty"`
-	CacheLoaded  bool                 `json:"cacheLoaded"`
-	CacheProblem string               `json:"cacheProblem,omitempty"`
-	BytesRead    int64                `json:"bytesRead"`
-	LogsRead     int64                `json:"logsRead"`
-	Millis       int64                `json:"buildMillis"`
+	Root         string           `json:"root"`
+	Sessions     int              `json:"sessionsIndexed"`
+	Skipped      []dshlog.Skipped `json:"skipped"`
+	CachePath    string           `json:"cachePath,omitempty"`
+	CacheLoaded  bool             `json:"cacheLoaded"`
+	CacheProblem string           `json:"cacheProblem,omitempty"`
+	BytesRead    int64            `json:"bytesRead"`
+	LogsRead     int64            `json:"logsRead"`
+	Millis       int64            `json:"buildMillis"`
 }
 
 // runIndex implements `dsh-refls index`: build or refresh the persisted
@@ -47,7 +47,7 @@ func runIndex(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return cliExitError
 	}
-	root, err := sessionref.ResolveRoot(*rootFlag)
+	root, err := dshlog.ResolveRoot(*rootFlag)
 	if err != nil {
 		return failCLI(stderr, err)
 	}
@@ -84,7 +84,7 @@ func runIndex(args []string, stdout, stderr io.Writer) int {
 	snap := ix.Snapshot()
 	rep.Sessions, rep.Skipped = len(snap.Sessions), snap.Skipped
 	if rep.Skipped == nil {
-		rep.Skipped = []sessionref.Skipped{}
+		rep.Skipped = []dshlog.Skipped{}
 	}
 	rep.BytesRead, rep.LogsRead = ix.BytesRead(), ix.LogsRead()
 	return printJSON(stdout, stderr, rep)

@@ -11,12 +11,12 @@ import (
 
 	"golang.org/x/text/cases"
 
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
 // brute is the reference answer: every session's projection read with
-// sessionref.ReadProjection and folded independently of the index (whole
+// dshlog.ReadProjection and folded independently of the index (whole
 // messages through cases.Fold), checked by plain substring search.
 type brute struct {
 	took      time.Duration
@@ -61,7 +61,7 @@ func project(ctx context.Context, snap *titles.Snapshot, checks []string) *brute
 			fold := cases.Fold()
 			for i := range next {
 				r := res{i: i}
-				p, err := sessionref.ReadProjection(ctx, snap.Sessions[i])
+				p, err := dshlog.ReadProjection(ctx, snap.Sessions[i])
 				if err == nil {
 					r.ok = true
 					texts := make([]string, len(p.Messages))
@@ -123,7 +123,7 @@ func pickQueries(ctx context.Context, snap *titles.Snapshot, n int, seed int64) 
 	var out []string
 	for tries := 0; len(out) < n && tries < 50*n && len(snap.Sessions) > 0; tries++ {
 		e := snap.Sessions[rnd.Intn(len(snap.Sessions))]
-		p, err := sessionref.ReadProjection(ctx, e)
+		p, err := dshlog.ReadProjection(ctx, e)
 		if err != nil || len(p.Messages) == 0 {
 			continue
 		}

@@ -18,7 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dsh-refls/dsh-refls/internal/cputime"
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/recall"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
@@ -259,7 +259,7 @@ func (p *python) stop() {
 }
 
 // exportRows writes one JSON line [session, seq, role, text] per
-// projected message of every listed session (sessionref.ReadProjection,
+// projected message of every listed session (dshlog.ReadProjection,
 // as the recall index reads them) and returns the text's bytes.
 func exportRows(ctx context.Context, snap *titles.Snapshot, path string) (textBytes int64, messages, failed int, err error) {
 	f, err := os.Create(path)
@@ -271,7 +271,7 @@ func exportRows(ctx context.Context, snap *titles.Snapshot, path string) (textBy
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	for _, e := range snap.Sessions {
-		p, err := sessionref.ReadProjection(ctx, e)
+		p, err := dshlog.ReadProjection(ctx, e)
 		if err != nil {
 			failed++
 			continue
@@ -301,7 +301,7 @@ func projectOnly(ctx context.Context, snap *titles.Snapshot, workers int) (cpu, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var r sessionref.ProjectionReader
+			var r dshlog.ProjectionReader
 			for i := range next {
 				_, _, _ = r.ReadFrom(ctx, snap.Sessions[i], nil)
 			}

@@ -4,7 +4,7 @@
 // warm restart, appended text searchable, dsh/search and completion latency
 // while queries are typed one character at a time (and as a ratio to
 // `rg -i -c -F QUERY` over the root), recall and precision against a
-// brute-force projection of every log (sessionref.ReadProjection), the
+// brute-force projection of every log (dshlog.ReadProjection), the
 // on-disk index as a share of the projected text, and the server's RSS.
 //
 //	go run ./scripts/benchrecall --root /tmp/dsh-refls-bench/sessions-10000-3G

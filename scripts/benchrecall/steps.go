@@ -8,7 +8,8 @@ import (
 	"time"
 	"unicode/utf16"
 
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 )
 
 func utf16Of(s string) []uint16 { return utf16.Encode([]rune(s)) }
@@ -59,10 +60,10 @@ func (s *server) firstCompletion(ws string, t0 time.Time) (titleReady, answered 
 // logs spread over entries (in the log's own format, v0 or v4) and times
 // each until dsh/search finds it; an append not found within 5 s is
 // counted in missed.
-func (s *server) appendLatencies(entries []sessionref.Entry, n int) (out []time.Duration, missed int, err error) {
+func (s *server) appendLatencies(entries []dshlog.Entry, n int) (out []time.Duration, missed int, err error) {
 	for i := 0; len(out)+missed < n && i < len(entries); i += max(1, len(entries)/(4*n)) {
 		e := entries[i]
-		if e.Encoding != sessionref.EncodingRaw || e.Corrupt != "" || !strings.HasSuffix(e.Path, ".jsonl") {
+		if e.Encoding != layout.EncodingRaw || e.Corrupt != "" || !strings.HasSuffix(e.Path, ".jsonl") {
 			continue
 		}
 		word := fmt.Sprintf("qzfresh%dx%d", i, time.Now().UnixNano()%1e9)
@@ -99,7 +100,7 @@ func (s *server) appendLatencies(entries []sessionref.Entry, n int) (out []time.
 // appendedUserMessage is a direct user message holding word, as dsh
 // writes one into a log of e's format: v0's bare content, or v4's
 // message with its source, role and id and the surface operation.
-func appendedUserMessage(e sessionref.Entry, word string) string {
+func appendedUserMessage(e dshlog.Entry, word string) string {
 	now := time.Now()
 	if e.FormatVersion >= 4 {
 		return fmt.Sprintf(`{"type":"user/message","seq":%d,"time":%d,"data":{"content":[{"type":"text","text":"the %s was appended"}],"source":{"kind":"user"},"role":"user","id":"00000000-0000-4000-8000-%012d"},"surfaceOp":"append"}`+"\n",

@@ -23,7 +23,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/internal/cputime"
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/internal/lsptest"
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 	"github.com/dsh-refls/dsh-refls/sessionref/live"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 	"github.com/dsh-refls/dsh-refls/watch"
@@ -223,7 +223,7 @@ func freshness(ctx context.Context, root string, snap *titles.Snapshot) ([]time.
 	var out []time.Duration
 	for i := 0; i < 20 && i < len(snap.Sessions); i++ {
 		e := snap.Sessions[i*len(snap.Sessions)/20]
-		if e.Encoding != sessionref.EncodingRaw {
+		if e.Encoding != layout.EncodingRaw {
 			continue
 		}
 		title := fmt.Sprintf("fresh title %d %d", i, time.Now().UnixNano())

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
@@ -394,7 +394,7 @@ func existingStore(ctx context.Context, root string) (*genStore, error) {
 		if e.HasTitle {
 			g.titles = []string{e.Title}
 		}
-		if e.Encoding == sessionref.EncodingZstd {
+		if e.Encoding == layout.EncodingZstd {
 			st.enc = dshgen.Zstd
 		}
 		st.sessions = append(st.sessions, g)

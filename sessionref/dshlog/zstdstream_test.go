@@ -13,21 +13,6 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// zstdFrame is one zstd frame, checksummed, holding lines, each ended by
-// a newline.
-func zstdFrame(lines []string) []byte {
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderCRC(true), zstd.WithEncoderConcurrency(1))
-	if err != nil {
-		panic(err)
-	}
-	defer enc.Close()
-	var text strings.Builder
-	for _, l := range lines {
-		text.WriteString(l + "\n")
-	}
-	return enc.EncodeAll([]byte(text.String()), nil)
-}
-
 func FuzzZstdFrameWalker(f *testing.F) {
 	f.Add(zstdFrame([]string{`{"type":"session","version":0,"id":"s","createdAt":1}`}))
 	f.Add(zstdFrame(nil))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/live"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
@@ -223,7 +224,7 @@ func TestRewrittenInPlaceWhileWatched(t *testing.T) {
 					t.Fatal(err)
 				}
 				want := fresh.Expected()
-				var seen sessionref.Entry
+				var seen dshlog.Entry
 				defer func() {
 					if t.Failed() {
 						t.Logf("the store shows title %q, last seq %d, corrupt %q; the new log has title %q, last seq %d",

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 
@@ -220,13 +221,13 @@ func TestErrorReadFailed(t *testing.T) {
 		}, "x"},
 		{"header replaced by another session's", func(t *testing.T, s *logtest.Store, ix *titles.Index) {
 			e := storetest.MustLocate(t, ix.Snapshot(), "x")
-			logtest.WriteLog(t, e.Path, sessionref.EncodingRaw, logtest.HeaderLine(logtest.Header{ID: "y", Cwd: "/p", HasCwd: true}), [][]string{{logtest.UserMsg(0, "q")}})
+			logtest.WriteLog(t, e.Path, layout.EncodingRaw, logtest.HeaderLine(logtest.Header{ID: "y", Cwd: "/p", HasCwd: true}), [][]string{{logtest.UserMsg(0, "q")}})
 		}, "x"},
 		{"identity mismatch skipped at indexing", func(t *testing.T, s *logtest.Store, ix *titles.Index) {
 			// "y" is written in the directory of "x"; the index never lists it as either.
 			dir := filepath.Join(s.Root, layout.ProjectKey("/p"), layout.EncodeSegment("mis"))
 			os.MkdirAll(dir, 0o755)
-			logtest.WriteLog(t, filepath.Join(dir, "session.jsonl"), sessionref.EncodingRaw, logtest.HeaderLine(logtest.Header{ID: "y", Cwd: "/p", HasCwd: true}), nil)
+			logtest.WriteLog(t, filepath.Join(dir, "session.jsonl"), layout.EncodingRaw, logtest.HeaderLine(logtest.Header{ID: "y", Cwd: "/p", HasCwd: true}), nil)
 			if err := ix.Build(context.Background(), nil); err != nil {
 				t.Fatal(err)
 			}
@@ -236,7 +237,7 @@ func TestErrorReadFailed(t *testing.T) {
 		}, "y"},
 		{"newer generation with a wrong header version", func(t *testing.T, s *logtest.Store, ix *titles.Index) {
 			h := logtest.Header{ID: "x", Cwd: "/p", HasCwd: true, CreatedAt: logtest.FixtureTime, Version: 1}
-			s.Write(logtest.Spec{Header: h, Encoding: sessionref.EncodingRaw, Generation: 2, Batches: [][]string{{logtest.UserMsg(0, "q")}}})
+			s.Write(logtest.Spec{Header: h, Encoding: layout.EncodingRaw, Generation: 2, Batches: [][]string{{logtest.UserMsg(0, "q")}}})
 		}, "x"},
 	}
 	for _, tt := range tests {
@@ -294,7 +295,7 @@ type cancellingLocator struct {
 	cancel context.CancelFunc
 }
 
-func (l cancellingLocator) Locate(id string) (sessionref.Entry, bool) {
+func (l cancellingLocator) Locate(id string) (dshlog.Entry, bool) {
 	if id == l.last {
 		l.cancel()
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/logtest"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
@@ -24,7 +25,7 @@ func buildIndex(s *logtest.Store) *titles.Index {
 	return ix
 }
 
-var bothEncodings = []sessionref.Encoding{sessionref.EncodingRaw, sessionref.EncodingZstd}
+var bothEncodings = []layout.Encoding{layout.EncodingRaw, layout.EncodingZstd}
 
 // wantCode fails the test unless err carries want.
 func wantCode(t *testing.T, err error, want sessionref.Code) *sessionref.Error {

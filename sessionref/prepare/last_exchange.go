@@ -14,7 +14,7 @@ import (
 // and the last assistant answer after it. Compaction checkpoints are not
 // requests; tool output, reasoning and plugin text are never projected.
 type Exchange struct {
-	Entry sessionref.Entry
+	Entry dshlog.Entry
 	// Messages is the number of projected messages.
 	Messages int
 	// Request is the text of the last user request, "" when the session
@@ -46,7 +46,7 @@ func LastExchange(ctx context.Context, loc Locator, id string, redact bool) (*Ex
 	x := &Exchange{Entry: entry, Messages: len(msgs)}
 	from := 0
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if m := msgs[i]; m.role == sessionref.RoleUser {
+		if m := msgs[i]; m.role == dshlog.RoleUser {
 			if !m.checkpoint {
 				x.Request = m.original
 			}
@@ -55,7 +55,7 @@ func LastExchange(ctx context.Context, loc Locator, id string, redact bool) (*Ex
 		}
 	}
 	for i := len(msgs) - 1; i >= from; i-- {
-		if msgs[i].role == sessionref.RoleAssistant {
+		if msgs[i].role == dshlog.RoleAssistant {
 			x.Answer = msgs[i].original
 			break
 		}

@@ -152,7 +152,7 @@ func checkMode(mode Mode) error {
 // recall facts dsh/prepare would produce now for that one reference, then an
 // excerpt of the newest retained messages.
 type Preview struct {
-	Entry                 sessionref.Entry
+	Entry                 dshlog.Entry
 	Stats                 Stats
 	CapturedThroughSeq    *int64
 	CapturedFormatVersion *int

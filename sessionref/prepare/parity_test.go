@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
@@ -54,7 +56,7 @@ const parityAnswer = "It is a <b>bold</b> claim: " +
 func paritySource(t *testing.T) *logtest.Store {
 	s := logtest.NewStore(t)
 	s.Write(logtest.Spec{Header: logtest.Header{ID: "src", Cwd: "/w", HasCwd: true, CreatedAt: logtest.FixtureTime, Version: 2},
-		Encoding: sessionref.EncodingRaw, Generation: 2, Batches: [][]string{{
+		Encoding: layout.EncodingRaw, Generation: 2, Batches: [][]string{{
 			logtest.UserMsg(0, "Hello <world>"), logtest.AssistantMsg(1, parityAnswer), logtest.TurnEnd(2),
 		}}})
 	return s
@@ -143,18 +145,18 @@ func TestRetentionEmptiesTextWhenNoCutFits(t *testing.T) {
 		stats  Stats
 	}{
 		{"marker does not fit", []projectedMessage{
-			{role: sessionref.RoleUser, original: "hello <x>"},
-			{role: sessionref.RoleAssistant, original: strings.Repeat("a", 69)},
-		}, 120, []Turn{{sessionref.RoleAssistant, ""}},
+			{role: dshlog.RoleUser, original: "hello <x>"},
+			{role: dshlog.RoleAssistant, original: strings.Repeat("a", 69)},
+		}, 120, []Turn{{dshlog.RoleAssistant, ""}},
 			Stats{OriginalMessages: 2, RetainedMessages: 1, OmittedMessages: 1, OmittedBytes: 78, Truncated: true}},
 		{"both texts emptied", []projectedMessage{
-			{role: sessionref.RoleUser, original: strings.Repeat("c", 60), checkpoint: true},
-			{role: sessionref.RoleAssistant, original: strings.Repeat("a", 80)},
-		}, 150, []Turn{{sessionref.RoleUser, ""}, {sessionref.RoleAssistant, ""}},
+			{role: dshlog.RoleUser, original: strings.Repeat("c", 60), checkpoint: true},
+			{role: dshlog.RoleAssistant, original: strings.Repeat("a", 80)},
+		}, 150, []Turn{{dshlog.RoleUser, ""}, {dshlog.RoleAssistant, ""}},
 			Stats{Compacted: true, OriginalMessages: 2, RetainedMessages: 2, OmittedBytes: 140, Truncated: true}},
 		{"empty texts still too big", []projectedMessage{
-			{role: sessionref.RoleUser, original: strings.Repeat("c", 60), checkpoint: true},
-			{role: sessionref.RoleAssistant, original: strings.Repeat("a", 80)},
+			{role: dshlog.RoleUser, original: strings.Repeat("c", 60), checkpoint: true},
+			{role: dshlog.RoleAssistant, original: strings.Repeat("a", 80)},
 		}, 130, nil, Stats{}},
 	}
 	for _, tt := range tests {

@@ -115,8 +115,8 @@ func readSource(ctx context.Context, loc Locator, ref sessionref.Reference, fram
 // full, through frames. A log that cannot be prepared is READ_FAILED
 // naming the session (a newer dsh's log and a log dsh refuses say so); a
 // read that stopped because ctx ended is CANCELLED.
-func readReferenced(ctx context.Context, entry sessionref.Entry, frames *dshlog.FrameDecoder) (*sessionref.Projection, error) {
-	p, err := sessionref.ReadNewest(ctx, entry, frames)
+func readReferenced(ctx context.Context, entry dshlog.Entry, frames *dshlog.FrameDecoder) (*dshlog.Projection, error) {
+	p, err := dshlog.ReadNewest(ctx, entry, frames)
 	if err != nil {
 		return nil, referenceReadError(ctx, entry.ID, err)
 	}
@@ -126,12 +126,12 @@ func readReferenced(ctx context.Context, entry sessionref.Entry, frames *dshlog.
 // referenceReadError is the contract's error for a referenced session id
 // whose log could not be read for err.
 func referenceReadError(ctx context.Context, id string, err error) *sessionref.Error {
-	var nv *sessionref.NewerVersionError
+	var nv *dshlog.NewerVersionError
 	if errors.As(err, &nv) {
 		return &sessionref.Error{Code: sessionref.CodeReadFailed, SessionID: id, Err: err,
 			Message: fmt.Sprintf("session %s was written by a newer dsh and cannot be recalled", id)}
 	}
-	var refused *sessionref.RefusalError
+	var refused *dshlog.RefusalError
 	if errors.As(err, &refused) {
 		return &sessionref.Error{Code: sessionref.CodeReadFailed, SessionID: id, Err: err,
 			Message: fmt.Sprintf("session %s cannot be recalled: dsh refuses its log (%s)", id, refused.Rule)}
@@ -245,7 +245,7 @@ func Prepare(ctx context.Context, loc Locator, targetID string, refs []sessionre
 	msg := &ContextMessage{
 		Source:  ContextSource{Kind: "session-reference", Form: "recall", Version: 1, References: facts},
 		Content: []ContentBlock{{Type: "text", Text: prompt}},
-		Role:    sessionref.RoleUser,
+		Role:    dshlog.RoleUser,
 		ID:      uuid.NewString(),
 	}
 	return &Preparation{References: norm, Context: msg}, nil

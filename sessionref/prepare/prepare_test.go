@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/logtest"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
@@ -56,14 +57,14 @@ func checkSpillConversation(t *testing.T, body string, want []string) {
 func twoSessionStore(t *testing.T) *titles.Snapshot {
 	s := logtest.NewStore(t)
 	s.Write(logtest.Spec{Header: logtest.Header{ID: "alpha", Cwd: "/home/u/proj", HasCwd: true, CreatedAt: logtest.FixtureTime},
-		Encoding: sessionref.EncodingRaw, Batches: [][]string{{
+		Encoding: layout.EncodingRaw, Batches: [][]string{{
 			logtest.UserMsg(0, "How do I run the tests?"),
 			logtest.AssistantMsg(1, "Run `go test ./...` from the module root."),
 			logtest.TitleEvent(2, "Running tests"),
 			logtest.TurnEnd(3),
 		}}})
 	s.Write(logtest.Spec{Header: logtest.Header{ID: "beta", Cwd: "/home/u/other", HasCwd: true, CreatedAt: logtest.FixtureTime + 1, Version: 2},
-		Encoding: sessionref.EncodingZstd, Generation: 2, Batches: [][]string{
+		Encoding: layout.EncodingZstd, Generation: 2, Batches: [][]string{
 			{logtest.UserMsg(0, "Explain the parser.")},
 			{logtest.AssistantMsg(1, betaLong), logtest.TurnEnd(2)},
 			{logtest.UserMsg(3, "Thanks — and the lexer?"), logtest.AssistantMsg(4, betaNewest), logtest.TurnEnd(5)},
@@ -375,7 +376,7 @@ func TestCapturedFormatVersion(t *testing.T) {
 	s := logtest.NewStore(t)
 	for v := 0; v <= 3; v++ {
 		s.Write(logtest.Spec{Header: logtest.Header{ID: "v" + itoa(v), Cwd: "/p", HasCwd: true, CreatedAt: logtest.FixtureTime, Version: v},
-			Encoding: sessionref.EncodingRaw, Generation: v, Batches: [][]string{{logtest.UserMsg(0, "q"), logtest.AssistantMsg(1, "a")}}})
+			Encoding: layout.EncodingRaw, Generation: v, Batches: [][]string{{logtest.UserMsg(0, "q"), logtest.AssistantMsg(1, "a")}}})
 	}
 	snap := buildIndex(s).Snapshot()
 	for v := 0; v <= 3; v++ {
@@ -501,7 +502,7 @@ func TestPrepareContent(t *testing.T) {
 func TestPrepareReadsAtRequestTime(t *testing.T) {
 	s := logtest.NewStore(t)
 	h := logtest.Header{ID: "live", Cwd: "/p", HasCwd: true, CreatedAt: logtest.FixtureTime}
-	path := s.Write(logtest.Spec{Header: h, Encoding: sessionref.EncodingZstd, Batches: [][]string{{logtest.UserMsg(0, "q1"), logtest.AssistantMsg(1, "a1")}}})
+	path := s.Write(logtest.Spec{Header: h, Encoding: layout.EncodingZstd, Batches: [][]string{{logtest.UserMsg(0, "q1"), logtest.AssistantMsg(1, "a1")}}})
 	snap := buildIndex(s).Snapshot() // not refreshed below: preparation must not depend on it
 	logtest.AppendFile(t, path, logtest.ZstdFrame([]string{logtest.UserMsg(2, "q2"), logtest.AssistantMsg(3, "a2")}))
 	texts := func() ([]string, int64) {
@@ -521,7 +522,7 @@ func TestPrepareReadsAtRequestTime(t *testing.T) {
 	}
 	// A newer generation written after indexing is the one read.
 	h.Version = 1
-	s.Write(logtest.Spec{Header: h, Encoding: sessionref.EncodingRaw, Generation: 1, Batches: [][]string{{logtest.UserMsg(0, "migrated")}}})
+	s.Write(logtest.Spec{Header: h, Encoding: layout.EncodingRaw, Generation: 1, Batches: [][]string{{logtest.UserMsg(0, "migrated")}}})
 	if got, seq := texts(); strings.Join(got, ",") != "migrated" || seq != 0 {
 		t.Errorf("after a new generation: %q through %d", got, seq)
 	}

@@ -58,7 +58,7 @@ func TestReadReferenced(t *testing.T) {
 			}
 			p, err := prepare.ReadReferenced(ctx, e, &dshlog.FrameDecoder{Concurrency: 1})
 			if tt.code == "" {
-				want, werr := sessionref.ReadProjection(context.Background(), e)
+				want, werr := dshlog.ReadProjection(context.Background(), e)
 				if err != nil || werr != nil || !reflect.DeepEqual(p, want) || !p.HasCwd || p.Cwd != "/w" {
 					t.Fatalf("ReadReferenced %+v, %v; want ReadProjection's %+v, %v, with cwd /w", p, err, want, werr)
 				}

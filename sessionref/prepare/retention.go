@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
 )
 
@@ -60,7 +61,7 @@ type projectedMessage struct {
 
 // project turns the projected messages of a read into the messages
 // retention works on.
-func project(msgs []sessionref.ProjectedMessage) []projectedMessage {
+func project(msgs []dshlog.ProjectedMessage) []projectedMessage {
 	out := make([]projectedMessage, len(msgs))
 	for i, m := range msgs {
 		out[i] = projectedMessage{role: m.Role, original: m.Text, checkpoint: m.Checkpoint}

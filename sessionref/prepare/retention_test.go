@@ -12,6 +12,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
@@ -291,12 +292,12 @@ func TestRetainAgainstSpecBruteForce(t *testing.T) {
 		n := 1 + rng.Intn(5)
 		msgs := make([]projectedMessage, n)
 		for i := range msgs {
-			msgs[i] = projectedMessage{role: sessionref.RoleAssistant, original: randomText(rng, 24)}
+			msgs[i] = projectedMessage{role: dshlog.RoleAssistant, original: randomText(rng, 24)}
 			if msgs[i].original == "" {
 				msgs[i].original = "x"
 			}
 			if rng.Intn(2) == 0 {
-				msgs[i].role = sessionref.RoleUser
+				msgs[i].role = dshlog.RoleUser
 				msgs[i].checkpoint = rng.Intn(3) == 0
 			}
 		}
@@ -362,11 +363,11 @@ func TestCutTextLargestFitAndValidUTF8(t *testing.T) {
 
 func TestRetainDropsOldestNonCheckpointFirst(t *testing.T) {
 	msgs := []projectedMessage{
-		{role: sessionref.RoleUser, original: "first question"},
-		{role: sessionref.RoleUser, original: "checkpoint summary", checkpoint: true},
-		{role: sessionref.RoleAssistant, original: "second answer"},
-		{role: sessionref.RoleUser, original: "third question"},
-		{role: sessionref.RoleAssistant, original: "newest answer"},
+		{role: dshlog.RoleUser, original: "first question"},
+		{role: dshlog.RoleUser, original: "checkpoint summary", checkpoint: true},
+		{role: dshlog.RoleAssistant, original: "second answer"},
+		{role: dshlog.RoleUser, original: "third question"},
+		{role: dshlog.RoleAssistant, original: "newest answer"},
 	}
 	head := snapshotData{SessionID: "s", Label: "s"}
 	tests := []struct {
@@ -437,8 +438,8 @@ func TestBudgetFormula(t *testing.T) {
 
 func TestRetainCutsFirstLongestOnTies(t *testing.T) {
 	msgs := []projectedMessage{
-		{role: sessionref.RoleUser, original: strings.Repeat("a", 200), checkpoint: true},
-		{role: sessionref.RoleAssistant, original: strings.Repeat("b", 200)},
+		{role: dshlog.RoleUser, original: strings.Repeat("a", 200), checkpoint: true},
+		{role: dshlog.RoleAssistant, original: strings.Repeat("b", 200)},
 	}
 	head := snapshotData{SessionID: "s", Label: "s"}
 	for budget := 200; budget <= 480; budget += 7 {
@@ -458,7 +459,7 @@ func TestRetainCutsFirstLongestOnTies(t *testing.T) {
 	// the marker's "\n" serialises to two bytes, so the other is then cut
 	// by the one byte still over.
 	full := head
-	full.Conversation = []Turn{{sessionref.RoleUser, msgs[0].original}, {sessionref.RoleAssistant, msgs[1].original}}
+	full.Conversation = []Turn{{dshlog.RoleUser, msgs[0].original}, {dshlog.RoleAssistant, msgs[1].original}}
 	size, _ := TagSafeSize(full)
 	got, err := retain(head, msgs, size-50)
 	if err != nil {

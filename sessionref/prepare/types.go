@@ -1,6 +1,9 @@
 package prepare
 
-import "github.com/dsh-refls/dsh-refls/sessionref"
+import (
+	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+)
 
 // Stats are the recall facts of one source (§2.3.7).
 type Stats struct {
@@ -43,7 +46,7 @@ const (
 // the title index's *titles.Snapshot is one. The entry it returns is
 // the session of that id.
 type Locator interface {
-	Locate(id string) (sessionref.Entry, bool)
+	Locate(id string) (dshlog.Entry, bool)
 }
 
 // Preparation is the result of preparing references (§2.3).

@@ -15,7 +15,7 @@ import (
 	"golang.org/x/text/cases"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
@@ -64,7 +64,7 @@ func BenchmarkRecall(b *testing.B) {
 	var brute []bruteDoc
 	fold := cases.Fold()
 	for _, e := range snap.Sessions {
-		p, err := sessionref.ReadProjection(ctx, e)
+		p, err := dshlog.ReadProjection(ctx, e)
 		if err != nil {
 			continue
 		}

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // A doc is kept for every indexed session: 100,000 of them in a large
@@ -53,15 +53,15 @@ func TestRefsRoundTrip(t *testing.T) {
 // Every field of the title index's entry that tells a change changes the
 // key; the id and title do not.
 func TestKeyOfSeesEveryChange(t *testing.T) {
-	base := sessionref.Entry{ID: "s1", Path: "/r/a/s1/log.jsonl", Offset: 100, LastSeq: 7, Generation: 1, FormatVersion: 4}
+	base := dshlog.Entry{ID: "s1", Path: "/r/a/s1/log.jsonl", Offset: 100, LastSeq: 7, Generation: 1, FormatVersion: 4}
 	k := keyOf(&base)
-	for name, change := range map[string]func(e *sessionref.Entry){
-		"path":       func(e *sessionref.Entry) { e.Path = "/r/a/s1/log2.jsonl" },
-		"offset":     func(e *sessionref.Entry) { e.Offset = 101 },
-		"lastSeq":    func(e *sessionref.Entry) { e.LastSeq = 8 },
-		"generation": func(e *sessionref.Entry) { e.Generation = 2 },
-		"format":     func(e *sessionref.Entry) { e.FormatVersion = 0 },
-		"corrupt":    func(e *sessionref.Entry) { e.Corrupt = "bad line 3" },
+	for name, change := range map[string]func(e *dshlog.Entry){
+		"path":       func(e *dshlog.Entry) { e.Path = "/r/a/s1/log2.jsonl" },
+		"offset":     func(e *dshlog.Entry) { e.Offset = 101 },
+		"lastSeq":    func(e *dshlog.Entry) { e.LastSeq = 8 },
+		"generation": func(e *dshlog.Entry) { e.Generation = 2 },
+		"format":     func(e *dshlog.Entry) { e.FormatVersion = 0 },
+		"corrupt":    func(e *dshlog.Entry) { e.Corrupt = "bad line 3" },
 	} {
 		e := base
 		change(&e)

@@ -33,7 +33,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
@@ -145,7 +145,7 @@ type overlayDoc struct {
 
 type cursorOf struct {
 	id  string
-	cur *sessionref.ProjectionCursor
+	cur *dshlog.ProjectionCursor
 }
 
 // entryKey is what tells that a session's log changed since its
@@ -160,7 +160,7 @@ type entryKey struct {
 	sum    uint64
 }
 
-func keyOf(e *sessionref.Entry) entryKey {
+func keyOf(e *dshlog.Entry) entryKey {
 	h := fnvString(fnvOffset, e.Path)
 	h = fnvUint(h, uint64(e.LastSeq))
 	h = fnvUint(h, uint64(e.Generation))
@@ -392,7 +392,7 @@ func (ix *Index) Sync(ctx context.Context, snap *titles.Snapshot) error {
 	broken := ix.takeBroken()
 	// Pointers into snap, which does not change: a first build at
 	// 100,000 sessions copied 24 MB of entries.
-	var todo []*sessionref.Entry
+	var todo []*dshlog.Entry
 	// kept and failedListed count the listed sessions that are indexed
 	// or failed: a set of the listed ids (3 MB at 100,000 sessions, at
 	// every sync) is made only when some are no longer listed.
@@ -472,7 +472,7 @@ type built struct {
 	// warm are its blocks decoded, for the newest sessions of a sync
 	// (warmSessions): the collector puts them in the block cache.
 	warm        []*textBlock
-	cur         *sessionref.ProjectionCursor
+	cur         *dshlog.ProjectionCursor
 	err         error
 	interrupted bool
 }
@@ -488,7 +488,7 @@ type worker struct {
 	pending []rawMessage
 	// reader reads the logs of sessions that keep no cursor; its texts
 	// are valid until its next read, and build copies what it keeps.
-	reader sessionref.ProjectionReader
+	reader dshlog.ProjectionReader
 	// free returns record buffers once written, for the next sessions;
 	// freeIDs the token and gram id lists once posted (a first build's:
 	// 86 MB of its allocations at 100,000 sessions were these lists).
@@ -541,7 +541,7 @@ func (w *worker) pause() {
 // projectAll reads the projections of todo in parallel and adds them: to
 // the overlay when they are few and postings exist, else into new postings that also take
 // over every current document (renumbered).
-func (ix *Index) projectAll(ctx context.Context, todo []*sessionref.Entry) error {
+func (ix *Index) projectAll(ctx context.Context, todo []*dshlog.Entry) error {
 	if ix.data == nil {
 		d, err := createData(ix.opts.Path)
 		if err != nil {
@@ -549,7 +549,7 @@ func (ix *Index) projectAll(ctx context.Context, todo []*sessionref.Entry) error
 		}
 		ix.data = d
 	}
-	prev := make([]*sessionref.ProjectionCursor, len(todo))
+	prev := make([]*dshlog.ProjectionCursor, len(todo))
 	for i := range todo {
 		prev[i] = ix.takeCursor(todo[i].ID)
 		if d := ix.docs[todo[i].ID]; d != nil {
@@ -686,17 +686,17 @@ func (ix *Index) projectAll(ctx context.Context, todo []*sessionref.Entry) error
 }
 
 // build projects one session and lays out its blocks and grams.
-func (ix *Index) build(ctx context.Context, w *worker, i int, e *sessionref.Entry, prev *sessionref.ProjectionCursor) *built {
+func (ix *Index) build(ctx context.Context, w *worker, i int, e *dshlog.Entry, prev *dshlog.ProjectionCursor) *built {
 	w.pause()
 	// Only the newest sessions read keep a cursor (the collector's rule),
 	// whose surface holds texts of their own; the others are read into the
 	// worker's buffers: no string per message.
-	var p *sessionref.Projection
-	var cur *sessionref.ProjectionCursor
+	var p *dshlog.Projection
+	var cur *dshlog.ProjectionCursor
 	var resumed bool
 	var err error
 	if i < maxCursors && e.Offset <= maxCursorLog {
-		p, cur, resumed, err = sessionref.ReadProjectionFrom(ctx, *e, prev)
+		p, cur, resumed, err = dshlog.ReadProjectionFrom(ctx, *e, prev)
 	} else {
 		p, resumed, err = w.reader.ReadFrom(ctx, *e, prev)
 	}
@@ -826,7 +826,7 @@ func (ix *Index) merge() {
 }
 
 // takeCursor removes and returns the kept cursor of id, if any.
-func (ix *Index) takeCursor(id string) *sessionref.ProjectionCursor {
+func (ix *Index) takeCursor(id string) *dshlog.ProjectionCursor {
 	for i, c := range ix.cursors {
 		if c.id == id {
 			ix.cursors = slices.Delete(ix.cursors, i, i+1)

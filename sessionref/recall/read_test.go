@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
@@ -45,7 +45,7 @@ func TestBlocksHoldTheProjectionOfSessionsReadIntoReusedBuffers(t *testing.T) {
 	}
 	f := newFolder()
 	for i, e := range snap.Sessions {
-		want, err := sessionref.ReadProjection(context.Background(), e)
+		want, err := dshlog.ReadProjection(context.Background(), e)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,14 +57,14 @@ func TestBlocksHoldTheProjectionOfSessionsReadIntoReusedBuffers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []sessionref.ProjectedMessage
+		var got []dshlog.ProjectedMessage
 		for _, ref := range refs {
 			b, err := d.data.read(ref, f)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, m := range b.msgs {
-				got = append(got, sessionref.ProjectedMessage{Role: m.role, Seq: m.seq, Text: m.text})
+				got = append(got, dshlog.ProjectedMessage{Role: m.role, Seq: m.seq, Text: m.text})
 			}
 		}
 		if len(got) != len(want.Messages) {

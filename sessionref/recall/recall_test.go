@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
@@ -256,7 +256,7 @@ func TestMigrationToANewGenerationIsFollowed(t *testing.T) {
 	if !ok {
 		t.Fatal("s-mig not indexed")
 	}
-	p, err := sessionref.ReadProjection(context.Background(), e)
+	p, err := dshlog.ReadProjection(context.Background(), e)
 	if err != nil || len(p.Messages) == 0 {
 		t.Fatalf("projection: %v %+v", err, p)
 	}

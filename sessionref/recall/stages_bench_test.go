@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/dsh-refls/dsh-refls/internal/cputime"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
 // The stages of a first build, each over the same projected text of a
@@ -30,7 +30,7 @@ func reportCPU(b *testing.B, cpu0 time.Duration, n int64) {
 
 // stageSessions is the projected text of a generated store, one slice of
 // messages per session, made once per test binary.
-var stageSessions = sync.OnceValues(func() ([][]sessionref.ProjectedMessage, error) {
+var stageSessions = sync.OnceValues(func() ([][]dshlog.ProjectedMessage, error) {
 	root, err := os.MkdirTemp("", "recall-stages-")
 	if err != nil {
 		return nil, err
@@ -45,9 +45,9 @@ var stageSessions = sync.OnceValues(func() ([][]sessionref.ProjectedMessage, err
 	if err := title.Build(ctx, nil); err != nil {
 		return nil, err
 	}
-	var out [][]sessionref.ProjectedMessage
+	var out [][]dshlog.ProjectedMessage
 	for _, e := range title.Snapshot().Sessions {
-		p, err := sessionref.ReadProjection(ctx, e)
+		p, err := dshlog.ReadProjection(ctx, e)
 		if err != nil {
 			return nil, err
 		}
@@ -56,7 +56,7 @@ var stageSessions = sync.OnceValues(func() ([][]sessionref.ProjectedMessage, err
 	return out, nil
 })
 
-func stageText(b *testing.B) ([][]sessionref.ProjectedMessage, int64) {
+func stageText(b *testing.B) ([][]dshlog.ProjectedMessage, int64) {
 	b.Helper()
 	s, err := stageSessions()
 	if err != nil {

@@ -3,12 +3,12 @@ package titles
 import (
 	"slices"
 
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // lastActive is when a session was last active: its newest event's time,
 // or its creation when no event carried one.
-func lastActive(e *sessionref.Entry) int64 {
+func lastActive(e *dshlog.Entry) int64 {
 	if e.LastEventAt > 0 {
 		return e.LastEventAt
 	}

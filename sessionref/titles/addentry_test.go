@@ -3,7 +3,7 @@ package titles
 import (
 	"testing"
 
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // TestAddEntryMatchesNewSearchText checks that publish's folding straight
@@ -12,7 +12,7 @@ import (
 // for text whose lowercase is longer or shorter than it ("İ", "ẞ"), and
 // for every source of the display title.
 func TestAddEntryMatchesNewSearchText(t *testing.T) {
-	entries := []sessionref.Entry{
+	entries := []dshlog.Entry{
 		{ID: "ABC-def", Cwd: "/Home/U/Proj", HasCwd: true, Title: "Fix The Parser", HasTitle: true},
 		{ID: "plain", Title: "", HasTitle: false},
 		{ID: "x", Cwd: "/tmp", HasCwd: true, Title: "İstanbul ẞtraße ÄÖÜ", HasTitle: true, DescriptorLabel: "Ünïcode Label"},
@@ -44,18 +44,18 @@ func TestAddEntryMatchesNewSearchText(t *testing.T) {
 // search text, an entry), and queries still
 // find them by id and the others by title.
 func TestColumnsPastTheirTextBoundKeepIDsAlone(t *testing.T) {
-	first := sessionref.Entry{ID: "first", Title: "Alpha", HasTitle: true}
+	first := dshlog.Entry{ID: "first", Title: "Alpha", HasTitle: true}
 	st := newSearchText(&first)
 	b := newColumnsBuilder(0, 0)
 	b.fullMax = len(st.all) + 1 + 20
 	b.add(&st) // fits
-	second := sessionref.Entry{ID: "second", Title: "Bravo Title Far Too Long", HasTitle: true}
+	second := dshlog.Entry{ID: "second", Title: "Bravo Title Far Too Long", HasTitle: true}
 	var buf []byte
 	b.addEntry(&second, &buf) // past the bound: id alone
-	third := newSearchText(&sessionref.Entry{ID: "third", Title: "Charlie", HasTitle: true})
+	third := newSearchText(&dshlog.Entry{ID: "third", Title: "Charlie", HasTitle: true})
 	b.add(&third)
 	var fourth []byte
-	b.addEntry(&sessionref.Entry{ID: "fourth", Title: "Delta", HasTitle: true}, &fourth)
+	b.addEntry(&dshlog.Entry{ID: "fourth", Title: "Delta", HasTitle: true}, &fourth)
 	c := b.done()
 	if c.len() != 4 {
 		t.Fatalf("%d sessions in the columns, want 4", c.len())

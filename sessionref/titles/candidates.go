@@ -2,6 +2,7 @@ package titles
 
 import (
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 
 	"strings"
 	"sync"
@@ -394,7 +395,7 @@ func (s *Snapshot) sparse(query string, sc *queryScratch) bool {
 // mention is set. The candidate's cwd, when it has one, is kept in
 // *cwdSlot: a list's candidates share one slice of slots instead of a
 // string header allocated for each.
-func candidateOf(e *sessionref.Entry, hasTargetCwd bool, targetCwd string, cwdSlot *string, mention bool) Candidate {
+func candidateOf(e *dshlog.Entry, hasTargetCwd bool, targetCwd string, cwdSlot *string, mention bool) Candidate {
 	dir, hasDir := e.EffectiveCwd()
 	c := Candidate{
 		SessionID:     e.ID,

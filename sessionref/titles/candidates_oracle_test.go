@@ -13,7 +13,7 @@ import (
 	"golang.org/x/text/language"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
@@ -142,7 +142,7 @@ func TestCandidatesMatchOracle(t *testing.T) {
 		folded[i] = [4]string{foldCase(e.ID), foldCase(e.Cwd), foldCase(e.Title), foldCase(e.DisplayTitle())}
 	}
 	rnd := rand.New(rand.NewSource(11))
-	pick := func() sessionref.Entry { return snap.Sessions[rnd.Intn(n)] }
+	pick := func() dshlog.Entry { return snap.Sessions[rnd.Intn(n)] }
 	lazy, full := 0, 0
 	for k := 0; k < typed; k++ {
 		e := pick()

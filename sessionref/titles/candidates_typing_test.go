@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // typingSnapshot publishes n sessions whose titles share words, so that
@@ -25,13 +25,13 @@ func typingSnapshot(t *testing.T, n int) *Snapshot {
 		for k := 0; k < 2+rnd.Intn(4); k++ {
 			title = append(title, words[rnd.Intn(len(words))])
 		}
-		e := sessionref.Entry{ID: fmt.Sprintf("s-%05d", i), Cwd: fmt.Sprintf("/work/p%d", i%7), HasCwd: i%5 != 0,
+		e := dshlog.Entry{ID: fmt.Sprintf("s-%05d", i), Cwd: fmt.Sprintf("/work/p%d", i%7), HasCwd: i%5 != 0,
 			CreatedAt: fixtureTime + int64(i)*1000, Title: strings.Join(title, " "), HasTitle: i%11 != 0}
 		if !e.HasCwd {
 			e.Cwd = ""
 		}
 		proj := "--work--"
-		dir, ok := sessionref.MakeSessionDir(proj, e.ID, filepath.Join(ix.root, proj, e.ID), sessionref.LogFile{Path: filepath.Join(ix.root, proj, e.ID, "session.jsonl")}, 0)
+		dir, ok := dshlog.MakeSessionDir(proj, e.ID, filepath.Join(ix.root, proj, e.ID), dshlog.LogFile{Path: filepath.Join(ix.root, proj, e.ID, "session.jsonl")}, 0)
 		if !ok {
 			t.Fatal("makeSessionDir refused a joined path")
 		}

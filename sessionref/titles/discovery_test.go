@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 )
 
@@ -24,21 +23,21 @@ func skipReason(snap *Snapshot, path string) string {
 func TestDiscoveryGenerations(t *testing.T) {
 	s := newTestStore(t)
 	h := headerSpec{ID: "gen", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime}
-	s.write(sessionSpec{Header: h, Encoding: sessionref.EncodingRaw, Batches: [][]string{{titleEvent(0, "old generation")}}})
+	s.write(sessionSpec{Header: h, Encoding: layout.EncodingRaw, Batches: [][]string{{titleEvent(0, "old generation")}}})
 	h2 := h
 	h2.Version = 2
-	s.write(sessionSpec{Header: h2, Encoding: sessionref.EncodingZstd, Generation: 2, Batches: [][]string{{titleEvent(0, "generation two")}}})
+	s.write(sessionSpec{Header: h2, Encoding: layout.EncodingZstd, Generation: 2, Batches: [][]string{{titleEvent(0, "generation two")}}})
 	// A lower successor generation does not matter.
 	h1 := h
 	h1.Version = 1
-	s.write(sessionSpec{Header: h1, Encoding: sessionref.EncodingRaw, Generation: 1, Batches: [][]string{{titleEvent(0, "generation one")}}})
+	s.write(sessionSpec{Header: h1, Encoding: layout.EncodingRaw, Generation: 1, Batches: [][]string{{titleEvent(0, "generation one")}}})
 
 	snap := s.index().Snapshot()
 	e, ok := snap.Locate("gen")
 	if !ok {
 		t.Fatalf("session not listed; skipped: %+v", snap.Skipped)
 	}
-	if e.Generation != 2 || e.Encoding != sessionref.EncodingZstd || e.FormatVersion != 2 || e.Title != "generation two" {
+	if e.Generation != 2 || e.Encoding != layout.EncodingZstd || e.FormatVersion != 2 || e.Title != "generation two" {
 		t.Errorf("entry %+v, want generation 2 zstd with its title", e)
 	}
 	if filepath.Base(e.Path) != "session.v2.jsonl.zstd" {
@@ -49,7 +48,7 @@ func TestDiscoveryGenerations(t *testing.T) {
 func TestDiscoveryGenerationVersionMismatchSkipped(t *testing.T) {
 	s := newTestStore(t)
 	h := headerSpec{ID: "mismatch", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime, Version: 1}
-	s.write(sessionSpec{Header: h, Encoding: sessionref.EncodingRaw, Generation: 2, Batches: [][]string{{titleEvent(0, "t")}}})
+	s.write(sessionSpec{Header: h, Encoding: layout.EncodingRaw, Generation: 2, Batches: [][]string{{titleEvent(0, "t")}}})
 	snap := s.index().Snapshot()
 	if _, ok := snap.Locate("mismatch"); ok {
 		t.Fatal("a session.v2 log with header version 1 is listed")
@@ -67,9 +66,9 @@ func TestDiscoverySkips(t *testing.T) {
 		t.Fatal(err)
 	}
 	flat := filepath.Join(proj, "flat-id.jsonl")
-	writeLog(t, flat, sessionref.EncodingRaw, headerLine(headerSpec{ID: "flat-id", Cwd: "/flat", HasCwd: true}), nil)
+	writeLog(t, flat, layout.EncodingRaw, headerLine(headerSpec{ID: "flat-id", Cwd: "/flat", HasCwd: true}), nil)
 	flatZ := filepath.Join(proj, "flat-z.jsonl.zstd")
-	writeLog(t, flatZ, sessionref.EncodingZstd, headerLine(headerSpec{ID: "flat-z", Cwd: "/flat", HasCwd: true}), nil)
+	writeLog(t, flatZ, layout.EncodingZstd, headerLine(headerSpec{ID: "flat-z", Cwd: "/flat", HasCwd: true}), nil)
 
 	// The same id in two project directories, each otherwise valid.
 	dupA := s.simple("dup", "/a", fixtureTime)
@@ -78,21 +77,21 @@ func TestDiscoverySkips(t *testing.T) {
 	// Identity mismatches: id and cwd.
 	idDir := filepath.Join(s.root, layout.ProjectKey("/p"), layout.EncodeSegment("dir-name"))
 	os.MkdirAll(idDir, 0o755)
-	writeLog(t, filepath.Join(idDir, "session.jsonl"), sessionref.EncodingRaw, headerLine(headerSpec{ID: "other-id", Cwd: "/p", HasCwd: true}), nil)
+	writeLog(t, filepath.Join(idDir, "session.jsonl"), layout.EncodingRaw, headerLine(headerSpec{ID: "other-id", Cwd: "/p", HasCwd: true}), nil)
 	cwdDir := filepath.Join(s.root, layout.ProjectKey("/p"), layout.EncodeSegment("cwd-mismatch"))
 	os.MkdirAll(cwdDir, 0o755)
-	writeLog(t, filepath.Join(cwdDir, "session.jsonl"), sessionref.EncodingRaw, headerLine(headerSpec{ID: "cwd-mismatch", Cwd: "/elsewhere", HasCwd: true}), nil)
+	writeLog(t, filepath.Join(cwdDir, "session.jsonl"), layout.EncodingRaw, headerLine(headerSpec{ID: "cwd-mismatch", Cwd: "/elsewhere", HasCwd: true}), nil)
 	// A session without cwd in a project directory, and one with a cwd under _no-cwd.
 	noCwdInProj := filepath.Join(s.root, layout.ProjectKey("/p"), "lost")
 	os.MkdirAll(noCwdInProj, 0o755)
-	writeLog(t, filepath.Join(noCwdInProj, "session.jsonl"), sessionref.EncodingRaw, headerLine(headerSpec{ID: "lost"}), nil)
+	writeLog(t, filepath.Join(noCwdInProj, "session.jsonl"), layout.EncodingRaw, headerLine(headerSpec{ID: "lost"}), nil)
 	cwdInNoCwd := filepath.Join(s.root, layout.NoCwdDir, "found")
 	os.MkdirAll(cwdInNoCwd, 0o755)
-	writeLog(t, filepath.Join(cwdInNoCwd, "session.jsonl"), sessionref.EncodingRaw, headerLine(headerSpec{ID: "found", Cwd: "/p", HasCwd: true}), nil)
+	writeLog(t, filepath.Join(cwdInNoCwd, "session.jsonl"), layout.EncodingRaw, headerLine(headerSpec{ID: "found", Cwd: "/p", HasCwd: true}), nil)
 
 	// Valid sessions, with and without a cwd.
 	s.simple("good", "/p", fixtureTime+5, titleEvent(0, "Good"))
-	s.write(sessionSpec{Header: headerSpec{ID: "no cwd/é", CreatedAt: fixtureTime + 6}, Encoding: sessionref.EncodingZstd,
+	s.write(sessionSpec{Header: headerSpec{ID: "no cwd/é", CreatedAt: fixtureTime + 6}, Encoding: layout.EncodingZstd,
 		Batches: [][]string{{titleEvent(0, "Without cwd")}}})
 
 	snap := s.index().Snapshot()

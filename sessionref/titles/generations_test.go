@@ -3,7 +3,7 @@ package titles
 import (
 	"testing"
 
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 )
 
 // TestIndexIncrementalV4 reads only what a v4 log appended, raw and zstd,
@@ -20,7 +20,7 @@ func TestIndexIncrementalV4(t *testing.T) {
 				t.Fatalf("entry %+v", e)
 			}
 			add := []byte(titleEvent(2, "Second title") + "\n")
-			if enc == sessionref.EncodingZstd {
+			if enc == layout.EncodingZstd {
 				add = zstdFrame([]string{titleEvent(2, "Second title")})
 			}
 			before := ix.BytesRead()

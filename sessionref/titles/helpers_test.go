@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/logtest"
 )
 
@@ -41,7 +42,7 @@ var (
 )
 
 // bothEncodings are the two ways dsh writes a log.
-var bothEncodings = []sessionref.Encoding{sessionref.EncodingRaw, sessionref.EncodingZstd}
+var bothEncodings = []layout.Encoding{layout.EncodingRaw, layout.EncodingZstd}
 
 // testStore is a sessions root under t.TempDir().
 type testStore struct {
@@ -77,7 +78,7 @@ func (s *testStore) simple(id, cwd string, created int64, events ...string) stri
 func (s *testStore) v4(id, parent string, created int64, events ...string) string {
 	s.t.Helper()
 	return s.write(sessionSpec{Header: headerSpec{ID: id, Cwd: "/p", HasCwd: true, CreatedAt: created, Version: 4, Parent: parent},
-		Encoding: sessionref.EncodingRaw, Generation: 4, Batches: [][]string{events}})
+		Encoding: layout.EncodingRaw, Generation: 4, Batches: [][]string{events}})
 }
 
 // listedFamily writes the sessions whose listing a restored search text

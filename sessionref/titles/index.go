@@ -1,8 +1,6 @@
 package titles
 
 import (
-	"github.com/dsh-refls/dsh-refls/sessionref"
-
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -46,8 +44,8 @@ type Index struct {
 
 	// writeMu serialises Build and Refresh; it guards tracked and skipped.
 	writeMu sync.Mutex
-	tracked map[string]*tracked           // by session directory path
-	skipped map[string]sessionref.Skipped // by path
+	tracked map[string]*tracked       // by session directory path
+	skipped map[string]dshlog.Skipped // by path
 
 	snap atomic.Pointer[Snapshot]
 	// dirty reports that tracked or skipped changed since the last publish;
@@ -76,11 +74,11 @@ type Index struct {
 // check that a log only grew keeps the SHA-256 of the bytes before the
 // resume offset, not the bytes.
 type tracked struct {
-	dir sessionref.SessionDir
+	dir dshlog.SessionDir
 	// entry is never nil. While shared, it is the published snapshot's
 	// copy (one Entry per session, not two), and the writer copies it
 	// before changing anything (own).
-	entry *sessionref.Entry
+	entry *dshlog.Entry
 	file  dshlog.FileIdentity
 	// why holds the reasons a session is known but not listed; nil, as
 	// for nearly every session, when there is none.
@@ -146,8 +144,8 @@ func (t *tracked) setReasons(skip, identityErr string) {
 }
 
 // newTracked returns the state of a session not read yet.
-func newTracked(d sessionref.SessionDir) *tracked {
-	return &tracked{dir: d, entry: &sessionref.Entry{}}
+func newTracked(d dshlog.SessionDir) *tracked {
+	return &tracked{dir: d, entry: &dshlog.Entry{}}
 }
 
 // own gives the writer its own copy of a shared entry, to change.
@@ -198,7 +196,7 @@ func NewIndex(root string, opts IndexOptions) *Index {
 	if lg == nil {
 		lg = zap.NewNop()
 	}
-	ix := &Index{root: root, opts: opts, log: lg, tracked: map[string]*tracked{}, skipped: map[string]sessionref.Skipped{}, dirty: true}
+	ix := &Index{root: root, opts: opts, log: lg, tracked: map[string]*tracked{}, skipped: map[string]dshlog.Skipped{}, dirty: true}
 	ix.frames.Concurrency = min(opts.Parallelism, runtime.GOMAXPROCS(0)) // decoding is CPU-bound
 	ix.snap.Store(&Snapshot{Root: root, Building: true, byID: map[string]int{}})
 	return ix
@@ -226,7 +224,7 @@ func (ix *Index) Build(ctx context.Context, progress func(done, total int)) erro
 }
 
 func (ix *Index) buildLocked(ctx context.Context, progress func(done, total int)) error {
-	refs, skipped, err := sessionref.Discover(ix.root)
+	refs, skipped, err := dshlog.Discover(ix.root)
 	if err != nil {
 		ix.publishLocked(false)
 		return err
@@ -252,7 +250,7 @@ func (ix *Index) buildLocked(ctx context.Context, progress func(done, total int)
 			}
 		}
 	}
-	fresh := make(map[string]sessionref.Skipped, len(skipped))
+	fresh := make(map[string]dshlog.Skipped, len(skipped))
 	for _, s := range skipped {
 		fresh[s.Path] = s
 	}
@@ -267,7 +265,7 @@ func (ix *Index) buildLocked(ctx context.Context, progress func(done, total int)
 
 // pruneUnseenLocked drops the tracked sessions whose directories are not
 // among refs.
-func (ix *Index) pruneUnseenLocked(refs []sessionref.DirRef) {
+func (ix *Index) pruneUnseenLocked(refs []dshlog.DirRef) {
 	seen := make(map[string]bool, len(refs))
 	for _, r := range refs {
 		seen[r.Path] = true
@@ -281,7 +279,7 @@ func (ix *Index) pruneUnseenLocked(refs []sessionref.DirRef) {
 }
 
 // sameSkips reports whether two skip sets are equal.
-func sameSkips(a, b map[string]sessionref.Skipped) bool {
+func sameSkips(a, b map[string]dshlog.Skipped) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -300,7 +298,7 @@ func (ix *Index) Refresh(ctx context.Context, paths []string) error {
 	ix.writeMu.Lock()
 	defer ix.writeMu.Unlock()
 	ix.dirty = true // a refresh follows a reported change
-	sessions := map[sessionref.DirRef]bool{}
+	sessions := map[dshlog.DirRef]bool{}
 	projects := map[string]bool{}
 	for _, p := range paths {
 		rel, err := filepath.Rel(ix.root, p)
@@ -311,7 +309,7 @@ func (ix *Index) Refresh(ctx context.Context, paths []string) error {
 			return ix.buildLocked(ctx, nil)
 		}
 		parts := strings.SplitN(filepath.ToSlash(rel), "/", 3)
-		if !sessionref.IsProjectDirName(parts[0]) {
+		if !dshlog.IsProjectDirName(parts[0]) {
 			continue
 		}
 		if len(parts) == 1 {
@@ -319,16 +317,16 @@ func (ix *Index) Refresh(ctx context.Context, paths []string) error {
 			continue
 		}
 		pPath := filepath.Join(ix.root, parts[0])
-		sessions[sessionref.DirRef{ProjectName: parts[0], DirName: parts[1], Path: filepath.Join(pPath, parts[1])}] = true
+		sessions[dshlog.DirRef{ProjectName: parts[0], DirName: parts[1], Path: filepath.Join(pPath, parts[1])}] = true
 	}
-	var refs []sessionref.DirRef
+	var refs []dshlog.DirRef
 	for project := range projects {
 		pPath := filepath.Join(ix.root, project)
 		ix.forgetProjectLocked(pPath)
 		if info, err := os.Stat(pPath); err != nil || !info.IsDir() {
 			continue
 		}
-		found, skipped := sessionref.DiscoverProject(pPath, project)
+		found, skipped := dshlog.DiscoverProject(pPath, project)
 		for _, s := range skipped {
 			ix.skipped[s.Path] = s
 		}
@@ -372,7 +370,7 @@ func (ix *Index) forgetProjectLocked(pPath string) {
 // updateResult is what a worker found for one session directory.
 type updateResult struct {
 	t    *tracked
-	skip *sessionref.Skipped
+	skip *dshlog.Skipped
 	// same reports that nothing changed: the same directory, log and file.
 	same bool
 }
@@ -381,7 +379,7 @@ type updateResult struct {
 // parallel: each worker chooses the log of a directory and reads what is
 // new in it. Workers touch only their own tracked value; the maps are
 // updated here, after they finish.
-func (ix *Index) updateLocked(ctx context.Context, refs []sessionref.DirRef, progress func(done, total int)) error {
+func (ix *Index) updateLocked(ctx context.Context, refs []dshlog.DirRef, progress func(done, total int)) error {
 	prior := make([]*tracked, len(refs))
 	for i, r := range refs {
 		prior[i] = ix.tracked[r.Path]
@@ -442,12 +440,12 @@ func (ix *Index) updateLocked(ctx context.Context, refs []sessionref.DirRef, pro
 }
 
 // updateOne chooses the log of one session directory and reads what is new.
-func (ix *Index) updateOne(ref sessionref.DirRef, prior *tracked) updateResult {
-	var priorDir *sessionref.SessionDir
+func (ix *Index) updateOne(ref dshlog.DirRef, prior *tracked) updateResult {
+	var priorDir *dshlog.SessionDir
 	if prior != nil {
 		priorDir = &prior.dir
 	}
-	d, skip := sessionref.ChooseSessionLog(ref, priorDir)
+	d, skip := dshlog.ChooseSessionLog(ref, priorDir)
 	if skip != nil {
 		return updateResult{skip: skip}
 	}
@@ -479,10 +477,10 @@ func (ix *Index) readTracked(t *tracked) bool {
 	}
 	t.own()
 	if !t.started {
-		t.entry = &sessionref.Entry{Path: t.dir.Log.Path, Encoding: t.dir.Log.Encoding, Generation: t.dir.Log.Generation, LastSeq: -1}
+		t.entry = &dshlog.Entry{Path: t.dir.Log.Path, Encoding: t.dir.Log.Encoding, Generation: t.dir.Log.Generation, LastSeq: -1}
 		t.setIdentityErr("")
 	}
-	sc := sessionref.TitleScanner{Entry: t.entry}
+	sc := dshlog.TitleScanner{Entry: t.entry}
 	r := dshlog.LineReader{Path: t.dir.Log.Path, Encoding: t.dir.Log.Encoding, Frames: &ix.frames, SkipCorruptFrames: true,
 		OnTorn: func() { sc.Torn = true },
 		OnOverlong: func(n int64) error {
@@ -495,7 +493,7 @@ func (ix *Index) readTracked(t *tracked) bool {
 			sc.Line(line)
 			return nil
 		}
-		h, herr := sessionref.ParseHeader(line)
+		h, herr := dshlog.ParseHeader(line)
 		if herr != nil {
 			headerErr = herr
 			return herr
@@ -508,7 +506,7 @@ func (ix *Index) readTracked(t *tracked) bool {
 		t.entry.ID, t.entry.Cwd, t.entry.HasCwd = h.ID, h.Cwd, h.HasCwd
 		t.entry.CreatedAt, t.entry.ParentSession, t.entry.Origin = h.CreatedAt, h.ParentSession, h.Origin
 		t.entry.FormatVersion, t.entry.DelegationDepth, t.entry.Seeded = h.Version, h.DelegationDepth, h.Seeded
-		if ierr := sessionref.CheckIdentity(t.dir, h); ierr != nil {
+		if ierr := dshlog.CheckIdentity(t.dir, h); ierr != nil {
 			t.setIdentityErr(ierr.Error())
 		}
 		return nil
@@ -518,19 +516,19 @@ func (ix *Index) readTracked(t *tracked) bool {
 	if errors.Is(err, dshlog.ErrRewritten) {
 		ix.log.Info("log rewritten in place; reading it again", zap.String("path", t.dir.Log.Path))
 		*t = tracked{dir: t.dir}
-		t.entry = &sessionref.Entry{Path: t.dir.Log.Path, Encoding: t.dir.Log.Encoding, Generation: t.dir.Log.Generation, LastSeq: -1}
-		sc = sessionref.TitleScanner{Entry: t.entry}
+		t.entry = &dshlog.Entry{Path: t.dir.Log.Path, Encoding: t.dir.Log.Encoding, Generation: t.dir.Log.Generation, LastSeq: -1}
+		sc = dshlog.TitleScanner{Entry: t.entry}
 		res, err = r.Read(0, nil, scan)
 	}
 	sc.Finish(res.LastLine)
-	t.entry.Title, t.entry.DescriptorLabel = sessionref.CapLabel(t.entry.Title), sessionref.CapLabel(t.entry.DescriptorLabel)
+	t.entry.Title, t.entry.DescriptorLabel = dshlog.CapLabel(t.entry.Title), dshlog.CapLabel(t.entry.DescriptorLabel)
 	t.tailLen, t.tailSum = uint8(len(res.Tail)), sha256.Sum256(res.Tail)
 	ix.bytesRead.Add(res.BytesRead)
 	ix.logsRead.Add(1)
 	t.entry.Offset = res.Offset
 	t.file = id
 	t.setSkip(t.identityErr())
-	var corrupt *sessionref.CorruptError
+	var corrupt *dshlog.CorruptError
 	switch {
 	case headerErr != nil:
 		t.setSkip("header unreadable: " + headerReason(headerErr))

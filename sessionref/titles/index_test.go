@@ -8,7 +8,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 )
 
 func refresh(t *testing.T, ix *Index, paths ...string) *Snapshot {
@@ -19,7 +20,7 @@ func refresh(t *testing.T, ix *Index, paths ...string) *Snapshot {
 	return ix.Snapshot()
 }
 
-func mustLocate(t *testing.T, snap *Snapshot, id string) sessionref.Entry {
+func mustLocate(t *testing.T, snap *Snapshot, id string) dshlog.Entry {
 	t.Helper()
 	e, ok := snap.Locate(id)
 	if !ok {
@@ -69,7 +70,7 @@ func TestIndexIncrementalRaw(t *testing.T) {
 func TestIndexIncrementalZstd(t *testing.T) {
 	s := newTestStore(t)
 	path := s.write(sessionSpec{Header: headerSpec{ID: "z", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime},
-		Encoding: sessionref.EncodingZstd, Batches: [][]string{{userMsg(0, "q"), titleEvent(1, "First title")}}})
+		Encoding: layout.EncodingZstd, Batches: [][]string{{userMsg(0, "q"), titleEvent(1, "First title")}}})
 	ix := s.index()
 	frame := zstdFrame([]string{assistantMsg(2, "a"), titleEvent(3, "Second title")})
 	half := len(frame) / 2
@@ -98,14 +99,14 @@ func TestIndexIncrementalZstd(t *testing.T) {
 func TestIndexReplacedLogReread(t *testing.T) {
 	s := newTestStore(t)
 	h := headerSpec{ID: "rep", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime}
-	path := s.write(sessionSpec{Header: h, Encoding: sessionref.EncodingRaw,
+	path := s.write(sessionSpec{Header: h, Encoding: layout.EncodingRaw,
 		Batches: [][]string{{userMsg(0, "a long first message to make the file big"), titleEvent(1, "Old title"), turnEnd(2)}}})
 	ix := s.index()
 	mustLocate(t, ix.Snapshot(), "rep")
 
 	// A new, smaller file renamed over the log: a new inode.
 	tmp := filepath.Join(filepath.Dir(path), "tmp")
-	writeLog(t, tmp, sessionref.EncodingRaw, headerLine(h), [][]string{{titleEvent(0, "New")}})
+	writeLog(t, tmp, layout.EncodingRaw, headerLine(h), [][]string{{titleEvent(0, "New")}})
 	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestIndexSessionsAppearAndDisappear(t *testing.T) {
 
 	// A new generation replaces the old log.
 	h := headerSpec{ID: "stays", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime + 1, Version: 1}
-	next := s.write(sessionSpec{Header: h, Encoding: sessionref.EncodingZstd, Generation: 1, Batches: [][]string{{titleEvent(0, "Generation one")}}})
+	next := s.write(sessionSpec{Header: h, Encoding: layout.EncodingZstd, Generation: 1, Batches: [][]string{{titleEvent(0, "Generation one")}}})
 	e := mustLocate(t, refresh(t, ix, next), "stays")
 	if e.Title != "Generation one" || e.Generation != 1 || e.Path != next || e.FormatVersion != 1 {
 		t.Errorf("after a new generation: %+v", e)

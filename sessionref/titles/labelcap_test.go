@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // TestHugeTitlesAreCappedInTheIndex writes a 4 MiB title and a 4 MiB
@@ -21,8 +21,8 @@ func TestHugeTitlesAreCappedInTheIndex(t *testing.T) {
 		t.Fatal("not listed")
 	}
 	for name, v := range map[string]string{"title": e.Title, "display title": e.DisplayTitle()} {
-		if len(v) > sessionref.MaxLabelBytes || !strings.HasPrefix(v, "start éé") || !strings.HasSuffix(v, "…") {
-			t.Errorf("%s: %d bytes, want at most %d ending in the ellipsis", name, len(v), sessionref.MaxLabelBytes)
+		if len(v) > dshlog.MaxLabelBytes || !strings.HasPrefix(v, "start éé") || !strings.HasSuffix(v, "…") {
+			t.Errorf("%s: %d bytes, want at most %d ending in the ellipsis", name, len(v), dshlog.MaxLabelBytes)
 		}
 	}
 	if got, _, err := ix.Snapshot().Candidates(CandidateQuery{Query: "start é", Limit: 5}); err != nil || len(got) != 1 {

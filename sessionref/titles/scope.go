@@ -1,10 +1,10 @@
 package titles
 
 import (
-	"github.com/dsh-refls/dsh-refls/sessionref"
-
 	"strings"
 	"sync"
+
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // Scope narrows the sessions a candidate query lists: completion's
@@ -81,7 +81,7 @@ func (s *Snapshot) hidden(i int32) bool {
 }
 
 // hiddenBits is the bitset of the hidden kinds among sessions.
-func hiddenBits(sessions []sessionref.Entry) []uint64 {
+func hiddenBits(sessions []dshlog.Entry) []uint64 {
 	bits := make([]uint64, (len(sessions)+63)/64)
 	for i := range sessions {
 		if sessions[i].Kind().Hidden() {
@@ -123,7 +123,7 @@ func (s *Snapshot) targetGroup(target, targetCwd string) int32 {
 // Children are the sessions whose parentSession is one session: its
 // subagent children and its forks, the first few of each, newest first.
 type Children struct {
-	Subagents, Forks         []sessionref.Entry
+	Subagents, Forks         []dshlog.Entry
 	SubagentCount, ForkCount int
 }
 

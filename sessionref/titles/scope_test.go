@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 )
 
 // scopeStore writes n raw v0 sessions over three directories and none, of
@@ -42,7 +43,7 @@ func scopeStore(t *testing.T, n int) *testStore {
 		case 6:
 			source = map[string]any{"kind": "plugin", "plugin": "session-archive"}
 		}
-		s.write(sessionSpec{Header: h, Encoding: sessionref.EncodingRaw, Batches: [][]string{{
+		s.write(sessionSpec{Header: h, Encoding: layout.EncodingRaw, Batches: [][]string{{
 			at("user/message", 0, created+1, map[string]any{"content": textBlocks(title), "source": source, "role": "user", "id": "m"}, opAppend),
 			at("session/title", 1, last, map[string]any{"title": title, "messageSeqs": []int{0}, "source": map[string]any{"kind": "provider"}}, ""),
 		}}})
@@ -73,7 +74,7 @@ func TestScopedCandidatesAreTheFilteredList(t *testing.T) {
 	}
 	childID := ""
 	for _, e := range snap.Sessions {
-		if e.Kind() == sessionref.KindSubagent && e.Cwd == "/w" {
+		if e.Kind() == dshlog.KindSubagent && e.Cwd == "/w" {
 			childID = e.ID
 			break
 		}
@@ -128,7 +129,7 @@ func TestScopeAdmits(t *testing.T) {
 	s.simple("person", "/w", fixtureTime, userMsg(0, "Fix it"), titleEvent(1, "Fix it"))
 	s.simple("elsewhere", "/o", fixtureTime+1, userMsg(0, "Fix that"), titleEvent(1, "Fix that"))
 	s.write(sessionSpec{Header: headerSpec{ID: "abcd1234-child", Cwd: "/w", HasCwd: true, CreatedAt: fixtureTime + 2, Parent: "person"},
-		Encoding: sessionref.EncodingRaw, Batches: [][]string{{userMsg(0, "Audit it"), titleEvent(1, "Audit it")}}})
+		Encoding: layout.EncodingRaw, Batches: [][]string{{userMsg(0, "Audit it"), titleEvent(1, "Audit it")}}})
 	s.simple("blank", "/w", fixtureTime+3)
 	snap := s.index().Snapshot()
 	for _, tt := range []struct {
@@ -166,13 +167,13 @@ func TestChildrenOf(t *testing.T) {
 	s.simple("parent", "/w", fixtureTime, userMsg(0, "Start"), titleEvent(1, "Parent"))
 	for i := 0; i < 4; i++ {
 		s.write(sessionSpec{Header: headerSpec{ID: fmt.Sprintf("child-%d", i), Cwd: "/w", HasCwd: true, CreatedAt: fixtureTime + 1 + int64(i), Parent: "parent"},
-			Encoding: sessionref.EncodingRaw, Batches: [][]string{{userMsg(0, "Audit")}}})
+			Encoding: layout.EncodingRaw, Batches: [][]string{{userMsg(0, "Audit")}}})
 	}
 	fork := headerLine(headerSpec{ID: "fork-1", Cwd: "/w", HasCwd: true, CreatedAt: fixtureTime + 10})
 	fork = strings.Replace(fork, `"delegationDepth":0`, `"delegationDepth":0,"parentSession":"parent","seedLength":2`, 1)
 	dir := s.sessionDir(headerSpec{ID: "fork-1", Cwd: "/w", HasCwd: true})
 	writeDir(t, dir)
-	writeLog(t, dir+"/session.jsonl", sessionref.EncodingRaw, fork, [][]string{{userMsg(0, "Start"), userMsg(1, "Branch")}})
+	writeLog(t, dir+"/session.jsonl", layout.EncodingRaw, fork, [][]string{{userMsg(0, "Start"), userMsg(1, "Branch")}})
 	s.simple("unrelated", "/w", fixtureTime+11, userMsg(0, "Other"))
 	snap := s.index().Snapshot()
 	c := snap.ChildrenOf("parent", 3)

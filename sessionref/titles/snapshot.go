@@ -1,8 +1,6 @@
 package titles
 
 import (
-	"github.com/dsh-refls/dsh-refls/sessionref"
-
 	"fmt"
 	"sort"
 	"strings"
@@ -11,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/idorder"
 )
 
@@ -21,9 +20,9 @@ type Snapshot struct {
 	Root string
 	// Sessions are the listed sessions, newest first (createdAt descending,
 	// ties by id).
-	Sessions []sessionref.Entry
+	Sessions []dshlog.Entry
 	// Skipped are sessions and files left out, with reasons.
-	Skipped []sessionref.Skipped
+	Skipped []dshlog.Skipped
 	// Updated is when this snapshot was published.
 	Updated time.Time
 	// Building is true until the first build finished.
@@ -50,10 +49,10 @@ type Snapshot struct {
 }
 
 // Locate finds a listed session by id. It implements prepare.Locator.
-func (s *Snapshot) Locate(id string) (sessionref.Entry, bool) {
+func (s *Snapshot) Locate(id string) (dshlog.Entry, bool) {
 	i, ok := s.byID[id]
 	if !ok {
-		return sessionref.Entry{}, false
+		return dshlog.Entry{}, false
 	}
 	return s.Sessions[i], true
 }
@@ -118,7 +117,7 @@ func (set *byteSet) covers(need *byteSet) bool {
 	return need[0]&^set[0] == 0 && need[1]&^set[1] == 0 && need[2]&^set[2] == 0 && need[3]&^set[3] == 0
 }
 
-func newSearchText(e *sessionref.Entry) searchText {
+func newSearchText(e *dshlog.Entry) searchText {
 	id, title, display := foldCase(e.ID), foldCase(e.Title), foldCase(e.DisplayTitle())
 	all := id + "\x00" + foldCase(e.Cwd) + "\x00" + title + "\x00" + display
 	// The parts are substrings of all: one string per session.
@@ -172,7 +171,7 @@ func (ix *Index) snapshotLocked(building bool, order []*tracked) *Snapshot {
 			}
 		}
 	}
-	snap.Sessions = make([]sessionref.Entry, 0, len(listed))
+	snap.Sessions = make([]dshlog.Entry, 0, len(listed))
 	// When the listed sessions are those of ix.cols in its order (the
 	// snapshot after LoadCache), the columns are shared, not copied.
 	reuse := repeated == 0 && ix.cols.len() == len(listed)
@@ -191,7 +190,7 @@ func (ix *Index) snapshotLocked(building bool, order []*tracked) *Snapshot {
 	own := make([]*tracked, 0, len(listed)) // whose search text is the snapshot's
 	snap.cwdOf = make([]int32, 0, len(listed))
 	snap.cwds = map[string]int32{}
-	parents := map[string]*sessionref.Entry{} // sessions whose catalog names children
+	parents := map[string]*dshlog.Entry{} // sessions whose catalog names children
 	for _, t := range listed {
 		if len(t.entry.ChildLabels) > 0 && (repeated == 0 || pos[t.entry.ID] >= 0) {
 			parents[t.entry.ID] = t.entry
@@ -200,7 +199,7 @@ func (ix *Index) snapshotLocked(building bool, order []*tracked) *Snapshot {
 	for _, t := range listed {
 		if repeated > 0 && pos[t.entry.ID] < 0 { // no lookup when no id repeats
 			reason := fmt.Sprintf("session id %q appears in %d directories; all are skipped", t.entry.ID, count[t.entry.ID])
-			snap.Skipped = append(snap.Skipped, sessionref.Skipped{Path: t.dir.Path(), Reason: reason})
+			snap.Skipped = append(snap.Skipped, dshlog.Skipped{Path: t.dir.Path(), Reason: reason})
 			ix.keepOwnSearch(t)
 			continue
 		}
@@ -271,7 +270,7 @@ func (ix *Index) snapshotLocked(building bool, order []*tracked) *Snapshot {
 }
 
 // appendSession lists e, numbering its cwd.
-func (snap *Snapshot) appendSession(e *sessionref.Entry) {
+func (snap *Snapshot) appendSession(e *dshlog.Entry) {
 	snap.Sessions = append(snap.Sessions, *e)
 	cwd := int32(-1)
 	if dir, has := e.EffectiveCwd(); has {
@@ -338,7 +337,7 @@ func (ix *Index) restoredSnapshotLocked(blocks []cacheBlock, rc *restoredCache, 
 		}
 	}
 	if parents {
-		byID := map[string]*sessionref.Entry{}
+		byID := map[string]*dshlog.Entry{}
 		for i := range listed {
 			if e := listed[i].entry; len(e.ChildLabels) > 0 {
 				byID[e.ID] = e
@@ -354,7 +353,7 @@ func (ix *Index) restoredSnapshotLocked(blocks []cacheBlock, rc *restoredCache, 
 	snap := &Snapshot{Root: ix.root, Updated: time.Now(), Building: true, scratch: &ix.scratch, orders: &snapshotOrders{}}
 	for i := rc.listed; i < len(rc.tracked); i++ {
 		t := &rc.tracked[i]
-		snap.Skipped = append(snap.Skipped, sessionref.Skipped{Path: t.dir.Path(), Reason: t.skipReason()})
+		snap.Skipped = append(snap.Skipped, dshlog.Skipped{Path: t.dir.Path(), Reason: t.skipReason()})
 	}
 	// The cwds are numbered in the order they first appear, as
 	// appendSession numbers them.
@@ -409,7 +408,7 @@ func (ix *Index) storeLocked(snap *Snapshot) {
 // each part straight into the columns through buf: publishing a build of
 // 100,000 sessions allocated ~16 MB of strings that were copied into the
 // columns and dropped.
-func (b *columnsBuilder) addEntry(e *sessionref.Entry, buf *[]byte) {
+func (b *columnsBuilder) addEntry(e *dshlog.Entry, buf *[]byte) {
 	s := appendFolded((*buf)[:0], e.ID)
 	idLen := len(s)
 	s = appendFolded(append(s, 0), e.Cwd)
@@ -463,7 +462,7 @@ func (ix *Index) listedLocked(snap *Snapshot, order []*tracked) []*tracked {
 			listed = append(listed, t)
 		} else {
 			t.col, t.fresh = 0, nil // read again before it is listed
-			snap.Skipped = append(snap.Skipped, sessionref.Skipped{Path: t.dir.Path(), Reason: t.skipReason()})
+			snap.Skipped = append(snap.Skipped, dshlog.Skipped{Path: t.dir.Path(), Reason: t.skipReason()})
 		}
 	}
 	var ids idorder.Order // ties on createdAt: dsh's localeCompare of ids (internal/idorder)
@@ -543,7 +542,7 @@ func cloneSearch(st searchText) searchText {
 
 // logNewSkips logs each skip reason once, when it first appears.
 func (ix *Index) logNewSkips(prev, next *Snapshot) {
-	old := map[sessionref.Skipped]bool{}
+	old := map[dshlog.Skipped]bool{}
 	if prev != nil {
 		for _, s := range prev.Skipped {
 			old[s] = true

@@ -1,8 +1,6 @@
 package titles
 
 import (
-	"github.com/dsh-refls/dsh-refls/sessionref"
-
 	"bufio"
 	"bytes"
 	"crypto/sha256"
@@ -60,7 +58,7 @@ type cachedSession struct {
 	DirName     string
 	LogName     string
 	DirModTime  int64
-	Entry       sessionref.Entry
+	Entry       dshlog.Entry
 	File        dshlog.FileIdentity
 	Skip        string
 	IdentityErr string
@@ -438,7 +436,7 @@ func findBlocks(f *os.File, size, off int64, count int) ([]cacheBlock, error) {
 // sessions), and the columns of the listed ones.
 type restoredCache struct {
 	tracked []tracked
-	entries []sessionref.Entry
+	entries []dshlog.Entry
 	// cwds is the cache's table of cwds.
 	cwds []cachedCwd
 	// text is the columns' text; each block reads its texts into its part.
@@ -460,7 +458,7 @@ func newRestoredCache(blocks []cacheBlock, count int) *restoredCache {
 		last := &blocks[n-1]
 		listed, text = last.firstListed+last.listed, last.textAt+last.text
 	}
-	rc := &restoredCache{tracked: make([]tracked, count), entries: make([]sessionref.Entry, count), text: make([]byte, text),
+	rc := &restoredCache{tracked: make([]tracked, count), entries: make([]dshlog.Entry, count), text: make([]byte, text),
 		cwdOf: make([]int32, listed), listed: listed}
 	rc.cols.spans, rc.cols.bytes, rc.cols.pairs = make([]searchSpan, listed), make([]byteSet, listed), make([]pairSet, listed)
 	// The text is not written again once every block has read its part
@@ -637,11 +635,11 @@ func (ix *Index) restoreBlock(b *cacheBlock, body []byte, rc *restoredCache, ld 
 // restore rebuilds one tracked session from the cache into t, whose entry
 // e is, deriving every path (ld holds the log path the names were decoded
 // into).
-func (ix *Index) restore(s *cachedSession, ld *cacheLoad, t *tracked, e *sessionref.Entry) error {
-	if !isPlainName(s.ProjectName) || !sessionref.IsProjectDirName(s.ProjectName) || !isPlainName(s.DirName) || !isPlainName(s.LogName) {
+func (ix *Index) restore(s *cachedSession, ld *cacheLoad, t *tracked, e *dshlog.Entry) error {
+	if !isPlainName(s.ProjectName) || !dshlog.IsProjectDirName(s.ProjectName) || !isPlainName(s.DirName) || !isPlainName(s.LogName) {
 		return fmt.Errorf("entry names a path outside the layout: %q/%q/%q", s.ProjectName, s.DirName, s.LogName)
 	}
-	gen, enc, ok := sessionref.ParseLogName(s.LogName)
+	gen, enc, ok := dshlog.ParseLogName(s.LogName)
 	if !ok {
 		return fmt.Errorf("entry names %q, which is not a session log name", s.LogName)
 	}
@@ -652,7 +650,7 @@ func (ix *Index) restore(s *cachedSession, ld *cacheLoad, t *tracked, e *session
 	if dirEnd < 0 {
 		return fmt.Errorf("entry names %q, longer than its log path", s.LogName)
 	}
-	d, ok := sessionref.MakeSessionDir(s.ProjectName, s.DirName, logPath[:dirEnd], sessionref.LogFile{Path: logPath, Encoding: enc, Generation: gen}, s.DirModTime)
+	d, ok := dshlog.MakeSessionDir(s.ProjectName, s.DirName, logPath[:dirEnd], dshlog.LogFile{Path: logPath, Encoding: enc, Generation: gen}, s.DirModTime)
 	if !ok {
 		return fmt.Errorf("entry's log path is not <root>/%s/%s/%s", s.ProjectName, s.DirName, s.LogName)
 	}
@@ -662,7 +660,7 @@ func (ix *Index) restore(s *cachedSession, ld *cacheLoad, t *tracked, e *session
 	*t = tracked{dir: d, entry: e, file: s.File, started: s.Started, tailLen: uint8(s.TailLen), tailSum: s.TailSum}
 	t.setReasons(s.Skip, s.IdentityErr)
 	e.Path, e.Encoding, e.Generation = d.Log.Path, enc, gen
-	e.Title, e.DescriptorLabel = sessionref.CapLabel(e.Title), sessionref.CapLabel(e.DescriptorLabel)
+	e.Title, e.DescriptorLabel = dshlog.CapLabel(e.Title), dshlog.CapLabel(e.DescriptorLabel)
 	if t.skipReason() == "" {
 		if !t.started {
 			return fmt.Errorf("listed entry in %s has no header", s.DirName)
@@ -676,7 +674,7 @@ func (ix *Index) restore(s *cachedSession, ld *cacheLoad, t *tracked, e *session
 
 // projectDir is layout.ProjectDir of e's cwd, e being the entry decoded last
 // (the cache's table computed it once per cwd).
-func (ld *cacheLoad) projectDir(e *sessionref.Entry) string {
+func (ld *cacheLoad) projectDir(e *dshlog.Entry) string {
 	if !e.HasCwd {
 		return layout.NoCwdDir
 	}
@@ -686,7 +684,7 @@ func (ld *cacheLoad) projectDir(e *sessionref.Entry) string {
 // cachedSearchFits reports whether all, the search text the cache holds
 // for e, has the parts s gives it, and its id part is e's id folded: a
 // text an older or forged cache got wrong is built from e instead.
-func cachedSearchFits(all []byte, s *cachedSession, e *sessionref.Entry) bool {
+func cachedSearchFits(all []byte, s *cachedSession, e *dshlog.Entry) bool {
 	li, lt, ld := s.SearchIDLen, s.SearchTitleLen, s.SearchDispLen
 	if li < 0 || lt < 0 || ld < 0 || li+lt+ld+3 > len(all) {
 		return false

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 )
@@ -60,7 +59,7 @@ func preparedText(t *testing.T, ix *Index, id string) string {
 	if !ok {
 		return "error: " + id + " is not listed"
 	}
-	p, err := sessionref.ReadNewest(context.Background(), e, &dshlog.FrameDecoder{Concurrency: 1})
+	p, err := dshlog.ReadNewest(context.Background(), e, &dshlog.FrameDecoder{Concurrency: 1})
 	if err != nil {
 		return "error: " + err.Error()
 	}
@@ -88,7 +87,7 @@ func TestForgedCacheEntriesServeNothingOutsideTheRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	outsideLog := filepath.Join(outsideDir, "session.jsonl")
-	writeLog(t, outsideLog, sessionref.EncodingRaw, headerLine(headerSpec{ID: id, Cwd: cwd, HasCwd: true, CreatedAt: fixtureTime}),
+	writeLog(t, outsideLog, layout.EncodingRaw, headerLine(headerSpec{ID: id, Cwd: cwd, HasCwd: true, CreatedAt: fixtureTime}),
 		[][]string{{userMsg(0, "OUTSIDE-LOG text"), titleEvent(1, "Victim")}})
 	good := filepath.Join(t.TempDir(), "index.gob")
 	if err := s.index().SaveCache(good); err != nil {
@@ -175,7 +174,7 @@ func TestCacheHoldsNoMessageText(t *testing.T) {
 	s := newTestStore(t)
 	raw := s.simple("tail-raw", "/work/t", fixtureTime, titleEvent(0, "Tail"), tailLine(1, "the reply ends with TAILSECRET"))
 	s.write(sessionSpec{Header: headerSpec{ID: "tail-zstd", Cwd: "/work/t", HasCwd: true, CreatedAt: fixtureTime + 1},
-		Encoding: sessionref.EncodingZstd, Batches: [][]string{{titleEvent(0, "Tail"), tailLine(1, "the reply ends with TAILSECRET")}}})
+		Encoding: layout.EncodingZstd, Batches: [][]string{{titleEvent(0, "Tail"), tailLine(1, "the reply ends with TAILSECRET")}}})
 	cache := filepath.Join(t.TempDir(), "index.gob")
 	if err := s.index().SaveCache(cache); err != nil {
 		t.Fatal(err)

@@ -1,7 +1,7 @@
 package titles
 
 import (
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 
 	"bufio"
@@ -494,9 +494,9 @@ const minSessionBytes = 32 + 32
 // the directory name's bytes when they are equal, origins are interned,
 // and ld.project is set to the cwd's project directory: the same values in
 // fewer strings.
-func (r *cacheReader) session(s *cachedSession, e *sessionref.Entry, cwds []cachedCwd, ld *cacheLoad) (searchLen, cwd int) {
+func (r *cacheReader) session(s *cachedSession, e *dshlog.Entry, cwds []cachedCwd, ld *cacheLoad) (searchLen, cwd int) {
 	*s = cachedSession{}
-	*e = sessionref.Entry{}
+	*e = dshlog.Entry{}
 	if ld == nil {
 		s.ProjectName = r.string()
 		s.DirName = r.string()
@@ -580,7 +580,7 @@ const (
 )
 
 // kindBits packs e's Prompt, Seeded and Described.
-func kindBits(e *sessionref.Entry) int {
+func kindBits(e *dshlog.Entry) int {
 	b := int(e.Prompt)
 	if e.Seeded {
 		b |= kindBitSeeded
@@ -593,11 +593,11 @@ func kindBits(e *sessionref.Entry) int {
 
 // setKindBits unpacks kindBits into e; false when b holds bits or a prompt
 // no writer gives.
-func setKindBits(e *sessionref.Entry, b int64) bool {
-	if b < 0 || b > kindBitsPrompt|kindBitSeeded|kindBitDescribed || sessionref.Prompt(b&kindBitsPrompt) > sessionref.PromptWebhook {
+func setKindBits(e *dshlog.Entry, b int64) bool {
+	if b < 0 || b > kindBitsPrompt|kindBitSeeded|kindBitDescribed || dshlog.Prompt(b&kindBitsPrompt) > dshlog.PromptWebhook {
 		return false
 	}
-	e.Prompt = sessionref.Prompt(b & kindBitsPrompt)
+	e.Prompt = dshlog.Prompt(b & kindBitsPrompt)
 	e.Seeded, e.Described = b&kindBitSeeded != 0, b&kindBitDescribed != 0
 	return true
 }

@@ -12,7 +12,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 )
 
@@ -33,7 +33,7 @@ func fillEvery(t *testing.T, v reflect.Value, seed int) {
 		case reflect.Uint64:
 			f.SetUint(uint64(n) << 40)
 		case reflect.Uint8: // Entry.Prompt: the last value the cache accepts
-			f.SetUint(uint64(sessionref.PromptWebhook))
+			f.SetUint(uint64(dshlog.PromptWebhook))
 		case reflect.Map:
 			f.Set(reflect.ValueOf(map[string]string{"child-a": "label a", "child-b": ""}))
 		case reflect.Array:
@@ -95,7 +95,7 @@ func TestCacheCodecKeepsEveryField(t *testing.T) {
 	text := body[h.size-h.text:]
 	for i, want := range cf.Sessions {
 		var got cachedSession
-		var e sessionref.Entry
+		var e dshlog.Entry
 		n, cwd := r.session(&got, &e, cwds, ld)
 		if r.err != nil {
 			t.Fatal(r.err)
@@ -218,13 +218,13 @@ func TestCacheReaderIntIsVarint(t *testing.T) {
 // the cache unusable instead of classifying sessions at random.
 func TestCacheRefusesUnknownKindBits(t *testing.T) {
 	for _, bad := range []int64{3, 16, -1} {
-		var e sessionref.Entry
+		var e dshlog.Entry
 		if setKindBits(&e, bad) {
 			t.Errorf("setKindBits(%d) accepted", bad)
 		}
 	}
 	for b := int64(0); b < 16; b++ {
-		var e sessionref.Entry
+		var e dshlog.Entry
 		if ok := setKindBits(&e, b); ok != (b&kindBitsPrompt != 3) {
 			t.Errorf("setKindBits(%d) = %v", b, ok)
 		} else if ok && int64(kindBits(&e)) != b {

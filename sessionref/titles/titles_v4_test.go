@@ -3,7 +3,7 @@ package titles
 import (
 	"testing"
 
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 )
 
 // TestDisplayTitlesByFormat pins the display-title rules: in v4 the last
@@ -19,7 +19,7 @@ func TestDisplayTitlesByFormat(t *testing.T) {
 	s := newTestStore(t)
 	write := func(id string, version int, parent string, events ...string) {
 		s.write(sessionSpec{Header: headerSpec{ID: id, Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime, Version: version, Parent: parent},
-			Encoding: sessionref.EncodingZstd, Generation: version, Batches: [][]string{events}})
+			Encoding: layout.EncodingZstd, Generation: version, Batches: [][]string{events}})
 	}
 	write("parent", 4, "", userMsg(0, "spawn children"), titleEvent(1, "Parent title"),
 		catalogEvent(2, "child-none", "Catalogued label"), catalogEvent(3, "child-v2-last", "Catalogued too"), catalogEvent(4, "child-v3", "Not used"),
@@ -34,7 +34,7 @@ func TestDisplayTitlesByFormat(t *testing.T) {
 	write("child-none", 4, "parent", titleEvent(0, "Child title"))
 	write("orphan", 4, "not-indexed", titleEvent(0, "Orphan title"))
 	s.write(sessionSpec{Header: headerSpec{ID: "child-v0", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime},
-		Encoding: sessionref.EncodingRaw, Batches: [][]string{{titleEvent(0, "v0 title"), descriptorEvent(1, 2, ptr("v0 label")),
+		Encoding: layout.EncodingRaw, Batches: [][]string{{titleEvent(0, "v0 title"), descriptorEvent(1, 2, ptr("v0 label")),
 			descriptorEvent(2, 3, ptr("v3 in a v0 log"))}}})
 	snap := s.index().Snapshot()
 	for id, want := range map[string]string{

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 )
 
 // TestIndexRewriteInPlaceIsReadAgain changes a byte before the resume
@@ -72,7 +72,7 @@ func TestTrackedStaysSmall(t *testing.T) {
 	// A snapshot holds one Entry and one searchSpan per listed session.
 	// 240 bytes until WorkDir (dsh 0.2.1's effective directory) took 16
 	// more: 1.6 MB at 100,000 sessions.
-	if n := unsafe.Sizeof(sessionref.Entry{}); n > 256 {
+	if n := unsafe.Sizeof(dshlog.Entry{}); n > 256 {
 		t.Errorf("Entry is %d bytes, more than the 256 it was cut to (its bools share a word)", n)
 	}
 	if n := unsafe.Sizeof(searchSpan{}); n > 20 {
@@ -86,7 +86,7 @@ func TestTrackedStaysSmall(t *testing.T) {
 func TestMakeSessionDirNamesAreTheLogPaths(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "sessions")
 	dir := filepath.Join(root, "--home-u-p--", "abc")
-	d, ok := sessionref.MakeSessionDir("--home-u-p--", "abc", dir, sessionref.LogFile{Path: filepath.Join(dir, "session.jsonl")}, 7)
+	d, ok := dshlog.MakeSessionDir("--home-u-p--", "abc", dir, dshlog.LogFile{Path: filepath.Join(dir, "session.jsonl")}, 7)
 	if !ok {
 		t.Fatal("refused root/project/session/log")
 	}
@@ -99,7 +99,7 @@ func TestMakeSessionDirNamesAreTheLogPaths(t *testing.T) {
 		{"--other--", "abc", dir, filepath.Join(dir, "session.jsonl")},                            // not its project
 		{"--home-u-p--", "abc", dir, dir},                                                         // no log name
 	} {
-		if _, ok := sessionref.MakeSessionDir(c.project, c.name, c.dir, sessionref.LogFile{Path: c.log}, 0); ok {
+		if _, ok := dshlog.MakeSessionDir(c.project, c.name, c.dir, dshlog.LogFile{Path: c.log}, 0); ok {
 			t.Errorf("accepted %+v", c)
 		}
 	}

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
-	"github.com/dsh-refls/dsh-refls/sessionref"
+	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
@@ -159,7 +159,7 @@ func Rebuild(t testing.TB, ix *titles.Index) {
 
 // MustLocate is the session id that snap lists; the test fails when it
 // lists none.
-func MustLocate(t testing.TB, snap *titles.Snapshot, id string) sessionref.Entry {
+func MustLocate(t testing.TB, snap *titles.Snapshot, id string) dshlog.Entry {
 	t.Helper()
 	e, ok := snap.Locate(id)
 	if !ok {
@@ -171,7 +171,7 @@ func MustLocate(t testing.TB, snap *titles.Snapshot, id string) sessionref.Entry
 // ListedSession writes a raw store holding one session, "read", with cwd
 // /w and one question and answer, and indexes it: it returns the log's path
 // and the session's entry, for a test that changes the log and reads it.
-func ListedSession(t testing.TB) (path string, e sessionref.Entry) {
+func ListedSession(t testing.TB) (path string, e dshlog.Entry) {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "sessions")
 	path, err := dshgen.NewSession("read").Cwd("/w").Turn(func(t *dshgen.Turn) {
@@ -186,7 +186,7 @@ func ListedSession(t testing.TB) (path string, e sessionref.Entry) {
 
 // CheckListed checks that the index lists a session with the facts the
 // generator recorded and offers it as a candidate under its title.
-func CheckListed(t testing.TB, snap *titles.Snapshot, want dshgen.Expected, checkSeq bool) sessionref.Entry {
+func CheckListed(t testing.TB, snap *titles.Snapshot, want dshgen.Expected, checkSeq bool) dshlog.Entry {
 	t.Helper()
 	e, ok := snap.Locate(want.ID)
 	if !ok {
