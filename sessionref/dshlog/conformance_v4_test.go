@@ -1,4 +1,4 @@
-package sessionref_test
+package dshlog_test
 
 import (
 	"path/filepath"

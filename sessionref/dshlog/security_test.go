@@ -3,7 +3,7 @@
 // The path-confinement test watches file opens with inotify, which only
 // Linux has; the other checks here run wherever that one does.
 
-package sessionref_test
+package dshlog_test
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 //go:build linux
 
-package sessionref_test
+package dshlog_test
 
 import (
 	"strings"
