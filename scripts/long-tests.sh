@@ -8,7 +8,7 @@
 # that calls longtest.Require.
 #
 # ./server's (the cancellation storm, oversized frames beside requests in
-# flight, many edits) and sessionref's (64 MB lines) run with the race
+# flight, many edits) and sessionref/dshlog's (64 MB lines) run with the race
 # detector: they drive the code in-process. The cmd/dsh-refls ones and the
 # soak run without it: they drive a separately built binary (not built with
 # -race) and check its memory, backpressure and latency; -race there only

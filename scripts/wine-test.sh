@@ -56,15 +56,15 @@ printf '{"Replace":{"%s":"%s"}}\n' "$at" "$work/at_windows.go" >"$work/overlay.j
 # Tests not run under Wine, with the reason. Slow ones are left out to keep
 # the step within a few minutes; the Linux run covers them.
 declare -A notrun=(
-  [sessionref:TestResolveRoot]="expects POSIX absolute paths (/srv/sessions); Windows makes them Z:\\\\srv\\\\sessions"
+  [dshlog:TestResolveRoot]="expects POSIX absolute paths (/srv/sessions); Windows makes them Z:\\\\srv\\\\sessions"
   [prepare:TestPrepareTextTwoSources]="checks POSIX modes 0600/0700 of the spill files; Windows has none (docs/editors.md: the profile ACL protects them)"
   [prepare:TestPromptAndSpillBytesAreDsh]="compares spill paths and modes with dsh's POSIX output"
-  [sessionref:TestStaleCacheTempsAreRemoved]="needs a symbolic link beside the cache; Wine 8 does not resolve the links os.Symlink makes"
-  [sessionref:TestHugeLine]="slow under Wine (50 s); runs on Linux"
+  [titles:TestStaleCacheTempsAreRemoved]="needs a symbolic link beside the cache; Wine 8 does not resolve the links os.Symlink makes"
+  [dshlog:TestHugeLine]="slow under Wine (50 s); runs on Linux"
   [prepare:TestPrepareHugeLine]="slow under Wine (50 s); runs on Linux"
-  [sessionref:TestTruncatedCacheIsUnusable]="slow under Wine (35 s at load 12: a file written and loaded per cut length); platform-free decoding of the cache bytes, runs on Linux"
-  [sessionref:TestProjectionFastPathMatchesReference]="slow under Wine (24 s at load 12: a log file per hostile line, header, encoding and tear); platform-free parsing, runs on Linux"
-  [sessionref:TestCandidatesMatchOracle]="slow under Wine (53 s: 2,500 generated sessions, 750 queries against the oracle); platform-free ranking logic, runs on Linux"
+  [titles:TestTruncatedCacheIsUnusable]="slow under Wine (35 s at load 12: a file written and loaded per cut length); platform-free decoding of the cache bytes, runs on Linux"
+  [dshlog:TestProjectionFastPathMatchesReference]="slow under Wine (24 s at load 12: a log file per hostile line, header, encoding and tear); platform-free parsing, runs on Linux"
+  [titles:TestCandidatesMatchOracle]="slow under Wine (53 s: 2,500 generated sessions, 750 queries against the oracle); platform-free ranking logic, runs on Linux"
   [fileref:TestApply]="symbolic links: Wine 8 does not resolve the links os.Symlink makes"
   [fileref:TestApplyThroughSymlinkedRoot]="symbolic links: Wine 8 does not resolve the links os.Symlink makes"
   [fileref:TestStatMention]="symbolic links: Wine 8 does not resolve the links os.Symlink makes"
@@ -87,8 +87,9 @@ declare -A notrun=(
 # watched files on Windows paths (about 12 s; the whole package takes
 # minutes under Wine).
 declare -A only=([server]='^(TestURI|TestPathToURI|TestSamePath|TestCompletion|TestResolve|TestHover|TestDiagnostics|TestCustomMethods|TestConfigurationReplaces|TestWatched|TestWorkspaceWatched|TestRefused)')
-# sessionref, the longest (about 50 s under Wine), first.
-pkgs=(sessionref server sessionref/prepare fileref watch fileref/ignore completion)
+# The reader's and the title index's tests, the longest (about 50 s together
+# under Wine when they were one package), first.
+pkgs=(sessionref/dshlog sessionref/titles server sessionref/prepare sessionref fileref watch fileref/ignore completion)
 
 # Every name in notrun must still be a test of its package, and every
 # alternative of an only pattern must still match one: a renamed test would
@@ -167,8 +168,9 @@ for i in "${!pkgs[@]}"; do
         skip "$mod/$p" "${k#*:}" "${notrun[$k]}"
       fi
     done
-    # The timeout guards against a hang only: sessionref takes ~45 s here
-    # on the idle machine, and at load 15 it ran past 4 minutes.
+    # The timeout guards against a hang only: sessionref, when it held the
+    # reader and the title index, took ~45 s here on the idle machine, and
+    # at load 15 it ran past 4 minutes.
     args=(-test.v=test2json -test.count=1 -test.timeout=10m)
     if [ ${#skips[@]} -gt 0 ]; then
       args+=("-test.skip=^($(IFS='|'; echo "${skips[*]}"))\$")

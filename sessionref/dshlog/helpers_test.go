@@ -8,12 +8,13 @@ import (
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/logtest"
 )
 
-// This file holds the helpers the store, log, index, retention and prepare
-// tests share: they write dsh session logs by hand into t.TempDir() stores
-// laid out as SPEC §1.1 says, raw or as zstd frames.
+// This file holds the helpers the store and log tests share: they write
+// dsh session logs by hand into t.TempDir() stores laid out as SPEC §1.1
+// says, raw or as zstd frames.
 
 // The log-writing helpers live in internal/logtest, which the tests of
-// sessionref/prepare share; these are the names the tests here use.
+// sessionref/titles and sessionref/prepare share; these are the names the
+// tests here use.
 
 const fixtureTime = logtest.FixtureTime
 

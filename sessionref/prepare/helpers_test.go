@@ -12,7 +12,7 @@ import (
 )
 
 // The tests here write their session logs by hand with internal/logtest,
-// as the reader's tests in sessionref do, and find them through a title
+// as the reader's tests in sessionref/dshlog do, and find them through a title
 // index built over the store.
 
 // buildIndex builds the title index of s and fails the test on error.

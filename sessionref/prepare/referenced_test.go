@@ -20,7 +20,7 @@ import (
 // and for a log that cannot be read, or a request that ended, the
 // contract's READ_FAILED naming the session (and saying why for a newer
 // dsh's log) or CANCELLED. Why each read fails is the reader's test
-// (sessionref's TestReadNewest).
+// (dshlog's TestReadNewest).
 func TestReadReferenced(t *testing.T) {
 	tests := []struct {
 		name string

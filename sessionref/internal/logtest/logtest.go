@@ -1,5 +1,5 @@
 // Package logtest writes dsh session logs by hand, line by line, for the
-// tests of sessionref and of the packages above it: headers and events in
+// tests of sessionref/dshlog and of the packages above it: headers and events in
 // the shapes SPEC §1 gives, raw or as zstd frames, into t.TempDir() stores
 // laid out as SPEC §1.1 says.
 package logtest
