@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -59,10 +58,7 @@ func TestReadNewest(t *testing.T) {
 			}
 			p, err := dshlog.ReadNewest(context.Background(), e, &dshlog.FrameDecoder{Concurrency: 1})
 			if tt.says == "" && tt.is == nil {
-				want, werr := dshlog.ReadProjection(context.Background(), e)
-				if err != nil || werr != nil || !reflect.DeepEqual(p, want) || !p.HasCwd || p.Cwd != "/w" {
-					t.Fatalf("ReadNewest %+v, %v; want ReadProjection's %+v, %v, with cwd /w", p, err, want, werr)
-				}
+				storetest.WantListedRead(t, e, p, err)
 				return
 			}
 			if err == nil || p != nil || !strings.Contains(err.Error(), tt.says) || tt.is != nil && !tt.is(err) {

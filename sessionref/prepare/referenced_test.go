@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -58,10 +57,7 @@ func TestReadReferenced(t *testing.T) {
 			}
 			p, err := prepare.ReadReferenced(ctx, e, &dshlog.FrameDecoder{Concurrency: 1})
 			if tt.code == "" {
-				want, werr := dshlog.ReadProjection(context.Background(), e)
-				if err != nil || werr != nil || !reflect.DeepEqual(p, want) || !p.HasCwd || p.Cwd != "/w" {
-					t.Fatalf("ReadReferenced %+v, %v; want ReadProjection's %+v, %v, with cwd /w", p, err, want, werr)
-				}
+				storetest.WantListedRead(t, e, p, err)
 				return
 			}
 			if sessionref.CodeOf(err) != tt.code || !strings.Contains(err.Error(), tt.says) || p != nil {

@@ -184,6 +184,17 @@ func ListedSession(t testing.TB) (path string, e dshlog.Entry) {
 	return path, MustLocate(t, BuildIndex(t, root, titles.IndexOptions{}).Snapshot(), "read")
 }
 
+// WantListedRead fails the test unless p and err, a read of the
+// ListedSession e, are what ReadProjection reads of it, with the header's
+// cwd /w.
+func WantListedRead(t testing.TB, e dshlog.Entry, p *dshlog.Projection, err error) {
+	t.Helper()
+	want, werr := dshlog.ReadProjection(context.Background(), e)
+	if err != nil || werr != nil || !reflect.DeepEqual(p, want) || !p.HasCwd || p.Cwd != "/w" {
+		t.Fatalf("read %+v, %v; want ReadProjection's %+v, %v, with cwd /w", p, err, want, werr)
+	}
+}
+
 // CheckListed checks that the index lists a session with the facts the
 // generator recorded and offers it as a candidate under its title.
 func CheckListed(t testing.TB, snap *titles.Snapshot, want dshgen.Expected, checkSeq bool) dshlog.Entry {
