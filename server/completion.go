@@ -75,10 +75,10 @@ func (s *Server) completionCall(params json.RawMessage) (call, error) {
 }
 
 // complete builds the one list of sessions and files for the `@` token at
-// the cursor.
+// the cursor: it finds the token, then a listBuilder adds the sessions and
+// the files it names, and the list is ordered by rank.
 func (s *Server) complete(ctx context.Context, req completionRequest) (*completionList, error) {
 	caps := s.clientCaps()
-	cfg := s.config()
 	list := &completionList{Items: []completionItem{}}
 	m := NewMapper(req.doc.Text, caps.encoding)
 	if req.pos.Line >= m.LineCount() {
@@ -98,145 +98,205 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 	if !ok {
 		return list, nil
 	}
+	// Every answer depends on the query: clients must ask again on each
+	// keystroke instead of filtering this list themselves, or `@rate`
+	// would never reach what `@` did not list.
+	list.IsIncomplete = true
+	b := s.newListBuilder(req, m, line, lineStart, tok, list)
+	if err := b.addSessions(ctx); err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if err := b.addFiles(ctx); err != nil {
+		return nil, err
+	}
+	orderByRank(list.Items, b.ranks, b.fv, &b.match)
+	if b.cfg.Frecency && len(list.Items) > 0 {
+		s.rememberOffer(req.doc.URI, req.doc.Text, lineStart+tok.Start, list.Items)
+	}
+	return list, nil
+}
+
+// listBuilder adds the items of one completion list for the token tok of
+// line, each with its rank.
+type listBuilder struct {
+	s    *Server
+	caps clientCaps
+	cfg  Config
+	list *completionList
+	line string
+	tok  completion.Token
+	// edit writes newText over the token, as the client can apply it.
+	edit func(newText string) any
+	// self is the document's own path, never offered.
+	self string
+	// ranked is set when a typed word ranks sessions and files together
+	// (completion.Rank); a bare `@` or a directory lists sessions, then
+	// files.
+	ranked bool
+	// sq is the session query, its scope switch (`@all:`) applied; files
+	// match all that was typed.
+	sq sessionQuery
+	// ranks holds one rank per item of list.Items.
+	ranks []completion.Rank
+	// fv and match, with picks to rank by, say how each item matched
+	// (frecency.go).
+	fv    *frecencyView
+	match itemMatches
+}
+
+func (s *Server) newListBuilder(req completionRequest, m *Mapper, line string, lineStart int, tok completion.Token, list *completionList) listBuilder {
+	caps := s.clientCaps()
 	insertRange := m.Range(lineStart+tok.Start, lineStart+tok.Cursor)
 	replaceRange := m.Range(lineStart+tok.Start, lineStart+tok.End)
-	edit := func(newText string) any {
+	b := listBuilder{s: s, caps: caps, cfg: s.config(), list: list, line: line, tok: tok,
+		self: s.documentPath(req.doc.URI)}
+	b.edit = func(newText string) any {
 		if caps.insertReplace {
 			return insertReplaceEdit{NewText: newText, Insert: insertRange, Replace: replaceRange}
 		}
 		return textEdit{Range: replaceRange, NewText: newText}
 	}
-	// Every answer depends on the query: clients must ask again on each
-	// keystroke instead of filtering this list themselves, or `@rate`
-	// would never reach what `@` did not list.
-	list.IsIncomplete = true
-	self := s.documentPath(req.doc.URI)
-	// A typed word ranks sessions and files together (completion.Rank);
-	// a bare `@` or a directory lists sessions, then files.
-	ranked := tok.Query != "" && !tok.Quoted && !strings.Contains(tok.Query, "/")
-	var ranks []completion.Rank // one per item of list.Items
-	// With picks to rank by, how each item matched (frecency.go).
-	fv := s.frecencyFor(self)
-	var match itemMatches
-	// A scope switch (`@all:`) narrows sessions; files match all typed.
-	sq := s.sessionQueryOf(tok, cfg)
-	rankSessions := ranked && sq.text != ""
+	b.ranked = tok.Query != "" && !tok.Quoted && !strings.Contains(tok.Query, "/")
+	b.fv = s.frecencyFor(b.self)
+	b.sq = s.sessionQueryOf(tok, b.cfg)
+	return b
+}
 
-	if sess := s.currentSessions(); sess != nil && !tok.Quoted && !strings.Contains(sq.text, "/") {
-		snap := sess.Snapshot()
-		cands, _, err := snap.Candidates(titles.CandidateQuery{
-			Query: sq.text, TargetID: cfg.SessionID, TargetCwd: cfg.Cwd, Limit: cfg.CandidateLimit,
-			ByActivity: cfg.CandidateOrder != candidateOrderCreated, Scope: sq.scope,
-		})
-		if err != nil {
-			return nil, err
-		}
-		now := s.now()
-		// One allocation for the list: these items and the files'.
-		room := len(cands) + min(max(cfg.FileMaxResults, 0), maxPresizedFiles)
-		list.Items = slices.Grow(list.Items, room)
-		ranks = make([]completion.Rank, 0, room)
-		if fv != nil {
-			match = itemMatches{query: strings.ToLower(sq.text), sessions: cands, refs: make([]itemRef, 0, room)}
-		}
-		for i := range cands {
-			c := &cands[i]
-			item := completionItem{
-				Label:      c.DisplayTitle,
-				Kind:       completionKindReference,
-				FilterText: completion.FilterText(caps.client, line, tok, c.DisplayTitle, c.SessionID),
-				TextEdit:   edit(c.Mention),
-				Data:       &completionData{Kind: dataKindSession, SessionID: c.SessionID},
-			}
-			where, age := "", humanAge(now, c.CreatedAt)
-			switch {
-			case c.WorkingDirectory != nil: // where the session works now
-				where = path.Base(*c.WorkingDirectory)
-			case c.Cwd != nil:
-				where = path.Base(*c.Cwd)
-			}
-			if caps.labelDetails {
-				item.LabelDetails = &labelDetails{Description: age}
-				if where != "" {
-					item.LabelDetails.Detail = " " + where
-				}
-			} else {
-				item.Detail = strings.TrimPrefix(where+" · "+age, " · ")
-			}
-			list.Items = append(list.Items, item)
-			ranks = append(ranks, completion.SessionRank(!rankSessions || titles.WordMatch(*c, sq.text), !rankSessions || c.SameWorkspace, false))
-			if fv != nil {
-				match.refs = append(match.refs, itemRef{kind: refSession, i: int32(i)})
-			}
-		}
-		for _, b := range s.bodyItems(ctx, snap, line, tok, sq, cands, cfg, edit) {
-			list.Items = append(list.Items, b.item)
-			ranks = append(ranks, completion.SessionRank(false, b.sameWorkspace, true))
-			if fv != nil {
-				match.refs = append(match.refs, itemRef{kind: refBody})
-			}
-		}
+// add appends one item with its rank and, with picks to rank by, what it
+// matched as.
+func (b *listBuilder) add(item completionItem, rank completion.Rank, ref itemRef) {
+	b.list.Items = append(b.list.Items, item)
+	b.ranks = append(b.ranks, rank)
+	if b.fv != nil {
+		b.match.refs = append(b.match.refs, ref)
 	}
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
+}
+
+// addSessions adds the sessions the title index lists for the query, then
+// the ones found by what was said in them.
+func (b *listBuilder) addSessions(ctx context.Context) error {
+	sess := b.s.currentSessions()
+	if sess == nil || b.tok.Quoted || strings.Contains(b.sq.text, "/") {
+		return nil
 	}
-	if fh := s.files.Load(); fh != nil {
-		// A few more than the limit, so that the document itself and
-		// editor temporary files, left out below, do not shorten the list.
-		cands, _, err := fh.f.Search(ctx, tok.Query, cfg.FileMaxResults+searchSlack)
-		if err != nil {
-			return nil, fmt.Errorf("searching workspace files for %q: %w", tok.Query, err)
-		}
-		offered, room := 0, len(cands)
-		if cfg.FileMaxResults > 0 {
-			room = min(room, cfg.FileMaxResults) // what is offered at most
-		}
-		list.Items = slices.Grow(list.Items, room)
-		if fv != nil {
-			match.files, match.fileQuery = cands, tok.Query
-		}
-		for fi, f := range cands {
-			if offered == cfg.FileMaxResults && cfg.FileMaxResults > 0 {
-				break
-			}
-			if !completion.Offerable(f.Path) || samePath(f.Path, self) || (f.Kind != fileref.KindDirectory && completion.EditorTemporary(f.Path)) {
-				continue
-			}
-			offered++
-			ckind := completionKindFile
-			label := f.Path
-			if f.Kind == fileref.KindDirectory {
-				ckind = completionKindFolder
-				label = strings.TrimSuffix(f.Path, "/") + "/"
-			}
-			item := completionItem{
-				Label:      label,
-				Kind:       ckind,
-				FilterText: completion.FilterText(caps.client, line, tok, label),
-				TextEdit:   edit(completion.InsertFile(f.Path, f.Kind, tok.Quoted)),
-				Data:       &completionData{Kind: dataKindFile, Path: f.Path},
-			}
-			if f.Ignored {
-				item.Detail = "ignored"
-			} else if f.Kind == fileref.KindDirectory {
-				directoryRow(&item, fh.f, f.Path, caps.labelDetails)
-			}
-			list.Items = append(list.Items, item)
-			r := completion.RankFile
-			if ranked {
-				r = completion.FileRank(f.Path, tok.Query)
-			}
-			ranks = append(ranks, r)
-			if fv != nil {
-				match.refs = append(match.refs, itemRef{kind: refFile, i: int32(fi)})
-			}
-		}
+	snap := sess.Snapshot()
+	cfg := b.cfg
+	cands, _, err := snap.Candidates(titles.CandidateQuery{
+		Query: b.sq.text, TargetID: cfg.SessionID, TargetCwd: cfg.Cwd, Limit: cfg.CandidateLimit,
+		ByActivity: cfg.CandidateOrder != candidateOrderCreated, Scope: b.sq.scope,
+	})
+	if err != nil {
+		return err
 	}
-	orderByRank(list.Items, ranks, fv, &match)
-	if cfg.Frecency && len(list.Items) > 0 {
-		s.rememberOffer(req.doc.URI, req.doc.Text, lineStart+tok.Start, list.Items)
+	now := b.s.now()
+	// One allocation for the list: these items and the files'.
+	room := len(cands) + min(max(cfg.FileMaxResults, 0), maxPresizedFiles)
+	b.list.Items = slices.Grow(b.list.Items, room)
+	b.ranks = make([]completion.Rank, 0, room)
+	if b.fv != nil {
+		b.match = itemMatches{query: strings.ToLower(b.sq.text), sessions: cands, refs: make([]itemRef, 0, room)}
 	}
-	return list, nil
+	rankSessions := b.ranked && b.sq.text != ""
+	for i := range cands {
+		c := &cands[i]
+		rank := completion.SessionRank(!rankSessions || titles.WordMatch(*c, b.sq.text), !rankSessions || c.SameWorkspace, false)
+		b.add(b.sessionItem(c, now), rank, itemRef{kind: refSession, i: int32(i)})
+	}
+	for _, body := range b.s.bodyItems(ctx, snap, b.line, b.tok, b.sq, cands, cfg, b.edit) {
+		b.add(body.item, completion.SessionRank(false, body.sameWorkspace, true), itemRef{kind: refBody})
+	}
+	return nil
+}
+
+// sessionItem is the item of one listed session: its display title, where
+// it works and how old it is.
+func (b *listBuilder) sessionItem(c *titles.Candidate, now time.Time) completionItem {
+	item := completionItem{
+		Label:      c.DisplayTitle,
+		Kind:       completionKindReference,
+		FilterText: completion.FilterText(b.caps.client, b.line, b.tok, c.DisplayTitle, c.SessionID),
+		TextEdit:   b.edit(c.Mention),
+		Data:       &completionData{Kind: dataKindSession, SessionID: c.SessionID},
+	}
+	where, age := "", humanAge(now, c.CreatedAt)
+	switch {
+	case c.WorkingDirectory != nil: // where the session works now
+		where = path.Base(*c.WorkingDirectory)
+	case c.Cwd != nil:
+		where = path.Base(*c.Cwd)
+	}
+	if b.caps.labelDetails {
+		item.LabelDetails = &labelDetails{Description: age}
+		if where != "" {
+			item.LabelDetails.Detail = " " + where
+		}
+	} else {
+		item.Detail = strings.TrimPrefix(where+" · "+age, " · ")
+	}
+	return item
+}
+
+// addFiles adds the workspace files and directories that match what was
+// typed, leaving out the document itself and editor temporary files.
+func (b *listBuilder) addFiles(ctx context.Context) error {
+	fh := b.s.files.Load()
+	if fh == nil {
+		return nil
+	}
+	limit, query := b.cfg.FileMaxResults, b.tok.Query
+	// A few more than the limit, so that the files left out below do not
+	// shorten the list.
+	cands, _, err := fh.f.Search(ctx, query, limit+searchSlack)
+	if err != nil {
+		return fmt.Errorf("searching workspace files for %q: %w", query, err)
+	}
+	offered, room := 0, len(cands)
+	if limit > 0 {
+		room = min(room, limit) // what is offered at most
+	}
+	b.list.Items = slices.Grow(b.list.Items, room)
+	if b.fv != nil {
+		b.match.files, b.match.fileQuery = cands, query
+	}
+	for fi, f := range cands {
+		if offered == limit && limit > 0 {
+			break
+		}
+		if !completion.Offerable(f.Path) || samePath(f.Path, b.self) || (f.Kind != fileref.KindDirectory && completion.EditorTemporary(f.Path)) {
+			continue
+		}
+		offered++
+		rank := completion.RankFile
+		if b.ranked {
+			rank = completion.FileRank(f.Path, query)
+		}
+		b.add(b.fileItem(fh.f, f), rank, itemRef{kind: refFile, i: int32(fi)})
+	}
+	return nil
+}
+
+// fileItem is the item of one file or directory of the workspace.
+func (b *listBuilder) fileItem(files Files, f FileCandidate) completionItem {
+	ckind, label := completionKindFile, f.Path
+	if f.Kind == fileref.KindDirectory {
+		ckind, label = completionKindFolder, strings.TrimSuffix(f.Path, "/")+"/"
+	}
+	item := completionItem{
+		Label:      label,
+		Kind:       ckind,
+		FilterText: completion.FilterText(b.caps.client, b.line, b.tok, label),
+		TextEdit:   b.edit(completion.InsertFile(f.Path, f.Kind, b.tok.Quoted)),
+		Data:       &completionData{Kind: dataKindFile, Path: f.Path},
+	}
+	if f.Ignored {
+		item.Detail = "ignored"
+	} else if f.Kind == fileref.KindDirectory {
+		directoryRow(&item, files, f.Path, b.caps.labelDetails)
+	}
+	return item
 }
 
 // orderByRank puts items in the order of their ranks (ranks[i] is the
