@@ -111,19 +111,14 @@ func (s *Server) codeActions(ctx context.Context, doc document, r Range) ([]code
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	sessions := sessionref.FindMentions(doc.Text)
-	var snap *titles.Snapshot
-	if len(sessions) > 0 {
+	fx := &fixer{s: s, doc: doc, m: m, sessions: sessionref.FindMentions(doc.Text), files: fileMentionsIn(doc.Text, m)}
+	if len(fx.sessions) > 0 {
 		// Fixes name sessions: wait for the index's first build.
 		ready, err := s.readySnapshot(ctx)
 		if err != nil {
 			return nil, err
 		}
-		snap = ready
-	}
-	files := fileMentionsIn(doc.Text, m)
-	edit := func(edits ...textEdit) *workspaceEdit {
-		return &workspaceEdit{Changes: map[string][]textEdit{doc.URI: edits}}
+		fx.snap = ready
 	}
 	tooMany := false
 	for _, d := range diags {
@@ -132,89 +127,135 @@ func (s *Server) codeActions(ctx context.Context, doc document, r Range) ([]code
 		if end < from || start > to {
 			continue
 		}
-		one := []diagnostic{d}
 		switch sessionref.Code(d.Code) {
 		case sessionref.CodeInvalidReference, sessionref.CodeReadFailed:
-			men, ok := sessionAt(sessions, start)
-			if !ok || snap == nil {
-				continue
-			}
-			if men.Err == nil {
-				if _, known := snap.Locate(men.SessionID); known {
-					continue // a log that cannot be read: no edit mends it
-				}
-			}
-			for i, e := range closestTitles(snap, men.Label, s.config().SessionID) {
-				mention := sessionref.Mention(e.DisplayTitle(), e.ID)
-				out = append(out, codeAction{
-					Title: "Replace with @[" + e.DisplayTitle() + "](…)", Kind: codeActionKindQuickFix, Diagnostics: one,
-					IsPreferred: i == 0, Edit: edit(textEdit{Range: d.Range, NewText: mention}),
-				})
-			}
+			out = fx.unknownSession(out, d, start)
 		case sessionref.CodeSelfReference:
-			out = append(out, codeAction{
-				Title: "Remove the reference to this session", Kind: codeActionKindQuickFix, Diagnostics: one,
-				IsPreferred: true, Edit: edit(removal(doc.Text, m, start, end)),
-			})
+			out = append(out, fx.fix("Remove the reference to this session", d, true, removal(doc.Text, m, start, end)))
 		case sessionref.CodeTooMany:
-			if tooMany {
-				continue
+			if !tooMany {
+				tooMany = true
+				out = append(out, fx.tooMany(d))
 			}
-			tooMany = true
-			var edits []textEdit
-			for _, sm := range s.extraMentions(sessions, snap) {
-				edits = append(edits, removal(doc.Text, m, sm.Start, sm.End))
-			}
-			out = append(out, codeAction{
-				Title: fmt.Sprintf("Remove the mentions beyond the first %d sessions", s.maxReferences()), Kind: codeActionKindQuickFix,
-				Diagnostics: one, IsPreferred: true, Edit: edit(edits...),
-			})
 		case sessionref.CodeBudgetExceeded:
-			men, ok := sessionAt(sessions, start)
-			if !ok || snap == nil || !s.clientCaps().features.showDocument {
-				continue
-			}
-			uri := PreviewURI(men.SessionID, previewTitle(snap, men.SessionID, men.Label))
-			out = append(out, codeAction{
-				Title: "Open recall preview", Kind: codeActionKindQuickFix, Diagnostics: one,
-				Command: &command{Title: "Open recall preview", Command: CommandOpenPreview, Arguments: []any{uri}},
-			})
+			out = fx.openPreview(out, d, start)
 		case codeDirectoryBudget:
-			fm, ok := fileAt(files, start)
-			if !ok {
-				continue
-			}
-			for _, n := range s.narrowingFixes(ctx, fm, s.config().DirectoryTokenBudget) {
-				out = append(out, codeAction{Title: n.title, Kind: codeActionKindQuickFix, Diagnostics: one, IsPreferred: n.preferred,
-					Edit: edit(textEdit{Range: d.Range, NewText: n.text})})
-			}
+			out = fx.narrowDirectory(ctx, out, d, start)
 		case "":
-			fm, ok := fileAt(files, start)
-			if !ok || !strings.Contains(d.Message, "does not exist") {
-				continue
-			}
-			for i, c := range s.closestPaths(ctx, fm.Path) {
-				out = append(out, codeAction{
-					Title: "Replace with " + c.Path, Kind: codeActionKindQuickFix, Diagnostics: one, IsPreferred: i == 0,
-					Edit: edit(textEdit{Range: d.Range, NewText: fileMentionText(c.Path, c.Kind, fm.Quoted, fm.Lines)}),
-				})
-			}
+			out = fx.missingFile(ctx, out, d, start)
 		}
 	}
-	// A bare dsh-session: URI is valid but reads better as a mention.
-	if snap != nil {
-		for _, men := range sessions {
-			if !men.Bare || men.Err != nil || men.End < from || men.Start > to {
-				continue
-			}
-			title := previewTitle(snap, men.SessionID, men.SessionID)
-			out = append(out, codeAction{
-				Title: "Write as @[" + title + "](…)", Kind: codeActionKindQuickFix, IsPreferred: true,
-				Edit: edit(textEdit{Range: m.Range(men.Start, men.End), NewText: sessionref.Mention(title, men.SessionID)}),
-			})
+	return fx.bareURIs(out, from, to), nil
+}
+
+// fixer makes the quick fixes of one document: its session and file
+// mentions, and the title index's snapshot when it names sessions.
+type fixer struct {
+	s        *Server
+	doc      document
+	m        *Mapper
+	sessions []sessionref.MentionSpan
+	files    []docFileMention
+	snap     *titles.Snapshot // nil when the document names no session
+}
+
+// edit is a workspace edit of the document.
+func (fx *fixer) edit(edits ...textEdit) *workspaceEdit {
+	return &workspaceEdit{Changes: map[string][]textEdit{fx.doc.URI: edits}}
+}
+
+// fix is a quick fix of d that applies edits.
+func (fx *fixer) fix(title string, d diagnostic, preferred bool, edits ...textEdit) codeAction {
+	return codeAction{Title: title, Kind: codeActionKindQuickFix, Diagnostics: []diagnostic{d}, IsPreferred: preferred, Edit: fx.edit(edits...)}
+}
+
+// unknownSession offers the listed sessions whose titles are closest to
+// the label of a mention that names no listed session. A listed session
+// whose log cannot be read gets none: no edit mends it.
+func (fx *fixer) unknownSession(out []codeAction, d diagnostic, start int) []codeAction {
+	men, ok := sessionAt(fx.sessions, start)
+	if !ok || fx.snap == nil {
+		return out
+	}
+	if men.Err == nil {
+		if _, known := fx.snap.Locate(men.SessionID); known {
+			return out
 		}
 	}
-	return out, nil
+	for i, e := range closestTitles(fx.snap, men.Label, fx.s.config().SessionID) {
+		mention := sessionref.Mention(e.DisplayTitle(), e.ID)
+		out = append(out, fx.fix("Replace with @["+e.DisplayTitle()+"](…)", d, i == 0, textEdit{Range: d.Range, NewText: mention}))
+	}
+	return out
+}
+
+// tooMany removes every mention beyond the sessions a message may
+// reference, in one fix.
+func (fx *fixer) tooMany(d diagnostic) codeAction {
+	var edits []textEdit
+	for _, sm := range fx.s.extraMentions(fx.sessions, fx.snap) {
+		edits = append(edits, removal(fx.doc.Text, fx.m, sm.Start, sm.End))
+	}
+	return fx.fix(fmt.Sprintf("Remove the mentions beyond the first %d sessions", fx.s.maxReferences()), d, true, edits...)
+}
+
+// openPreview opens the recall preview of a session over its budget, for
+// a client that can show a document.
+func (fx *fixer) openPreview(out []codeAction, d diagnostic, start int) []codeAction {
+	men, ok := sessionAt(fx.sessions, start)
+	if !ok || fx.snap == nil || !fx.s.clientCaps().features.showDocument {
+		return out
+	}
+	uri := PreviewURI(men.SessionID, previewTitle(fx.snap, men.SessionID, men.Label))
+	return append(out, codeAction{
+		Title: "Open recall preview", Kind: codeActionKindQuickFix, Diagnostics: []diagnostic{d},
+		Command: &command{Title: "Open recall preview", Command: CommandOpenPreview, Arguments: []any{uri}},
+	})
+}
+
+// narrowDirectory offers narrower mentions of a directory over the token
+// budget.
+func (fx *fixer) narrowDirectory(ctx context.Context, out []codeAction, d diagnostic, start int) []codeAction {
+	fm, ok := fileAt(fx.files, start)
+	if !ok {
+		return out
+	}
+	for _, n := range fx.s.narrowingFixes(ctx, fm, fx.s.config().DirectoryTokenBudget) {
+		out = append(out, fx.fix(n.title, d, n.preferred, textEdit{Range: d.Range, NewText: n.text}))
+	}
+	return out
+}
+
+// missingFile offers the workspace paths closest to a mentioned file that
+// does not exist.
+func (fx *fixer) missingFile(ctx context.Context, out []codeAction, d diagnostic, start int) []codeAction {
+	fm, ok := fileAt(fx.files, start)
+	if !ok || !strings.Contains(d.Message, "does not exist") {
+		return out
+	}
+	for i, c := range fx.s.closestPaths(ctx, fm.Path) {
+		out = append(out, fx.fix("Replace with "+c.Path, d, i == 0, textEdit{Range: d.Range, NewText: fileMentionText(c.Path, c.Kind, fm.Quoted, fm.Lines)}))
+	}
+	return out
+}
+
+// bareURIs offers to write each bare dsh-session: URI in [from, to] as a
+// mention: it is valid, but reads better as one.
+func (fx *fixer) bareURIs(out []codeAction, from, to int) []codeAction {
+	if fx.snap == nil {
+		return out
+	}
+	for _, men := range fx.sessions {
+		if !men.Bare || men.Err != nil || men.End < from || men.Start > to {
+			continue
+		}
+		title := previewTitle(fx.snap, men.SessionID, men.SessionID)
+		out = append(out, codeAction{
+			Title: "Write as @[" + title + "](…)", Kind: codeActionKindQuickFix, IsPreferred: true,
+			Edit: fx.edit(textEdit{Range: fx.m.Range(men.Start, men.End), NewText: sessionref.Mention(title, men.SessionID)}),
+		})
+	}
+	return out
 }
 
 // maxReferences is the effective maxReferences setting.
