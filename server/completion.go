@@ -15,6 +15,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/completion"
 	"github.com/dsh-refls/dsh-refls/fileref"
+	"github.com/dsh-refls/dsh-refls/server/internal/render"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
 
@@ -221,7 +222,7 @@ func (b *listBuilder) sessionItem(c *titles.Candidate, now time.Time) completion
 		TextEdit:   b.edit(c.Mention),
 		Data:       &completionData{Kind: dataKindSession, SessionID: c.SessionID},
 	}
-	where, age := "", humanAge(now, c.CreatedAt)
+	where, age := "", render.Age(now, c.CreatedAt)
 	switch {
 	case c.WorkingDirectory != nil: // where the session works now
 		where = path.Base(*c.WorkingDirectory)
@@ -363,21 +364,6 @@ func sortText(rank int) string {
 
 // sortTextZeros pads sortText.
 const sortTextZeros = "00000"
-
-// humanAge says how long ago createdAt (ms) was.
-func humanAge(now time.Time, createdAtMs int64) string {
-	d := now.Sub(time.UnixMilli(createdAtMs))
-	switch {
-	case d < time.Minute:
-		return "just now"
-	case d < time.Hour:
-		return strconv.Itoa(int(d.Minutes())) + "m ago"
-	case d < 48*time.Hour:
-		return strconv.Itoa(int(d.Hours())) + "h ago"
-	default:
-		return strconv.Itoa(int(d.Hours()/24)) + "d ago"
-	}
-}
 
 func (s *Server) resolveCall(params json.RawMessage) (call, error) {
 	var item map[string]json.RawMessage

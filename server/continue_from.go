@@ -11,6 +11,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"github.com/dsh-refls/dsh-refls/server/internal/render"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
@@ -169,7 +170,7 @@ func unlinkMentions(text string) string {
 		if label == "" {
 			label = "session reference"
 		}
-		b.WriteString(text[at:sp.Start] + "[" + oneLine(label) + "]")
+		b.WriteString(text[at:sp.Start] + "[" + render.OneLine(label) + "]")
 		at = sp.End
 	}
 	b.WriteString(text[at:])
@@ -223,7 +224,7 @@ func (s *Server) continueActions(ctx context.Context, doc document, r Range) ([]
 	if len(out) > 1 {
 		// Several sessions in the range: each action names its own.
 		for i := range out {
-			out[i].Title = "Continue from " + shorten(labels[i], 60)
+			out[i].Title = "Continue from " + render.Shorten(labels[i], 60)
 			out[i].Command.Title = out[i].Title
 		}
 	}

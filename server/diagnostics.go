@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/dsh-refls/dsh-refls/fileref"
+	"github.com/dsh-refls/dsh-refls/server/internal/render"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
@@ -293,7 +293,7 @@ func (s *Server) computeDiagnostics(ctx context.Context, doc document) []diagnos
 			}
 			switch {
 			case men.Err != nil:
-				add(men.Start, men.End, severityError, sessionref.CodeInvalidReference, errorText(men.Err))
+				add(men.Start, men.End, severityError, sessionref.CodeInvalidReference, render.ErrorText(men.Err))
 				continue
 			case men.SessionID == cfg.SessionID && cfg.SessionID != "":
 				add(men.Start, men.End, severityError, sessionref.CodeSelfReference, "a session cannot reference itself")
@@ -323,7 +323,7 @@ func (s *Server) computeDiagnostics(ctx context.Context, doc document) []diagnos
 				if code == "" {
 					code = sessionref.CodeReadFailed
 				}
-				add(men.Start, men.End, severityError, code, errorText(err))
+				add(men.Start, men.End, severityError, code, render.ErrorText(err))
 			}
 		}
 	}
@@ -368,15 +368,4 @@ func needsIndex(mentions []sessionref.MentionSpan) bool {
 		}
 	}
 	return false
-}
-
-// errorText is the human text of an error for a person to read: the
-// contract codes it carries are taken out (the diagnostic's code and the
-// JSON-RPC error's data.code carry them once).
-func errorText(err error) string {
-	msg := err.Error()
-	for _, c := range sessionref.AllCodes {
-		msg = strings.ReplaceAll(msg, string(c)+": ", "")
-	}
-	return msg
 }

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/dsh-refls/dsh-refls/fileref"
+	"github.com/dsh-refls/dsh-refls/server/internal/render"
 )
 
 // Directory facts (issue 30 item 3): what a `@dir/` mention would bring
@@ -285,26 +286,26 @@ func (s *Server) directoryText(ctx context.Context, name, rel string, markdown b
 	var b strings.Builder
 	b.WriteString(name + ": directory · " + dirSummary(facts.Totals))
 	if facts.Dirs > 0 {
-		b.WriteString(" in " + plural(facts.Dirs, "folder", "folders") + " below")
+		b.WriteString(" in " + render.Plural(facts.Dirs, "folder", "folders") + " below")
 	}
 	var about []string
 	switch {
 	case facts.Partial:
 		about = append(about, fmt.Sprintf("Counting stopped after %v: at least %s and %s so far.",
-			fileref.DefaultFactsCap, plural(facts.Files, "file", "files"), humanBytes(facts.Bytes)))
+			fileref.DefaultFactsCap, render.Plural(facts.Files, "file", "files"), render.Bytes(facts.Bytes)))
 	case facts.Unmeasured > 0:
-		about = append(about, fmt.Sprintf("The sizes of %s are still being read: bytes and tokens are lower bounds.", plural(facts.Unmeasured, "file", "files")))
+		about = append(about, fmt.Sprintf("The sizes of %s are still being read: bytes and tokens are lower bounds.", render.Plural(facts.Unmeasured, "file", "files")))
 	}
 	est := fmt.Sprintf("Tokens: text bytes ÷ %d, dsh's own budget rule; dsh sends only the path, so this is what reading every counted file would bring.", fileref.BytesPerToken)
 	if facts.BinaryFiles > 0 {
-		est += fmt.Sprintf(" Not in it: %s (%s), binary by extension.", plural(facts.BinaryFiles, "file", "files"), humanBytes(facts.BinaryBytes))
+		est += fmt.Sprintf(" Not in it: %s (%s), binary by extension.", render.Plural(facts.BinaryFiles, "file", "files"), render.Bytes(facts.BinaryBytes))
 	}
 	about = append(about, est)
 	ignored := "Ignored paths (.gitignore, .dshignore, excludedDirectories) are never counted"
 	if facts.IgnoredCount > 0 {
 		names := make([]string, len(facts.IgnoredHere))
 		for i, n := range facts.IgnoredHere {
-			names[i] = quoteInline(n, markdown)
+			names[i] = render.InlineCode(n, markdown)
 		}
 		ignored += "; ignored here: " + strings.Join(names, ", ")
 		if more := facts.IgnoredCount - len(facts.IgnoredHere); more > 0 {
@@ -323,7 +324,7 @@ func (s *Server) directoryText(ctx context.Context, name, rel string, markdown b
 	tree.WriteString(strings.TrimSuffix(rel, "/") + "/\n")
 	writeTree(&tree, facts.Tree, facts.Rest, "")
 	if markdown {
-		fence := fenceFor(tree.String())
+		fence := render.Fence(tree.String())
 		fmt.Fprintf(&b, "\n\n%stext\n%s%s\n", fence, tree.String(), fence)
 	} else {
 		b.WriteString("\n\n" + tree.String())

@@ -13,6 +13,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"github.com/dsh-refls/dsh-refls/server/internal/render"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 )
@@ -201,7 +202,7 @@ func statusMarkdown(st statusResult) (string, error) {
 		case '"':
 			var str string
 			_ = json.Unmarshal(v, &str)
-			fmt.Fprintf(&b, "- **%s**: %s\n", key, quoteInline(str, true))
+			fmt.Fprintf(&b, "- **%s**: %s\n", key, render.InlineCode(str, true))
 		default:
 			fmt.Fprintf(&b, "- **%s**: %s\n", key, v)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
+	"github.com/dsh-refls/dsh-refls/server/internal/render"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
@@ -87,12 +88,12 @@ func toRPCError(ctx context.Context, err error) *jsonrpc2.Error {
 	}
 	var cfg *configError
 	if errors.As(err, &cfg) {
-		return withData(jsonrpc2.NewError(CodeInvalidConfig, errorText(err)),
+		return withData(jsonrpc2.NewError(CodeInvalidConfig, render.ErrorText(err)),
 			ErrorData{Code: sessionref.CodeInvalidConfig, Field: cfg.Field})
 	}
 	var serr *sessionref.Error
 	if errors.As(err, &serr) {
-		return withData(jsonrpc2.NewError(RPCCode(serr.Code), errorText(err)),
+		return withData(jsonrpc2.NewError(RPCCode(serr.Code), render.ErrorText(err)),
 			ErrorData{Code: serr.Code, SessionID: serr.SessionID})
 	}
 	if errors.Is(err, context.Canceled) || (ctx != nil && ctx.Err() != nil) {

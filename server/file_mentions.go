@@ -15,6 +15,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/completion"
 	"github.com/dsh-refls/dsh-refls/fileref"
+	"github.com/dsh-refls/dsh-refls/server/internal/render"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 )
 
@@ -151,7 +152,7 @@ func rangeProblem(root string, fm completion.Mention, f fileref.FileFacts) (stri
 		return "", 0
 	}
 	if r.End > lines.Count {
-		return fmt.Sprintf("%s has %s: the range %s is past its end", fm.Path, plural(lines.Count, "line", "lines"), r), severityWarning
+		return fmt.Sprintf("%s has %s: the range %s is past its end", fm.Path, render.Plural(lines.Count, "line", "lines"), r), severityWarning
 	}
 	return "", 0
 }
@@ -182,12 +183,12 @@ func (s *Server) fileMentionText(ctx context.Context, fm completion.Mention, mar
 		head = fmt.Sprintf("Line %d of %d", r.Start, lines.Count)
 	}
 	if lines.Cut {
-		head += fmt.Sprintf(" (the first %s shown)", plural(strings.Count(lines.Text, "\n"), "line", "lines"))
+		head += fmt.Sprintf(" (the first %s shown)", render.Plural(strings.Count(lines.Text, "\n"), "line", "lines"))
 	}
 	if !markdown {
 		return text + "\n\n" + head + "\n" + lines.Text
 	}
-	fence := fenceFor(lines.Text)
+	fence := render.Fence(lines.Text)
 	return fmt.Sprintf("%s\n\n%s\n\n%s%s\n%s%s\n", text, head, fence, fenceLanguage(fm.Path), lines.Text, fence)
 }
 

@@ -10,6 +10,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.uber.org/zap"
 
+	"github.com/dsh-refls/dsh-refls/server/internal/render"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
@@ -130,7 +131,7 @@ func hintText(p *prepare.Preview) string {
 	if st.RetainedMessages < st.OriginalMessages || st.Truncated {
 		return fmt.Sprintf("· truncated: %d of %d msgs kept", st.RetainedMessages, st.OriginalMessages)
 	}
-	return fmt.Sprintf("· %s · %s", plural(st.RetainedMessages, "msg", "msgs"), hintBytes(p.RetainedTextBytes))
+	return fmt.Sprintf("· %s · %s", render.Plural(st.RetainedMessages, "msg", "msgs"), hintBytes(p.RetainedTextBytes))
 }
 
 // hintBytes writes a size with one decimal: "512 B", "3.4 KB", "1.2 MB".

@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/dsh-refls/dsh-refls/server/internal/render"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
@@ -156,7 +157,7 @@ func (s *Server) renderPreview(ctx context.Context, snap *titles.Snapshot, id st
 	if msg == nil {
 		why := fmt.Sprintf("This session holds no message from event %d now: its log changed since the search, or the event holds no text a reference would recall.", seq)
 		if readErr != nil {
-			why = "Cannot read this message now: " + errorText(readErr)
+			why = "Cannot read this message now: " + render.ErrorText(readErr)
 		}
 		return appendMessageSection(text, fmt.Sprintf("Event %d", seq), why, "", false), nil
 	}
@@ -199,10 +200,10 @@ func appendMessageSection(text, heading, note, body string, hasBody bool) previe
 	}
 	b.WriteString("\n")
 	start := b.Len()
-	b.WriteString("## " + escapeMarkdown(heading) + "\n\n")
+	b.WriteString("## " + render.Escape(heading) + "\n\n")
 	bodyAt := 0
 	if hasBody {
-		fence := fenceFor(body)
+		fence := render.Fence(body)
 		b.WriteString(fence + "text\n")
 		bodyAt = b.Len()
 		b.WriteString(body + "\n" + fence + "\n")

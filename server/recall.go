@@ -18,6 +18,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/completion"
 	"github.com/dsh-refls/dsh-refls/server/internal/memtune"
+	"github.com/dsh-refls/dsh-refls/server/internal/render"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/recall"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
@@ -439,11 +440,11 @@ func excerptMarkdown(m *recall.Match) string {
 		if r[0] < at || r[1] > len(u) {
 			continue
 		}
-		b.WriteString(escapeMarkdown(string(utf16.Decode(u[at:r[0]]))))
-		b.WriteString("**" + escapeMarkdown(string(utf16.Decode(u[r[0]:r[1]]))) + "**")
+		b.WriteString(render.Escape(string(utf16.Decode(u[at:r[0]]))))
+		b.WriteString("**" + render.Escape(string(utf16.Decode(u[r[0]:r[1]]))) + "**")
 		at = r[1]
 	}
-	b.WriteString(escapeMarkdown(string(utf16.Decode(u[at:]))))
+	b.WriteString(render.Escape(string(utf16.Decode(u[at:]))))
 	return fmt.Sprintf("%s (message %d): %s", m.Role, m.Seq, b.String())
 }
 
@@ -474,7 +475,7 @@ func (s *Server) bodyItems(ctx context.Context, snap *titles.Snapshot, line stri
 			TextEdit:   edit(b.Mention),
 			Data:       &completionData{Kind: dataKindSession, SessionID: b.SessionID, Seq: &b.Match.Seq},
 		}
-		age := humanAge(now, b.CreatedAt)
+		age := render.Age(now, b.CreatedAt)
 		if caps.labelDetails {
 			item.LabelDetails = &labelDetails{Detail: " in " + b.DisplayTitle, Description: age}
 		} else {

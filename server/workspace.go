@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/dsh-refls/dsh-refls/server/internal/memtune"
+	"github.com/dsh-refls/dsh-refls/server/internal/render"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
@@ -231,9 +232,9 @@ func (s *Server) didChangeConfiguration(params json.RawMessage) error {
 	cfg, unknown, err := s.computeConfig(raw, s.workspaceRoot)
 	if err != nil {
 		s.cfgMu.Lock()
-		s.configErr = errorText(err)
+		s.configErr = render.ErrorText(err)
 		s.cfgMu.Unlock()
-		s.showMessage(messageTypeError, "dsh-refls: settings not applied: "+errorText(err))
+		s.showMessage(messageTypeError, "dsh-refls: settings not applied: "+render.ErrorText(err))
 		return err
 	}
 	if len(unknown) > 0 {
@@ -249,7 +250,7 @@ func (s *Server) didChangeConfiguration(params json.RawMessage) error {
 		s.openFiles(root, cfg)
 	}
 	if err := s.openSessions(cfg); err != nil {
-		s.showMessage(messageTypeError, errorText(err))
+		s.showMessage(messageTypeError, render.ErrorText(err))
 		return err
 	}
 	s.openFrecency(cfg.Frecency)

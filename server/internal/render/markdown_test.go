@@ -1,4 +1,4 @@
-package server
+package render
 
 import (
 	"strings"
@@ -15,18 +15,18 @@ const hostileTitle = "x `a`\n\n<img src=x onerror=alert(1)>\n\n[click](https://e
 // never linked).
 func TestMarkdownQuotingIsInert(t *testing.T) {
 	for name, out := range map[string]string{
-		"inline code": quoteInline(hostileTitle, true),
-		"title":       escapeMarkdown(hostileTitle),
+		"inline code": InlineCode(hostileTitle, true),
+		"title":       Escape(hostileTitle),
 	} {
 		if strings.ContainsAny(out, "\r\n") {
 			t.Errorf("%s %q spans lines", name, out)
 		}
 	}
-	q := quoteInline(hostileTitle, true)
+	q := InlineCode(hostileTitle, true)
 	if !strings.HasPrefix(q, "``") || !strings.HasSuffix(q, "``") || strings.Contains(q[2:len(q)-2], "``") {
 		t.Errorf("inline code %q is not one span fenced longer than its backtick runs", q)
 	}
-	e := escapeMarkdown(hostileTitle)
+	e := Escape(hostileTitle)
 	if strings.Contains(e, "https://") {
 		t.Errorf("title %q holds a bare URL", e)
 	}
