@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -154,7 +153,7 @@ func (s *Server) textDocumentContentCall(params json.RawMessage) (call, error) {
 		}, nil
 	case u.Path == statusDocumentPath:
 		return func(context.Context) (any, error) {
-			text, err := statusMarkdown(s.status())
+			text, err := render.StatusMarkdown(s.status())
 			return textDocumentContentResult{Text: text}, err
 		}, nil
 	case strings.HasPrefix(u.Path, preparedPathPrefix):
@@ -163,52 +162,6 @@ func (s *Server) textDocumentContentCall(params json.RawMessage) (call, error) {
 		}, nil
 	}
 	return nil, invalidParams(protocol.MethodWorkspaceTextDocumentContent, fmt.Errorf("%s names no document of the server", p.URI))
-}
-
-// statusMarkdown renders the index status for a person: the plain facts as
-// a list, in the order dsh/status gives them (strings as code spans, which
-// read the same whether an editor renders the Markdown or shows its
-// source), then each nested fact as a JSON block under a heading of its
-// own.
-func statusMarkdown(st statusResult) (string, error) {
-	raw, err := json.Marshal(st)
-	if err != nil {
-		return "", fmt.Errorf("encoding the status: %w", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if _, err := dec.Token(); err != nil { // {
-		return "", fmt.Errorf("reading the status: %w", err)
-	}
-	var b, nested strings.Builder
-	b.WriteString("# dsh-refls index status\n\n")
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return "", fmt.Errorf("reading the status: %w", err)
-		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return "", fmt.Errorf("reading the status: %w", err)
-		}
-		switch v[0] {
-		case '{', '[':
-			var indented bytes.Buffer
-			_ = json.Indent(&indented, v, "", "  ")
-			fmt.Fprintf(&nested, "\n## %s\n\n```json\n%s\n```\n", key, indented.String())
-		case 'n':
-			fmt.Fprintf(&b, "- **%s**: none\n", key)
-		case '"':
-			var str string
-			_ = json.Unmarshal(v, &str)
-			fmt.Fprintf(&b, "- **%s**: %s\n", key, render.InlineCode(str, true))
-		default:
-			fmt.Fprintf(&b, "- **%s**: %s\n", key, v)
-		}
-	}
-	b.WriteString(nested.String())
-	return b.String(), nil
 }
 
 // preparedViewTexts are the texts of a prepared message's two views: the
