@@ -1,4 +1,4 @@
-package dshlog_test
+package titles_test
 
 import (
 	"context"
