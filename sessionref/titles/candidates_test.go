@@ -192,3 +192,33 @@ func TestCandidatesOfACommonPair(t *testing.T) {
 		t.Errorf("candidates %v, want many (a title prefix) and once", ids)
 	}
 }
+
+// TestCandidateOfMatchesCandidates: the candidate of one listed session is
+// the one Candidates lists for it, its sameWorkspace decided by the target's
+// own cwd when the target is indexed, else by the workspace given; an
+// unlisted id and the target itself have none.
+func TestCandidateOfMatchesCandidates(t *testing.T) {
+	s := newTestStore(t)
+	s.simple("here", "/work/a", fixtureTime, titleEvent(0, "Here"))
+	s.simple("there", "/work/b", fixtureTime+1, titleEvent(0, "There"))
+	s.simple("target", "/work/b", fixtureTime+2, titleEvent(0, "Target"))
+	snap := s.index().Snapshot()
+	for _, q := range []struct{ target, cwd string }{{"", "/work/a"}, {"target", "/work/a"}, {"", ""}} {
+		listed, _, err := snap.Candidates(CandidateQuery{TargetID: q.target, TargetCwd: q.cwd})
+		if err != nil || len(listed) < 2 {
+			t.Fatalf("target %q: listed %d (%v), want at least 2", q.target, len(listed), err)
+		}
+		for _, want := range listed {
+			got, ok := snap.CandidateOf(want.SessionID, q.target, q.cwd)
+			if !ok || !reflect.DeepEqual(got, want) {
+				t.Errorf("target %q in %q: CandidateOf(%s) = %+v (%v), Candidates lists %+v", q.target, q.cwd, want.SessionID, got, ok, want)
+			}
+		}
+	}
+	if _, ok := snap.CandidateOf("missing", "", "/work/a"); ok {
+		t.Error("an unlisted id has a candidate")
+	}
+	if _, ok := snap.CandidateOf("target", "target", "/work/a"); ok {
+		t.Error("the target itself has a candidate")
+	}
+}

@@ -198,3 +198,33 @@ func TestDiscoveryHeaderProblems(t *testing.T) {
 		t.Errorf("entry %+v", e)
 	}
 }
+
+// TestDiscoveryRefusedHeaderAndUnreadableLog: a header that is JSON but
+// not a valid header is skipped with the rule it breaks, and a log that
+// cannot be read (here a directory where the log should be) with the
+// read's error; neither is listed.
+func TestDiscoveryRefusedHeaderAndUnreadableLog(t *testing.T) {
+	s := newTestStore(t)
+	badHeader := s.sessionDir(headerSpec{ID: "bad-version", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime})
+	if err := os.MkdirAll(badHeader, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	header := `{"type":"session","version":"zero","id":"bad-version","createdAt":1,"cwd":"/p","delegationDepth":0}` + "\n"
+	if err := os.WriteFile(filepath.Join(badHeader, "session.jsonl"), []byte(header), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	notAFile := s.sessionDir(headerSpec{ID: "not-a-file", Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime + 1})
+	if err := os.MkdirAll(filepath.Join(notAFile, "session.jsonl"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	snap := s.index().Snapshot()
+	if len(snap.Sessions) != 0 {
+		t.Fatalf("listed %+v", snap.Sessions)
+	}
+	if r := skipReason(snap, badHeader); !strings.HasPrefix(r, "header unreadable: ") || strings.Contains(r, "invalid JSON") {
+		t.Errorf("skip reason for the bad header = %q, want the header rule it breaks", r)
+	}
+	if r := skipReason(snap, notAFile); r == "" || strings.HasPrefix(r, "header") {
+		t.Errorf("skip reason for the unreadable log = %q, want the read's error", r)
+	}
+}

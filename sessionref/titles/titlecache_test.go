@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
@@ -290,5 +291,37 @@ func TestStaleCacheTempsAreRemoved(t *testing.T) {
 	left, _ := filepath.Glob(filepath.Join(dir, cacheTempPattern))
 	if len(left) != 2 {
 		t.Errorf("temporary files after a save: %v, want the young file and the link", left)
+	}
+}
+
+// TestRestoredOriginsAreShared: sessions of one origin keep it through
+// the cache, restored as one string, not one copy per session.
+func TestRestoredOriginsAreShared(t *testing.T) {
+	s := newTestStore(t)
+	for i, id := range []string{"first", "second"} {
+		dir := s.sessionDir(headerSpec{ID: id, Cwd: "/p", HasCwd: true, CreatedAt: fixtureTime + int64(i)})
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		header := fmt.Sprintf(`{"type":"session","version":0,"id":%q,"createdAt":%d,"cwd":"/p","delegationDepth":0,"origin":"scheduler"}`, id, fixtureTime+int64(i))
+		if err := os.WriteFile(filepath.Join(dir, "session.jsonl"), []byte(header+"\n"+titleEvent(0, "Title "+id)+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cache := filepath.Join(t.TempDir(), "index.cache")
+	if err := s.index().SaveCache(cache); err != nil {
+		t.Fatal(err)
+	}
+	warm := NewIndex(s.root, IndexOptions{})
+	if err := warm.LoadCache(cache); err != nil {
+		t.Fatal(err)
+	}
+	a, aok := warm.Snapshot().Locate("first")
+	b, bok := warm.Snapshot().Locate("second")
+	if !aok || !bok || a.Origin != "scheduler" || b.Origin != "scheduler" {
+		t.Fatalf("restored origins %q (%v) and %q (%v), want scheduler twice", a.Origin, aok, b.Origin, bok)
+	}
+	if unsafe.StringData(a.Origin) != unsafe.StringData(b.Origin) {
+		t.Error("the two restored origins are two copies of one string")
 	}
 }
