@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
@@ -80,10 +81,24 @@ func TestFirstBuildPublishesItsSteps(t *testing.T) {
 	// while (the steps share the builders' arrays: -race checks that
 	// nothing they read is written).
 	clear(yielded)
+	// Worker 1 waits at its first pause until worker 0 has paused too: on
+	// a loaded machine the scheduler may otherwise let worker 1 take every
+	// session before worker 0 runs at all. The wait has a deadline, so a
+	// worker 0 that never runs fails the check below instead of hanging.
+	zeroPaused := make(chan struct{})
+	var zeroOnce sync.Once
 	rc2 := New(Options{Parallelism: 2, Yield: func(_ context.Context, worker int) {
 		mu.Lock()
 		yielded[worker] = true
 		mu.Unlock()
+		if worker == 0 {
+			zeroOnce.Do(func() { close(zeroPaused) })
+			return
+		}
+		select {
+		case <-zeroPaused:
+		case <-time.After(10 * time.Second):
+		}
 	}})
 	done := make(chan struct{})
 	searched := make(chan int)
