@@ -10,6 +10,7 @@ import (
 	"github.com/dsh-refls/dsh-refls/internal/dshgen"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
+	"github.com/dsh-refls/dsh-refls/sessionref/internal/storetest"
 	"github.com/dsh-refls/dsh-refls/sessionref/live"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
@@ -250,15 +251,7 @@ func TestAdversarialStoreUnderWatch(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			root := filepath.Join(t.TempDir(), "sessions")
 			by := bystander(t, root)
-			cases, err := dshgen.AllCases(root)
-			t.Cleanup(func() {
-				if err := dshgen.RestoreAllReadable(cases); err != nil {
-					t.Error(err)
-				}
-			})
-			if err != nil {
-				t.Fatalf("AllCases: %v", err)
-			}
+			cases := storetest.WriteAllCases(t, root)
 			h := start(t, root, mode, live.NoCache)
 			snap := h.store.Index().Snapshot()
 			h.checkServing(by)
