@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -230,16 +231,7 @@ func (ix *Index) buildLocked(ctx context.Context, progress func(done, total int)
 		return err
 	}
 	if len(refs) != len(ix.tracked) {
-		seen := make(map[string]bool, len(refs))
-		for _, r := range refs {
-			seen[r.Path] = true
-		}
-		for path := range ix.tracked {
-			if !seen[path] {
-				delete(ix.tracked, path)
-				ix.dirty = true
-			}
-		}
+		ix.pruneUnseenLocked(refs)
 	} else {
 		// As many directories as tracked sessions: they are the same ones
 		// when each is tracked, which the update looks up anyway.
@@ -254,7 +246,7 @@ func (ix *Index) buildLocked(ctx context.Context, progress func(done, total int)
 	for _, s := range skipped {
 		fresh[s.Path] = s
 	}
-	if !sameSkips(ix.skipped, fresh) {
+	if !maps.Equal(ix.skipped, fresh) {
 		ix.dirty = true
 	}
 	ix.skipped = fresh
@@ -276,19 +268,6 @@ func (ix *Index) pruneUnseenLocked(refs []dshlog.DirRef) {
 			ix.dirty = true
 		}
 	}
-}
-
-// sameSkips reports whether two skip sets are equal.
-func sameSkips(a, b map[string]dshlog.Skipped) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // Refresh re-examines the given paths, as a watcher reports them: a path in
