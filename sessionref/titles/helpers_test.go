@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog/layout"
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/logtest"
 )
@@ -116,12 +115,4 @@ func (s *testStore) index() *Index {
 		s.t.Fatalf("Build: %v", err)
 	}
 	return ix
-}
-
-// wantCode fails the test unless err carries want.
-func wantCode(t *testing.T, err error, want sessionref.Code) {
-	t.Helper()
-	if got := sessionref.CodeOf(err); got != want {
-		t.Fatalf("error %v carries code %q, want %s", err, got, want)
-	}
 }
