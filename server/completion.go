@@ -103,7 +103,7 @@ func (s *Server) complete(ctx context.Context, req completionRequest) (*completi
 	// keystroke instead of filtering this list themselves, or `@rate`
 	// would never reach what `@` did not list.
 	list.IsIncomplete = true
-	b := s.newListBuilder(req, m, line, lineStart, tok, list)
+	b := s.newListBuilder(req, caps, m, line, lineStart, tok, list)
 	if err := b.addSessions(ctx); err != nil {
 		return nil, err
 	}
@@ -129,8 +129,9 @@ type listBuilder struct {
 	list *completionList
 	line string
 	tok  completion.Token
-	// edit writes newText over the token, as the client can apply it.
-	edit func(newText string) any
+	// insert and replace are the token's range up to the cursor and
+	// whole (edit).
+	insert, replace Range
 	// self is the document's own path, never offered.
 	self string
 	// ranked is set when a typed word ranks sessions and files together
@@ -148,22 +149,25 @@ type listBuilder struct {
 	match itemMatches
 }
 
-func (s *Server) newListBuilder(req completionRequest, m *Mapper, line string, lineStart int, tok completion.Token, list *completionList) listBuilder {
-	caps := s.clientCaps()
-	insertRange := m.Range(lineStart+tok.Start, lineStart+tok.Cursor)
-	replaceRange := m.Range(lineStart+tok.Start, lineStart+tok.End)
+// newListBuilder starts the list of the token tok of line (at lineStart in
+// the document), for a client with caps.
+func (s *Server) newListBuilder(req completionRequest, caps clientCaps, m *Mapper, line string, lineStart int, tok completion.Token, list *completionList) listBuilder {
 	b := listBuilder{s: s, caps: caps, cfg: s.config(), list: list, line: line, tok: tok,
-		self: s.documentPath(req.doc.URI)}
-	b.edit = func(newText string) any {
-		if caps.insertReplace {
-			return insertReplaceEdit{NewText: newText, Insert: insertRange, Replace: replaceRange}
-		}
-		return textEdit{Range: replaceRange, NewText: newText}
-	}
+		insert:  m.Range(lineStart+tok.Start, lineStart+tok.Cursor),
+		replace: m.Range(lineStart+tok.Start, lineStart+tok.End),
+		self:    s.documentPath(req.doc.URI)}
 	b.ranked = tok.Query != "" && !tok.Quoted && !strings.Contains(tok.Query, "/")
 	b.fv = s.frecencyFor(b.self)
 	b.sq = s.sessionQueryOf(tok, b.cfg)
 	return b
+}
+
+// edit writes newText over the token, as the client can apply it.
+func (b *listBuilder) edit(newText string) any {
+	if b.caps.insertReplace {
+		return insertReplaceEdit{NewText: newText, Insert: b.insert, Replace: b.replace}
+	}
+	return textEdit{Range: b.replace, NewText: newText}
 }
 
 // add appends one item with its rank and, with picks to rank by, what it
