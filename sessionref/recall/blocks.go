@@ -326,9 +326,8 @@ func decodeBlock(raw []byte, f *folder) (*textBlock, error) {
 		m.text = s[i : i+int(n)]
 		i += int(n)
 		m.fStart = len(buf)
-		buf = f.appendFold(buf, m.text)
+		buf, m.ascii = f.appendFolding(buf, m.text)
 		m.fEnd = len(buf)
-		m.ascii = m.fEnd-m.fStart == len(m.text) && isASCII(m.text)
 		buf = append(buf, 0)
 		b.msgs = append(b.msgs, m)
 	}

@@ -9,7 +9,8 @@ import (
 
 // The ASCII run of appendFold, eight bytes at a time, lowers exactly
 // 'A'..'Z' and keeps every other byte, at every alignment and length and
-// next to bytes that are not ASCII.
+// next to bytes that are not ASCII; appendFolding reports ASCII exactly
+// when no byte is above 0x7f.
 func TestFoldLowersASCIIAsBytes(t *testing.T) {
 	var every []byte
 	for c := 0; c < 128; c++ {
@@ -32,15 +33,21 @@ func TestFoldLowersASCIIAsBytes(t *testing.T) {
 		for at := 0; at < min(9, len(in)+1); at++ {
 			s := string(in[at:])
 			want := make([]byte, 0, len(s))
+			wantASCII := true
 			for k := 0; k < len(s); k++ {
 				c := s[k]
 				if 'A' <= c && c <= 'Z' {
 					c += 'a' - 'A'
 				}
+				wantASCII = wantASCII && c < 0x80
 				want = append(want, c)
 			}
-			if got := f.appendFold([]byte("x"), s); !bytes.Equal(got[1:], want) || got[0] != 'x' {
+			got, ascii := f.appendFolding([]byte("x"), s)
+			if !bytes.Equal(got[1:], want) || got[0] != 'x' {
 				t.Fatalf("fold %q = %q, want %q", s, got[1:], want)
+			}
+			if ascii != wantASCII {
+				t.Fatalf("fold %q reported ASCII %v, want %v", s, ascii, wantASCII)
 			}
 		}
 	}
