@@ -170,16 +170,20 @@ func BenchmarkRecall(b *testing.B) {
 	}
 }
 
-// scanSearch is the baseline: the same newest-first walk without postings.
+// scanSearch is the baseline: the same newest-first walk without
+// postings, every term looked for in the text.
 func scanSearch(ix *Index, q string, limit int) int {
 	terms, err := parseQuery(newFolder(), q)
 	if err != nil {
 		return 0
 	}
 	n := 0
-	f, found := newFolder(), make([]bool, len(terms))
+	f, pending := newFolder(), make([]bool, len(terms))
 	for _, d := range ix.cur.Load().order {
-		if ok, _ := ix.holds(f, d, terms, found, false); ok {
+		for i := range pending {
+			pending[i] = true
+		}
+		if _, ok, _ := ix.result(f, d, terms, pending, MaxMatches, false); ok {
 			if n++; n == limit {
 				break
 			}

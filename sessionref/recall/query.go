@@ -156,44 +156,38 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 		plans[i] = v.plan(t, q.WordStart)
 	}
 	var out []Result
-	var pending []string
-	found := make([]bool, len(terms))
-	check := func(d *doc) bool {
-		pending = pending[:0]
+	// pending[i] is set for the terms the postings could not decide for
+	// the session at hand: they are looked for in its text.
+	pending := make([]bool, len(terms))
+	// check returns the result for d when its text holds every term,
+	// reading d's blocks once (result).
+	check := func(d *doc) (Result, bool) {
+		clear(pending)
 		for i := range plans {
 			p := &plans[i]
 			tok := v.tokenHit(p, d)
 			switch {
 			case tok && !p.spaced:
 			case tok || d.long && (v.gramHit(p, d) || p.spaced && v.piecesMayHold(p, d)):
-				pending = append(pending, p.term)
+				pending[i] = true
 			default:
-				return false
+				return Result{}, false
 			}
 		}
-		if len(pending) == 0 {
-			return true
-		}
-		ok, err := ix.holds(f, d, pending, found[:len(pending)], q.WordStart)
+		r, ok, err := ix.result(f, d, terms, pending, matches, q.WordStart)
 		if err != nil {
 			ix.markBroken(d.id, err)
-			return false
+			return Result{}, false
 		}
-		return ok
-	}
-	add := func(d *doc) {
-		r, err := ix.resultOf(f, d, terms, matches, q.WordStart)
-		if err != nil {
-			ix.markBroken(d.id, err)
-			return
-		}
-		out = append(out, r)
+		return r, ok
 	}
 	if q.SessionID != "" {
 		// No map by id in every view (3 MB at 100,000 sessions): the
 		// order is searched.
-		if d := v.find(q.SessionID, q.CreatedAt); d != nil && check(d) {
-			add(d)
+		if d := v.find(q.SessionID, q.CreatedAt); d != nil {
+			if r, ok := check(d); ok {
+				out = append(out, r)
+			}
 		}
 		return out, nil
 	}
@@ -201,8 +195,8 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 		if i%64 == 0 && ctx.Err() != nil {
 			return nil, fmt.Errorf("%w: %w", errCancelled, ctx.Err())
 		}
-		if check(d) {
-			add(d)
+		if r, ok := check(d); ok {
+			out = append(out, r)
 			if len(out) == limit {
 				break
 			}
@@ -393,71 +387,80 @@ func (ix *Index) block(f *folder, d *doc, ref blockRef) (*textBlock, error) {
 	return b, nil
 }
 
-// holds reports whether the text of d holds every term (at a word start,
-// with wordStart), reading its blocks in order until each term was seen
-// in one; found is scratch space of len(terms).
-func (ix *Index) holds(f *folder, d *doc, terms []string, found []bool, wordStart bool) (bool, error) {
-	clear(found)
-	left := len(terms)
-	refs, err := d.refs()
-	if err != nil {
-		return false, err
-	}
-	for _, ref := range refs {
-		b, err := ix.block(f, d, ref)
-		if err != nil {
-			return false, err
-		}
-		for i, t := range terms {
-			if !found[i] && containsAt(b.folded, t, wordStart) {
-				found[i] = true
-				left--
-			}
-		}
-		if left == 0 {
-			return true, nil
+// result reads the blocks of d in order, once: it reports whether its
+// text holds every term marked pending (at a word start, with wordStart;
+// the other terms were decided by the postings) and cuts the excerpts of
+// the first messages that hold a term, at most matches of them. It stops
+// once every pending term was seen and the excerpts are cut; a block that
+// holds no term at all is not walked message by message. Checking a
+// session and then cutting its excerpts read the same blocks twice, and a
+// phrase of common words often lies only in a session's last blocks.
+func (ix *Index) result(f *folder, d *doc, terms []string, pending []bool, matches int, wordStart bool) (Result, bool, error) {
+	left := 0
+	for _, p := range pending {
+		if p {
+			left++
 		}
 	}
-	return false, nil
-}
-
-// resultOf reports the first messages of d that hold a term (at a word
-// start, with wordStart), at most matches of them.
-func (ix *Index) resultOf(f *folder, d *doc, terms []string, matches int, wordStart bool) (Result, error) {
 	r := Result{SessionID: d.id, CreatedAt: d.createdAt}
 	refs, err := d.refs()
 	if err != nil {
-		return Result{}, err
+		return Result{}, false, err
 	}
 	for _, ref := range refs {
+		if left == 0 && len(r.Matches) == matches {
+			break
+		}
 		b, err := ix.block(f, d, ref)
 		if err != nil {
-			return Result{}, err
+			return Result{}, false, err
 		}
-		for _, m := range b.msgs {
-			folded := b.folded[m.fStart:m.fEnd]
-			first := -1
-			for _, t := range terms {
-				// Once a hit is known, only an earlier one matters.
-				hay := folded
-				if first >= 0 {
-					hay = folded[:min(len(folded), first+len(t)-1)]
-				}
-				if i := indexAt(hay, t, wordStart); i >= 0 && (first < 0 || i < first) {
-					first = i
+		cut := false
+		for i, t := range terms {
+			if pending[i] || len(r.Matches) < matches && !cut {
+				if containsAt(b.folded, t, wordStart) {
+					cut = true
+					if pending[i] {
+						pending[i] = false
+						left--
+					}
 				}
 			}
-			if first < 0 {
-				continue
-			}
-			r.Matches = append(r.Matches, excerptOf(f, m.text, folded, m.ascii, first, terms, wordStart))
-			r.Matches[len(r.Matches)-1].Role, r.Matches[len(r.Matches)-1].Seq = m.role, m.seq
-			if len(r.Matches) == matches {
-				return r, nil
-			}
+		}
+		if cut && len(r.Matches) < matches {
+			r.Matches = appendMatches(f, r.Matches, b, terms, matches, wordStart)
 		}
 	}
-	return r, nil
+	return r, left == 0, nil
+}
+
+// appendMatches appends the excerpts of the messages of b that hold a
+// term (at a word start, with wordStart), in order, until ms holds
+// matches of them.
+func appendMatches(f *folder, ms []Match, b *textBlock, terms []string, matches int, wordStart bool) []Match {
+	for _, m := range b.msgs {
+		folded := b.folded[m.fStart:m.fEnd]
+		first := -1
+		for _, t := range terms {
+			// Once a hit is known, only an earlier one matters.
+			hay := folded
+			if first >= 0 {
+				hay = folded[:min(len(folded), first+len(t)-1)]
+			}
+			if i := indexAt(hay, t, wordStart); i >= 0 && (first < 0 || i < first) {
+				first = i
+			}
+		}
+		if first < 0 {
+			continue
+		}
+		ms = append(ms, excerptOf(f, m.text, folded, m.ascii, first, terms, wordStart))
+		ms[len(ms)-1].Role, ms[len(ms)-1].Seq = m.role, m.seq
+		if len(ms) == matches {
+			break
+		}
+	}
+	return ms
 }
 
 // containsAt reports whether s holds t, anywhere or, with wordStart, where

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf16"
@@ -432,5 +433,45 @@ func TestQueryMatchesBoundsTheExcerpts(t *testing.T) {
 		if ex := res[0].Matches[0].Excerpt; ex != "kiwi number 0" {
 			t.Errorf("Matches %d: first excerpt %q, want the first message", c.ask, ex)
 		}
+	}
+}
+
+// A session is checked and its excerpts cut in one walk of its blocks:
+// the excerpts are still the first messages holding any term, in
+// conversation order, when the phrase that decides the match lies only in
+// the last block, and a session whose blocks never hold the phrase does
+// not match although its first blocks hold the word.
+func TestPhraseInTheLastBlockKeepsTheFirstExcerpts(t *testing.T) {
+	filler := strings.Repeat("plain words of filler text ", blockTarget/27+1)
+	late := dshgen.NewSession("s-late").CreatedAt(2000)
+	never := dshgen.NewSession("s-never").CreatedAt(1000)
+	for i := range 4 {
+		late.UserText(fmt.Sprintf("kiwi %d %s", i, filler))
+		never.UserText(fmt.Sprintf("kiwi %d %s", i, filler))
+	}
+	late.UserText("at last the golden kiwi")
+	never.UserText("at last the golden pear, then a kiwi")
+	st := newStore(t, late, never)
+	if st.rc.cur.Load().order[0].id != "s-late" {
+		t.Fatal("the store's order is not the one the test expects")
+	}
+	if refs, err := st.rc.cur.Load().order[0].refs(); err != nil || len(refs) < 5 {
+		t.Fatalf("s-late has %d blocks (%v), want one per message", len(refs), err)
+	}
+	res := st.search(`kiwi "golden kiwi"`)
+	wantIDs(t, `kiwi "golden kiwi"`, res, "s-late")
+	if len(res) == 1 {
+		var got []string
+		for _, m := range res[0].Matches {
+			got = append(got, m.Excerpt[:6])
+		}
+		if want := []string{"kiwi 0", "kiwi 1", "kiwi 2"}; !slices.Equal(got, want) {
+			t.Errorf("excerpts begin %q, want %q", got, want)
+		}
+	}
+	res = st.search(`"golden kiwi"`)
+	wantIDs(t, `"golden kiwi"`, res, "s-late")
+	if len(res) == 1 && (len(res[0].Matches) != 1 || !strings.Contains(res[0].Matches[0].Excerpt, "golden kiwi")) {
+		t.Errorf("matches of the phrase alone: %+v, want the last message only", res[0].Matches)
 	}
 }
