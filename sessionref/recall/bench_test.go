@@ -179,11 +179,15 @@ func scanSearch(ix *Index, q string, limit int) int {
 	}
 	n := 0
 	f, pending := newFolder(), make([]bool, len(terms))
+	plans := make([]termPlan, len(terms))
+	for i, t := range terms {
+		plans[i] = termPlan{term: t}
+	}
 	for _, d := range ix.cur.Load().order {
 		for i := range pending {
 			pending[i] = true
 		}
-		if _, ok, _ := ix.result(f, d, terms, pending, MaxMatches, false); ok {
+		if _, ok, _ := ix.result(f, d, plans, pending, MaxMatches, false); ok {
 			if n++; n == limit {
 				break
 			}

@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -226,7 +227,16 @@ func (d *dataFile) read(ref blockRef, f *folder) (*textBlock, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw, err := decodeChunks(rec[recordHeaderLen:])
+	return decodeRecord(rec, ref, f)
+}
+
+// decodeRecord decodes rec, the record at ref read with its header.
+func decodeRecord(rec []byte, ref blockRef, f *folder) (*textBlock, error) {
+	filter, chunks, err := splitRecord(rec[recordHeaderLen:])
+	if err != nil {
+		return nil, fmt.Errorf("%w: the block at %d: %v", errBlock, ref.off, err)
+	}
+	raw, err := decodeChunks(chunks)
 	if err != nil {
 		return nil, fmt.Errorf("%w: the block at %d does not decode: %v", errBlock, ref.off, err)
 	}
@@ -234,7 +244,18 @@ func (d *dataFile) read(ref blockRef, f *folder) (*textBlock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: the block at %d: %v", errBlock, ref.off, err)
 	}
+	b.filter = bytes.Clone(filter)
 	return b, nil
+}
+
+// splitRecord splits the body of a record into its pair filter (empty:
+// none) and its compressed pieces.
+func splitRecord(body []byte) (filter, chunks []byte, err error) {
+	n, k := binary.Uvarint(body)
+	if k <= 0 || n > uint64(len(body)-k) {
+		return nil, nil, errors.New("its pair filter runs past the record")
+	}
+	return body[k : k+int(n)], body[k+int(n):], nil
 }
 
 func (d *dataFile) close() error {
@@ -251,11 +272,14 @@ type textBlock struct {
 	msgs []message
 	// folded holds the folding of every message, each followed by NUL.
 	folded string
+	// filter is the block's pair filter (pairs.go), empty when it has
+	// none.
+	filter []byte
 }
 
 // size is the memory the block holds.
 func (b *textBlock) size() int64 {
-	n := int64(len(b.folded)) + 64
+	n := int64(len(b.folded)+len(b.filter)) + 88
 	for _, m := range b.msgs {
 		n += int64(len(m.text)+len(m.role)) + 48
 	}
@@ -344,8 +368,9 @@ func decodeBlock(raw []byte, f *folder) (*textBlock, error) {
 const chunkMax = 16<<10 - 64
 
 // appendRecordOf encodes msgs as one block (encodeBlock's bytes) and
-// appends its record (header and compressed bytes) to recs; n is the
-// compressed length. The record holds the encoded block in pieces of at
+// appends its record (header, the block's pair filter and compressed
+// bytes) to recs; n is the length of its body. The body starts with the
+// filter (appendFilterSection), then holds the encoded block in pieces of at
 // most chunkMax bytes, each compressed with S2 on its own and preceded by
 // its compressed length (2 bytes, little endian); decodeChunks reads them
 // back. The encoding goes through piece, a buffer of chunkMax bytes that
@@ -357,9 +382,10 @@ const chunkMax = 16<<10 - 64
 // blocks, thread CPU) better keeps 36.4% at 6.0 CPU-s per GB, fast 42.3%
 // at 3.2 CPU-s per GB. Compression was a fifth of a first build's CPU,
 // and 42% is within the on-disk bound of half the text.
-func appendRecordOf(recs, piece []byte, msgs []rawMessage) (out, pieceOut []byte, n uint32) {
+func appendRecordOf(recs, piece []byte, msgs []rawMessage, filter []byte) (out, pieceOut []byte, n uint32) {
 	at := len(recs)
-	w := recordWriter{recs: slices.Grow(recs, recordHeaderLen)[:at+recordHeaderLen], piece: piece[:0]}
+	recs = slices.Grow(recs, recordHeaderLen)[:at+recordHeaderLen]
+	w := recordWriter{recs: appendFilterSection(recs, filter), piece: piece[:0]}
 	var v [binary.MaxVarintLen64]byte
 	for _, m := range msgs {
 		writePieces(&w, binary.PutUvarint(v[:], uint64(len(m.role))), v[:])
@@ -373,6 +399,12 @@ func appendRecordOf(recs, piece []byte, msgs []rawMessage) (out, pieceOut []byte
 	}
 	out, n = closeRecord(w.recs, at)
 	return out, w.piece[:0], n
+}
+
+// appendFilterSection appends the first part of a record's body: the
+// length of its pair filter (a uvarint) and the filter.
+func appendFilterSection(recs, filter []byte) []byte {
+	return append(binary.AppendUvarint(recs, uint64(len(filter))), filter...)
 }
 
 // recordWriter cuts what appendRecordOf encodes into pieces of chunkMax

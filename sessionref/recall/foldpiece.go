@@ -39,6 +39,7 @@ func (w *worker) addText(s string) int {
 			// its length here.
 			k := tokenEnd(folded)
 			w.gs.add(folded[:k])
+			w.ts.gap = gapBroken
 			folded = folded[k:]
 			if !open || k < len(w.folded) {
 				long = false
@@ -50,7 +51,7 @@ func (w *worker) addText(s string) int {
 			w.ts.add(folded[:start], w.gs)
 			folded = folded[start:]
 			if len(folded) > maxTokenBytes {
-				w.ts.long = true
+				w.ts.sawLong()
 				w.gs.add(folded)
 				long = true
 				folded = folded[len(folded)-gramOverlap:]

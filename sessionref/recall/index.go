@@ -130,6 +130,9 @@ type Index struct {
 	changes atomic.Uint64
 	// resumed counts the reads that went on from where the last one ended.
 	resumed atomic.Int64
+	// decoded and filtered count the blocks searches decompressed, and
+	// those whose pair filter spared the decompression.
+	decoded, filtered atomic.Int64
 
 	brokenMu sync.Mutex
 	broken   map[string]bool // sessions whose blocks could not be read back
@@ -312,6 +315,12 @@ type Stats struct {
 	// Resumed is how many of those reads went on from where the previous
 	// read of the same log ended, reading only the appended bytes.
 	Resumed int64 `json:"resumed"`
+	// BlocksDecoded is how many blocks of text searches have read back
+	// and decompressed since the index was opened; BlocksFiltered how
+	// many more they read only as far as their pair filter, which showed
+	// that a phrase was not in them (docs/search.md).
+	BlocksDecoded  int64 `json:"blocksDecoded"`
+	BlocksFiltered int64 `json:"blocksFiltered"`
 	// Synced is when the view was published.
 	Synced time.Time `json:"synced"`
 	// Revalidating is set from a Load until the Sync after it has compared
@@ -359,6 +368,7 @@ func (ix *Index) Stats() Stats {
 	st := ix.cur.Load().stats
 	st.CacheBytes = ix.cache.size()
 	st.Revalidating = ix.unchecked.Load()
+	st.BlocksDecoded, st.BlocksFiltered = ix.decoded.Load(), ix.filtered.Load()
 	return st
 }
 
@@ -483,9 +493,10 @@ type worker struct {
 	gs          *gramSet
 	ts          *tokenSet
 	folded, raw []byte
-	// piece is appendRecordOf's buffer.
-	piece   []byte
-	pending []rawMessage
+	// piece is appendRecordOf's buffer, filter the pair filter of the
+	// block being written.
+	piece, filter []byte
+	pending       []rawMessage
 	// reader reads the logs of sessions that keep no cursor; its texts
 	// are valid until its next read, and build copies what it keeps.
 	reader dshlog.ProjectionReader
@@ -717,25 +728,31 @@ func (ix *Index) build(ctx context.Context, w *worker, i int, e *dshlog.Entry, p
 	var text, folded int64
 	flush := func() {
 		if len(w.pending) > 0 {
+			w.filter = w.ts.appendFilter(w.filter[:0])
 			if i < warmSessions && len(r.lens) == 0 && size <= maxWarmBlock {
 				w.raw = encodeBlock(w.raw[:0], w.pending)
 				if b, err := decodeBlock(bytes.Clone(w.raw), w.f); err == nil { // w.raw is reused
+					b.filter = bytes.Clone(w.filter)
 					r.warm = append(r.warm, b)
 				}
 			}
 			var n uint32
-			r.recs, w.piece, n = appendRecordOf(r.recs, w.piece, w.pending)
+			r.recs, w.piece, n = appendRecordOf(r.recs, w.piece, w.pending, w.filter)
 			r.lens = append(r.lens, n)
 			clear(w.pending)
 			w.pending, size = w.pending[:0], 0
 		}
 	}
-	for _, m := range p.Messages {
+	for k, m := range p.Messages {
+		if len(w.pending) == 0 {
+			w.ts.startBlock(blockText(p.Messages[k:]))
+		}
 		if w.since += len(m.Text); w.since >= yieldEvery {
 			w.since = 0
 			w.pause()
 		}
 		text += int64(len(m.Text))
+		w.ts.startMessage()
 		folded += int64(w.addText(m.Text) + 1)
 		w.pending = append(w.pending, rawMessage{role: m.Role, seq: m.Seq, text: m.Text})
 		if size += len(m.Text); size >= blockTarget {
@@ -767,6 +784,18 @@ func (ix *Index) build(ctx context.Context, w *worker, i int, e *dshlog.Entry, p
 	r.grams, r.d.long = w.gs.appendSorted(grams), w.ts.long
 	r.ids = ix.dict.appendIDsOfSet(ids, w.ts)
 	return r
+}
+
+// blockText is the text of the block that starts with msgs[0]: the
+// messages up to the one that brings it to blockTarget bytes.
+func blockText(msgs []dshlog.ProjectedMessage) int {
+	n := 0
+	for _, m := range msgs {
+		if n += len(m.Text); n >= blockTarget {
+			break
+		}
+	}
+	return n
 }
 
 // seed returns builders of the token and gram postings holding every

@@ -174,7 +174,7 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 				return Result{}, false
 			}
 		}
-		r, ok, err := ix.result(f, d, terms, pending, matches, q.WordStart)
+		r, ok, err := ix.result(f, d, plans, pending, matches, q.WordStart)
 		if err != nil {
 			ix.markBroken(d.id, err)
 			return Result{}, false
@@ -248,6 +248,10 @@ type termPlan struct {
 	// when a session first needs it.
 	pieceSets  [][]uint64
 	pieceGrams []gramPlan
+	// pairs, for a phrase whose pieces are one space apart (pairsOK), is
+	// what a block's pair filter must hold for the block to hold it.
+	pairs   pairPlan
+	pairsOK bool
 }
 
 // gramPlan is the sorted trigrams of a term or piece and set, the slots
@@ -301,6 +305,9 @@ func (v *view) plan(term string, wordStart bool) termPlan {
 		}
 	}
 	p.grams = v.planGrams(term)
+	if p.spaced {
+		p.pairs, p.pairsOK = planPairs(v.dict, term)
+	}
 	return p
 }
 
@@ -373,16 +380,34 @@ func (v *view) gramsMayHold(g *gramPlan, d *doc) bool {
 }
 
 // block returns the decoded block at ref of d, from the cache when it is
-// there.
-func (ix *Index) block(f *folder, d *doc, ref blockRef) (*textBlock, error) {
+// there, or nil when its pair filter shows it holds nothing that matters
+// (needs): such a block is read (its record, not decoded) and not cached.
+func (ix *Index) block(f *folder, d *doc, ref blockRef, needs func(filter []byte) bool) (*textBlock, error) {
 	k := cacheKey{file: d.data.id, off: ref.off}
 	if b := ix.cache.get(k); b != nil {
+		if !needs(b.filter) {
+			ix.filtered.Add(1)
+			return nil, nil
+		}
 		return b, nil
 	}
-	b, err := d.data.read(ref, f)
+	rec, err := d.data.record(ref)
 	if err != nil {
 		return nil, err
 	}
+	filter, _, err := splitRecord(rec[recordHeaderLen:])
+	if err != nil {
+		return nil, fmt.Errorf("%w: the block at %d: %v", errBlock, ref.off, err)
+	}
+	if !needs(filter) {
+		ix.filtered.Add(1)
+		return nil, nil
+	}
+	b, err := decodeRecord(rec, ref, f)
+	if err != nil {
+		return nil, err
+	}
+	ix.decoded.Add(1)
 	ix.cache.put(k, b)
 	return b, nil
 }
@@ -392,10 +417,12 @@ func (ix *Index) block(f *folder, d *doc, ref blockRef) (*textBlock, error) {
 // the other terms were decided by the postings) and cuts the excerpts of
 // the first messages that hold a term, at most matches of them. It stops
 // once every pending term was seen and the excerpts are cut; a block that
-// holds no term at all is not walked message by message. Checking a
-// session and then cutting its excerpts read the same blocks twice, and a
-// phrase of common words often lies only in a session's last blocks.
-func (ix *Index) result(f *folder, d *doc, terms []string, pending []bool, matches int, wordStart bool) (Result, bool, error) {
+// holds no term at all is not walked message by message, and one whose
+// pair filter rules out every phrase that still matters is not decoded.
+// Checking a session and then cutting its excerpts read the same blocks
+// twice, and a phrase of common words often lies only in a session's
+// last blocks.
+func (ix *Index) result(f *folder, d *doc, plans []termPlan, pending []bool, matches int, wordStart bool) (Result, bool, error) {
 	left := 0
 	for _, p := range pending {
 		if p {
@@ -407,18 +434,31 @@ func (ix *Index) result(f *folder, d *doc, terms []string, pending []bool, match
 	if err != nil {
 		return Result{}, false, err
 	}
+	// needs reports whether a block whose pair filter is filter may hold a
+	// term still looked for: a pending one, or any while excerpts are cut.
+	needs := func(filter []byte) bool {
+		for i := range plans {
+			if (pending[i] || len(r.Matches) < matches) && !(plans[i].pairsOK && plans[i].pairs.excludes(filter)) {
+				return true
+			}
+		}
+		return false
+	}
 	for _, ref := range refs {
 		if left == 0 && len(r.Matches) == matches {
 			break
 		}
-		b, err := ix.block(f, d, ref)
+		b, err := ix.block(f, d, ref, needs)
 		if err != nil {
 			return Result{}, false, err
 		}
+		if b == nil {
+			continue
+		}
 		cut := false
-		for i, t := range terms {
+		for i := range plans {
 			if pending[i] || len(r.Matches) < matches && !cut {
-				if containsAt(b.folded, t, wordStart) {
+				if containsAt(b.folded, plans[i].term, wordStart) {
 					cut = true
 					if pending[i] {
 						pending[i] = false
@@ -428,7 +468,7 @@ func (ix *Index) result(f *folder, d *doc, terms []string, pending []bool, match
 			}
 		}
 		if cut && len(r.Matches) < matches {
-			r.Matches = appendMatches(f, r.Matches, b, terms, matches, wordStart)
+			r.Matches = appendMatches(f, r.Matches, b, plans, matches, wordStart)
 		}
 	}
 	return r, left == 0, nil
@@ -437,22 +477,29 @@ func (ix *Index) result(f *folder, d *doc, terms []string, pending []bool, match
 // appendMatches appends the excerpts of the messages of b that hold a
 // term (at a word start, with wordStart), in order, until ms holds
 // matches of them.
-func appendMatches(f *folder, ms []Match, b *textBlock, terms []string, matches int, wordStart bool) []Match {
+func appendMatches(f *folder, ms []Match, b *textBlock, plans []termPlan, matches int, wordStart bool) []Match {
+	var terms []string
 	for _, m := range b.msgs {
 		folded := b.folded[m.fStart:m.fEnd]
 		first := -1
-		for _, t := range terms {
+		for i := range plans {
+			p := &plans[i]
 			// Once a hit is known, only an earlier one matters.
 			hay := folded
 			if first >= 0 {
-				hay = folded[:min(len(folded), first+len(t)-1)]
+				hay = folded[:min(len(folded), first+len(p.term)-1)]
 			}
-			if i := indexAt(hay, t, wordStart); i >= 0 && (first < 0 || i < first) {
+			if i := indexAt(hay, p.term, wordStart); i >= 0 && (first < 0 || i < first) {
 				first = i
 			}
 		}
 		if first < 0 {
 			continue
+		}
+		if terms == nil {
+			for i := range plans {
+				terms = append(terms, plans[i].term)
+			}
 		}
 		ms = append(ms, excerptOf(f, m.text, folded, m.ascii, first, terms, wordStart))
 		ms[len(ms)-1].Role, ms[len(ms)-1].Seq = m.role, m.seq

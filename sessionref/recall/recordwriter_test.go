@@ -24,8 +24,9 @@ func TestAppendRecordOfIsAppendRecordOfTheEncoding(t *testing.T) {
 	var piece []byte
 	for name, msgs := range blocks {
 		t.Run(name, func(t *testing.T) {
-			want, wantN := appendRecord([]byte("prefix"), encodeBlock(nil, msgs))
-			got, p, gotN := appendRecordOf([]byte("prefix"), piece, msgs)
+			filter := []byte{0x5a, 0xa5}
+			want, wantN := appendRecord([]byte("prefix"), encodeBlock(nil, msgs), filter)
+			got, p, gotN := appendRecordOf([]byte("prefix"), piece, msgs, filter)
 			piece = p
 			if gotN != wantN || !bytes.Equal(got, want) {
 				t.Errorf("streamed record: %d bytes, body %d; encoded whole: %d bytes, body %d", len(got), gotN, len(want), wantN)
@@ -33,7 +34,11 @@ func TestAppendRecordOfIsAppendRecordOfTheEncoding(t *testing.T) {
 			if cap(piece) > 2*chunkMax {
 				t.Errorf("the piece buffer grew to %d bytes", cap(piece))
 			}
-			raw, err := decodeChunks(got[len("prefix")+recordHeaderLen:])
+			gotFilter, chunks, err := splitRecord(got[len("prefix")+recordHeaderLen:])
+			if err != nil || !bytes.Equal(gotFilter, filter) {
+				t.Fatalf("the record's filter reads back as %x (%v), want %x", gotFilter, err, filter)
+			}
+			raw, err := decodeChunks(chunks)
 			if err != nil || !bytes.Equal(raw, encodeBlock(nil, msgs)) {
 				t.Errorf("the streamed record reads back to %d bytes (%v), not the encoded block", len(raw), err)
 			}
@@ -41,13 +46,13 @@ func TestAppendRecordOfIsAppendRecordOfTheEncoding(t *testing.T) {
 	}
 }
 
-// appendRecord appends the record of raw, an encoded block, as the build
-// wrote it before appendRecordOf: the reference the streamed record is
+// appendRecord appends the record of raw, an encoded block, with the
+// pair filter filter, as the build wrote it before appendRecordOf: the reference the streamed record is
 // compared with, and what tests and benchmarks that hold encoded blocks
 // use.
-func appendRecord(recs, raw []byte) (out []byte, n uint32) {
+func appendRecord(recs, raw, filter []byte) (out []byte, n uint32) {
 	at := len(recs)
-	recs = slices.Grow(recs, recordHeaderLen)[:at+recordHeaderLen]
+	recs = appendFilterSection(slices.Grow(recs, recordHeaderLen)[:at+recordHeaderLen], filter)
 	for off := 0; off < len(raw); off += chunkMax {
 		recs = appendChunk(recs, raw[off:min(len(raw), off+chunkMax)])
 	}

@@ -101,17 +101,40 @@ func BenchmarkBuildStageTokens(b *testing.B) {
 		folded = append(folded, fs)
 	}
 	ts, gs := newTokenSet(), newGramSet()
+	var filter []byte
 	b.SetBytes(n)
 	defer reportCPU(b, cputime.Process(), n)
 	for b.Loop() {
 		for _, fs := range folded {
 			ts.reset()
 			gs.reset()
-			for _, m := range fs {
+			// Blocks of blockTarget bytes, each with its pair filter, as
+			// a build cuts them.
+			size := 0
+			for k, m := range fs {
+				if size == 0 {
+					ts.startBlock(foldedBlock(fs[k:]))
+				}
+				ts.startMessage()
 				ts.add(m, gs)
+				if size += len(m); size >= blockTarget {
+					filter = ts.appendFilter(filter[:0])
+					size = 0
+				}
 			}
 		}
 	}
+}
+
+// foldedBlock is blockText of folded messages.
+func foldedBlock(fs [][]byte) int {
+	n := 0
+	for _, m := range fs {
+		if n += len(m); n >= blockTarget {
+			break
+		}
+	}
+	return n
 }
 
 func BenchmarkBuildStageIDs(b *testing.B) {
@@ -149,7 +172,7 @@ func BenchmarkBuildStageBlocks(b *testing.B) {
 				pending = append(pending, rawMessage{role: m.Role, seq: m.Seq, text: m.Text})
 				if size += len(m.Text); size >= blockTarget || k == len(msgs)-1 {
 					raw = encodeBlock(raw[:0], pending)
-					recs, _ = appendRecord(recs, raw)
+					recs, _ = appendRecord(recs, raw, nil)
 					pending, size = pending[:0], 0
 				}
 			}
@@ -169,8 +192,9 @@ func BenchmarkBlockReadBack(b *testing.B) {
 		for k, m := range msgs {
 			pending = append(pending, rawMessage{role: m.Role, seq: m.Seq, text: m.Text})
 			if size += len(m.Text); size >= blockTarget || k == len(msgs)-1 {
-				rec, _ := appendRecord(nil, encodeBlock(nil, pending))
-				recs = append(recs, rec[recordHeaderLen:])
+				rec, _ := appendRecord(nil, encodeBlock(nil, pending), nil)
+				_, chunks, _ := splitRecord(rec[recordHeaderLen:])
+				recs = append(recs, chunks)
 				pending, size = pending[:0], 0
 			}
 		}

@@ -53,6 +53,19 @@ type tokenSet struct {
 	shortUsed int
 	// long is set when a token longer than maxTokenBytes was seen.
 	long bool
+
+	// filter is the pair filter (pairs.go) of the block being built, as
+	// words, and one spare word past them where the tokens that do not
+	// pair write; blockLong is set when the block holds a token longer
+	// than maxTokenBytes; prevTail is the tail (edgeKeys) of the last
+	// token of the message being tokenised, 0 when it is in no pair (a
+	// token whose tail is 0 ends in NULs, which no query holds), and gap
+	// what followed it (gapBroken...).
+	filter    []uint64
+	words     int
+	blockLong bool
+	prevTail  uint64
+	gap       uint8
 }
 
 // tokenSlot is one distinct token: arena[off:off+n], its hash and its
@@ -84,7 +97,9 @@ var byteClass = func() (t [256]uint8) {
 }()
 
 func newTokenSet() *tokenSet {
-	return &tokenSet{slots: make([]tokenSlot, 1024), short: make([]uint64, 1024)}
+	ts := &tokenSet{slots: make([]tokenSlot, 1024), short: make([]uint64, 1024)}
+	ts.startBlock(0)
+	return ts
 }
 
 func (ts *tokenSet) reset() {
@@ -102,17 +117,72 @@ func (ts *tokenSet) reset() {
 	if cap(ts.arena) > 1<<20 {
 		ts.arena = nil
 	}
+	ts.blockLong, ts.gap = false, gapBroken
+	ts.startBlock(0)
+}
+
+// startBlock starts the pair filter of a block of n bytes of text.
+func (ts *tokenSet) startBlock(n int) {
+	words := filterWords(n)
+	if cap(ts.filter) > 1<<17 && words < cap(ts.filter)/16 {
+		ts.filter = nil // one huge message is not kept for every next block
+	}
+	ts.filter = slices.Grow(ts.filter[:0], words+1)[:words+1]
+	clear(ts.filter)
+	ts.words, ts.blockLong = words, false
+}
+
+// startMessage starts the tokens of a new message: no pair spans two.
+func (ts *tokenSet) startMessage() { ts.gap = gapBroken }
+
+// sawLong records a token longer than maxTokenBytes.
+func (ts *tokenSet) sawLong() { ts.long, ts.blockLong = true, true }
+
+// appendFilter appends the pair filter of the block built since
+// startBlock to dst, nothing when the block holds a long token.
+func (ts *tokenSet) appendFilter(dst []byte) []byte {
+	if ts.blockLong {
+		return dst
+	}
+	for _, x := range ts.filter[:ts.words] {
+		dst = binary.LittleEndian.AppendUint64(dst, x)
+	}
+	return dst
+}
+
+// addPair adds the pair of the tokens of keys a and b to the filter.
+func (ts *tokenSet) addPair(a, b uint64) {
+	p := pairOf(a, b)
+	ts.filter[(p>>32)*uint64(ts.words)>>32] |= pairBits(p)
+}
+
+// endGap records what follows the last token of the text s, which did
+// not run to its end, for the next text of the same message: pairAt is
+// where a token would have paired with the last one (-1: none would; as
+// pairStart gave it when s held no token).
+func (ts *tokenSet) endGap(s []byte, pairAt int) {
+	switch {
+	case len(s) == 0:
+	case pairAt == len(s):
+		ts.gap = gapSpace
+	default:
+		ts.gap = gapBroken
+	}
 }
 
 // add splits folded, the folding of one message, into tokens; those longer
 // than maxTokenBytes go to gs as trigrams instead.
 func (ts *tokenSet) add(folded []byte, gs *gramSet) {
+	gap, prevTail := ts.gap, ts.prevTail
 	if ts.addASCII(folded, gs) {
 		return
 	}
 	// Not all ASCII: from the start again, rune by rune where needed
-	// (adding the tokens found so far again changes nothing).
+	// (adding the tokens found so far, and their pairs, again changes
+	// nothing).
+	ts.gap, ts.prevTail = gap, prevTail
 	n := len(folded)
+	pairAt := ts.pairStart(folded)
 	for i := 0; i < n; {
 		switch byteClass[folded[i]] {
 		case classSpace:
@@ -151,13 +221,29 @@ func (ts *tokenSet) add(folded []byte, gs *gramSet) {
 			}
 			i += sz
 		}
+		var tail, head uint64
+		in := false
 		if tok := folded[start:i]; len(tok) > maxTokenBytes {
-			ts.long = true
+			ts.sawLong()
 			gs.add(tok)
 		} else {
 			ts.insert(tok)
+			tail, head, in = edgeKeys(tok)
+		}
+		if start == pairAt && in {
+			ts.addPair(ts.prevTail, head)
+		}
+		ts.prevTail = tail
+		if i == n {
+			ts.gap = gapNone
+			return
+		}
+		pairAt = -1
+		if folded[i] == ' ' && in {
+			pairAt = i + 1
 		}
 	}
+	ts.endGap(folded, pairAt)
 }
 
 // addASCII is add for text that is all ASCII, and reports whether it was:
@@ -173,16 +259,23 @@ func (ts *tokenSet) add(folded []byte, gs *gramSet) {
 func (ts *tokenSet) addASCII(s []byte, gs *gramSet) bool {
 	n := len(s)
 	start := -1 // of the token being read, -1 between tokens
+	// A token starting at want-1 pairs with the one before it, whose tail
+	// is prevTail (pairs.go); want is 0 when none does.
+	want, prevTail := uint64(ts.pairStart(s)+1), ts.prevTail
+	filter, words := ts.filter, uint64(ts.words)
 	for base := 0; base < n; base += 64 {
 		end := min(n, base+64)
-		var sp uint64 // bit k: s[base+k] is white space (or past the end)
+		var sp uint64  // bit k: s[base+k] is white space (or past the end)
+		var one uint64 // bit k: s[base+k] is ' '
 		i := base
 		for ; i+8 <= end; i += 8 {
 			x := binary.LittleEndian.Uint64(s[i:])
 			if x&0x8080808080808080 != 0 {
 				return false
 			}
-			sp |= spaceBits(x) << (i - base)
+			all, blank := spaceBits(x)
+			sp |= all << (i - base)
+			one |= blank << (i - base)
 		}
 		for ; i < end; i++ {
 			c := s[i]
@@ -191,6 +284,9 @@ func (ts *tokenSet) addASCII(s []byte, gs *gramSet) bool {
 			}
 			if byteClass[c] == classSpace {
 				sp |= 1 << (i - base)
+			}
+			if c == ' ' {
+				one |= 1 << (i - base)
 			}
 		}
 		if end-base < 64 {
@@ -210,13 +306,15 @@ func (ts *tokenSet) addASCII(s []byte, gs *gramSet) bool {
 				break // the token goes on in the next 64 bytes
 			}
 			off += bits.TrailingZeros64(m)
-			if k := base + off - start; k <= 8 && start+8 <= n {
+			e := base + off
+			if k := e - start; k <= 8 && start+8 <= n {
 				// Most tokens: insertShort's probe, written out here (the
 				// calls were a fifth of the instructions per token).
 				head := binary.LittleEndian.Uint64(s[start:]) & lowBytes[k&15]
 				if noNUL(head, k) {
 					mask := uint64(len(ts.short) - 1)
-					for j := shortSlot(head) & mask; ; j = (j + 1) & mask {
+					hash := head * shortMul
+					for j := hash >> 32 & mask; ; j = (j + 1) & mask {
 						if c := ts.short[j]; c == head {
 							break
 						} else if c == 0 {
@@ -227,18 +325,60 @@ func (ts *tokenSet) addASCII(s []byte, gs *gramSet) bool {
 							break
 						}
 					}
-					start = -1
+					// The pair, written out too, by masks rather than
+					// branches (which way they go is the text's choice):
+					// its bits go to the spare word past the filter when
+					// the token does not pair. The edges are edgeKeys'.
+					in := uint64(k+8-minPairToken) >> 3 // 1: k >= minPairToken
+					p := pairOf(prevTail, head&(1<<(8*headBytes)-1))
+					at := (p >> 32) * words >> 32
+					pairs := -(in & eq(uint64(start+1), want)) // all ones: it pairs
+					filter[at&pairs|words&^pairs] |= pairBits(p)
+					start, prevTail = -1, head // the whole token: its tail
+					want = uint64(e+2) & -(one >> off & in)
 					continue
 				}
 			}
-			ts.addToken(s, start, base+off, gs)
-			start = -1
+			tail, head, in := ts.addToken(s, start, e, gs)
+			if uint64(start+1) == want && in {
+				ts.addPair(prevTail, head)
+			}
+			start, prevTail, want = -1, tail, 0
+			if e < n && s[e] == ' ' && in {
+				want = uint64(e + 2)
+			}
 		}
 	}
 	if start >= 0 { // a token up to the end of 64 bytes that were the last
-		ts.addToken(s, start, n, gs)
+		tail, head, in := ts.addToken(s, start, n, gs)
+		if uint64(start+1) == want && in {
+			ts.addPair(prevTail, head)
+		}
+		ts.prevTail, ts.gap = tail, gapNone
+		return true
 	}
+	ts.prevTail = prevTail
+	ts.endGap(s, int(want)-1)
 	return true
+}
+
+// pairStart is where the first token of s must start to pair with the
+// last token before s (pair): -1 when none may.
+func (ts *tokenSet) pairStart(s []byte) int {
+	switch {
+	case ts.prevTail == 0:
+	case ts.gap == gapSpace:
+		return 0
+	case ts.gap == gapNone && len(s) > 0 && s[0] == ' ':
+		return 1
+	}
+	return -1
+}
+
+// eq is 1 when a == b, else 0.
+func eq(a, b uint64) uint64 {
+	x := a ^ b
+	return ((x | -x) >> 63) ^ 1
 }
 
 // noNUL reports whether none of the low k bytes of head, a token of k
@@ -253,8 +393,9 @@ func noNUL(head uint64, k int) bool {
 var lowBytes = [16]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffff, 0xffffffffffff, 0xffffffffffffff, 0xffffffffffffffff}
 
 // spaceBits returns the ASCII white space (' ', '\t', '\n', '\v', '\f',
-// '\r') among the eight bytes of x, all below 0x80, as bit k for byte k.
-func spaceBits(x uint64) uint64 {
+// '\r') among the eight bytes of x, all below 0x80, as bit k for byte k,
+// and the spaces (' ') alone.
+func spaceBits(x uint64) (all, blank uint64) {
 	const (
 		ones  = 0x0101010101010101
 		high  = 0x8080808080808080
@@ -267,20 +408,23 @@ func spaceBits(x uint64) uint64 {
 	inRange := (x + (0x80-0x09)*ones) &^ (x + (0x80-0x0e)*ones) & high // 0x09 <= b <= 0x0d
 	m := isSpace | inRange
 	// Gather the high bits: the bit of byte k lands on bit 56+k.
-	return (m >> 7) * 0x0102040810204080 >> 56
+	const gather = 0x0102040810204080
+	return (m >> 7) * gather >> 56, (isSpace >> 7) * gather >> 56
 }
 
 // addToken adds s[start:end], a token of ASCII text that addASCII did not
 // add itself, to the set, or its trigrams to gs when it is longer than
-// maxTokenBytes.
-func (ts *tokenSet) addToken(s []byte, start, end int, gs *gramSet) {
+// maxTokenBytes, and returns its edges for the pair filter (edgeKeys; in
+// no pair when it is long: its block has no filter).
+func (ts *tokenSet) addToken(s []byte, start, end int, gs *gramSet) (tail, head uint64, in bool) {
 	tok := s[start:end]
 	if len(tok) > maxTokenBytes {
-		ts.long = true
+		ts.sawLong()
 		gs.add(tok)
-		return
+		return 0, 0, false
 	}
 	ts.insert(tok)
+	return edgeKeys(tok)
 }
 
 // insertShort adds the token whose head is key (no NUL, at most eight
@@ -301,8 +445,11 @@ func (ts *tokenSet) insertShort(key uint64) {
 	}
 }
 
+// shortMul is the multiplier short tokens are hashed with.
+const shortMul = 0x9e3779b97f4a7c15
+
 // shortSlot hashes the key of a short token; its table takes the low bits.
-func shortSlot(key uint64) uint64 { return key * 0x9e3779b97f4a7c15 >> 32 }
+func shortSlot(key uint64) uint64 { return key * shortMul >> 32 }
 
 // growShort doubles the table of short tokens.
 func (ts *tokenSet) growShort() {

@@ -235,7 +235,7 @@ func TestASCIITokensMatchFields(t *testing.T) {
 			if byteClass[x] == classSpace {
 				want = 1 << k
 			}
-			if got := spaceBits(word); got != want {
+			if got, _ := spaceBits(word); got != want {
 				t.Errorf("spaceBits with %#x as byte %d = %08b, want %08b", x, k, got, want)
 			}
 		}

@@ -105,10 +105,14 @@ func TestRecordsHoldTheirBlockInPieces(t *testing.T) {
 		for i := range raw {
 			raw[i] = byte("abcdefgh ijk"[i*7%12]) ^ byte(i/chunkMax)
 		}
-		rec, size := appendRecord([]byte("prefix"), raw)
-		body := rec[len("prefix")+recordHeaderLen:]
-		if int(size) != len(body) || int(binary.LittleEndian.Uint32(rec[len("prefix"):])) != len(body) {
-			t.Fatalf("%d bytes: record of %d bytes says %d, returns %d", n, len(body), binary.LittleEndian.Uint32(rec[len("prefix"):]), size)
+		rec, size := appendRecord([]byte("prefix"), raw, nil)
+		whole := rec[len("prefix")+recordHeaderLen:]
+		if int(size) != len(whole) || int(binary.LittleEndian.Uint32(rec[len("prefix"):])) != len(whole) {
+			t.Fatalf("%d bytes: record of %d bytes says %d, returns %d", n, len(whole), binary.LittleEndian.Uint32(rec[len("prefix"):]), size)
+		}
+		filter, body, err := splitRecord(whole)
+		if err != nil || len(filter) != 0 {
+			t.Fatalf("%d bytes: the record's filter is %x (%v), want none", n, filter, err)
 		}
 		pieces := 0
 		for rest := body; len(rest) > 0; pieces++ {

@@ -1,0 +1,247 @@
+package recall
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/dsh-refls/dsh-refls/internal/dshgen"
+)
+
+// filterOf builds the pair filter of one block of messages as a build
+// does (worker.addText, message by message, in pieces of foldPiece bytes)
+// and returns it with the dictionary of the block's tokens.
+func filterOf(t *testing.T, msgs []string) (filter []byte, dict []string) {
+	t.Helper()
+	w := newWorker(nil, nil, nil, context.Background(), 0)
+	w.ts.reset()
+	n := 0
+	for _, m := range msgs {
+		n += len(m)
+	}
+	w.ts.startBlock(n)
+	for _, m := range msgs {
+		w.ts.startMessage()
+		w.addText(m)
+	}
+	return w.ts.appendFilter(nil), w.ts.tokens()
+}
+
+// phrasesIn returns every run of two to four tokens of the folded text
+// one space apart, cut to a suffix of its first token and a prefix of its
+// last, as a search may be typed.
+func phrasesIn(r *rand.Rand, folded string) []string {
+	var out []string
+	for _, line := range strings.FieldsFunc(folded, func(c rune) bool { return unicode.IsSpace(c) && c != ' ' }) {
+		words := strings.Split(line, " ")
+		for i := range words {
+			for n := 2; n <= 4 && i+n <= len(words); n++ {
+				ws := append([]string(nil), words[i:i+n]...)
+				ok := true
+				for _, w := range ws {
+					ok = ok && w != "" && strings.IndexFunc(w, unicode.IsSpace) < 0
+				}
+				if !ok {
+					continue
+				}
+				first, last := []rune(ws[0]), []rune(ws[n-1])
+				ws[0] = string(first[r.IntN(len(first)):])
+				ws[n-1] = string(last[:1+r.IntN(len(last))])
+				out = append(out, strings.Join(ws, " "))
+			}
+		}
+	}
+	return out
+}
+
+// A block's pair filter never rules out a phrase the block holds: every
+// run of words one space apart, its first word cut to a suffix and its
+// last to a prefix, passes the filter of the block it was cut from,
+// whatever the text: ASCII and not, short and long tokens, tokens of
+// eight bytes and of nine, NUL, tabs, runs of spaces, messages that end
+// in a space, and messages longer than foldPiece, folded in pieces.
+func TestPairFilterHoldsEveryPhraseOfItsBlock(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 1))
+	vocab := []string{"a", "of", "the", "poll", "session", "Session,", "goroutine", "debounce.", "Straße", "ΟΔΟΣ",
+		"x\x00y", "12345678", "123456789", "登录失败", "e\u0301t\u00e9", strings.Repeat("long", 20), "/srv/build/" + strings.Repeat("p", 60)}
+	seps := []string{" ", " ", " ", " ", "  ", "\t", "\n", " \u00a0", "\u3000"}
+	text := func(words int) string {
+		var b strings.Builder
+		for i := range words {
+			if i > 0 {
+				b.WriteString(seps[r.IntN(len(seps))])
+			}
+			b.WriteString(vocab[r.IntN(len(vocab))])
+		}
+		if r.IntN(4) == 0 {
+			b.WriteString(" ")
+		}
+		return b.String()
+	}
+	checked := 0
+	for round := range 200 {
+		var msgs []string
+		for range 1 + r.IntN(4) {
+			msgs = append(msgs, text(1+r.IntN(60)))
+		}
+		if round%50 == 0 {
+			// Longer than foldPiece: folded and tokenised in pieces.
+			msgs = append(msgs, text(foldPiece/5))
+		}
+		filter, dict := filterOf(t, msgs)
+		f := newFolder()
+		for _, m := range msgs {
+			for _, phrase := range phrasesIn(r, f.fold(m)) {
+				plan, ok := planPairs(dict, phrase)
+				if !ok {
+					continue
+				}
+				checked++
+				if plan.excludes(filter) {
+					t.Fatalf("the filter of a block rules out %q, which it holds (message %.80q…)", phrase, m)
+				}
+			}
+		}
+	}
+	if checked < 1000 {
+		t.Fatalf("only %d phrases had a pair plan", checked)
+	}
+}
+
+// A pair filter rules out most phrases its block does not hold: of 2,000
+// pairs of words never adjacent in a block of text with a pair every 7.5
+// bytes (dshgen's: 7.7), at most a fifth pass (filterBitsPer32 gives such
+// text 4 bits per pair: about 15%, a little more on 64-bit words).
+func TestPairFilterRulesOutMostAbsentPairs(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 9))
+	var vocab []string
+	for range 400 {
+		w := make([]byte, 5+r.IntN(4))
+		for k := range w {
+			w[k] = byte('a' + r.IntN(26))
+		}
+		vocab = append(vocab, string(w))
+	}
+	var b strings.Builder
+	adjacent := map[string]bool{}
+	prev := ""
+	for b.Len() < blockTarget {
+		w := vocab[r.IntN(len(vocab))]
+		if prev != "" {
+			b.WriteByte(' ')
+			adjacent[prev+" "+w] = true
+		}
+		b.WriteString(w)
+		prev = w
+	}
+	filter, dict := filterOf(t, []string{b.String()})
+	passed, tried := 0, 0
+	for tried < 2000 {
+		phrase := vocab[r.IntN(len(vocab))] + " " + vocab[r.IntN(len(vocab))]
+		if adjacent[phrase] {
+			continue
+		}
+		plan, ok := planPairs(dict, phrase)
+		if !ok {
+			t.Fatalf("no pair plan for %q", phrase)
+		}
+		tried++
+		if !plan.excludes(filter) {
+			passed++
+		}
+	}
+	if passed > tried/5 {
+		t.Errorf("%d of %d absent pairs passed the filter, want at most a fifth", passed, tried)
+	}
+	t.Logf("%d of %d absent pairs passed the filter (%.1f%%)", passed, tried, 100*float64(passed)/float64(tried))
+}
+
+// A phrase decides nothing at a space beside a piece of one or two bytes
+// (such tokens are in no pair), or beside a piece too many tokens start or
+// end with, nor when its pieces are not one space apart; it decides at
+// its other spaces.
+func TestPairPlanDecidesOnlyWhatTheFilterHolds(t *testing.T) {
+	dict := []string{"of", "the", "poll", "polls", "session", "subsession"}
+	for _, c := range []struct {
+		phrase string
+		spaces int
+	}{
+		{"session poll", 1},
+		{"session of poll", 0},
+		{"session of the poll", 1},
+		{"session  poll", 0},
+		{"session\tpoll", 0},
+		{" session poll", 0},
+		{"session poll ", 0},
+		{"ion pol", 1},
+		{"ion po", 0},
+		{"on pol", 0},
+	} {
+		plan, ok := planPairs(dict, c.phrase)
+		if len(plan.spaces) != c.spaces || ok != (c.spaces > 0) {
+			t.Errorf("planPairs(%q) decides at %d spaces (ok %v), want %d", c.phrase, len(plan.spaces), ok, c.spaces)
+		}
+	}
+	// A piece of four bytes or more is its own edge; a shorter first or
+	// last piece has the edges of the tokens it ends or begins.
+	var many []string
+	for i := range maxPairProbes + 1 {
+		many = append(many, "pol"+string(rune('!'+i)), "x"+string(rune('!'+i))+"ion")
+	}
+	dict = append(many, "session")
+	if _, ok := planPairs(dict, "session pol"); ok {
+		t.Errorf("a phrase whose last piece begins tokens of %d heads decides at its space", len(many)/2)
+	}
+	if _, ok := planPairs(dict, "ion poll"); ok {
+		t.Errorf("a phrase whose first piece ends tokens of %d tails decides at its space", len(many)/2)
+	}
+	if plan, ok := planPairs(dict, "xsession pollution"); !ok || len(plan.spaces) != 1 || len(plan.spaces[0]) != 1 {
+		t.Errorf("a phrase of long pieces looks up %v at its spaces, want one pair", plan.spaces)
+	}
+}
+
+// A block holding a token longer than maxTokenBytes has no filter: its
+// pairs with such a token cannot be named by a search.
+func TestBlockWithALongTokenHasNoFilter(t *testing.T) {
+	if f, _ := filterOf(t, []string{"see " + strings.Repeat("x", maxTokenBytes+1) + " poll"}); len(f) != 0 {
+		t.Errorf("a block with a long token has a filter of %d bytes", len(f))
+	}
+	if f, _ := filterOf(t, []string{"session poll"}); len(f) == 0 {
+		t.Error("a block of short tokens has no filter")
+	}
+}
+
+// Through a search: a phrase of common words that only the last block of
+// a session holds decodes that block and not the others, which hold both
+// words but not one after the other; the other sessions, which never
+// hold the phrase, are not decoded at all.
+func TestPhraseSearchDecodesOnlyTheBlocksThatMayHoldIt(t *testing.T) {
+	filler := strings.Repeat("poll the session and session the poll ", blockTarget/38+1)
+	late := dshgen.NewSession("s-late").CreatedAt(3000)
+	for i := range 4 {
+		late.UserText(fmt.Sprintf("%d %s", i, filler))
+	}
+	late.UserText("at last a session poll")
+	var sessions []*dshgen.Session
+	sessions = append(sessions, late)
+	for i := range 3 {
+		s := dshgen.NewSession(fmt.Sprintf("s-other-%d", i)).CreatedAt(int64(2000 - i))
+		for k := range 3 {
+			s.UserText(fmt.Sprintf("%d %s", k, filler))
+		}
+		sessions = append(sessions, s)
+	}
+	st := newStore(t, sessions...)
+	st.rc.cache = newBlockCache(DefaultCacheBytes) // nothing warm from the build
+	before := st.rc.Stats()
+	res := st.search(`"session poll"`)
+	wantIDs(t, `"session poll"`, res, "s-late")
+	after := st.rc.Stats()
+	decoded, filtered := after.BlocksDecoded-before.BlocksDecoded, after.BlocksFiltered-before.BlocksFiltered
+	if decoded != 1 || filtered != 4+3*3 {
+		t.Errorf("the search decoded %d blocks and filtered %d, want 1 and %d", decoded, filtered, 4+3*3)
+	}
+}
