@@ -181,7 +181,7 @@ func scanSearch(ix *Index, q string, limit int) int {
 	f, pending := newFolder(), make([]bool, len(terms))
 	plans := make([]termPlan, len(terms))
 	for i, t := range terms {
-		plans[i] = termPlan{term: t}
+		plans[i] = termPlan{term: t, find: newFinder(t)}
 	}
 	for _, d := range ix.cur.Load().order {
 		for i := range pending {

@@ -252,6 +252,8 @@ type termPlan struct {
 	// what a block's pair filter must hold for the block to hold it.
 	pairs   pairPlan
 	pairsOK bool
+	// find finds the term in a block's folded text.
+	find finder
 }
 
 // gramPlan is the sorted trigrams of a term or piece and set, the slots
@@ -268,7 +270,7 @@ func slotIn(set []uint64, slot int32) bool { return set[slot/64]&(1<<(uint(slot)
 // plan looks term up in the dictionary and the postings; with
 // wordStart, only dictionary tokens holding a piece at a word start count.
 func (v *view) plan(term string, wordStart bool) termPlan {
-	p := termPlan{term: term}
+	p := termPlan{term: term, find: newFinder(term)}
 	for _, piece := range strings.FieldsFunc(term, unicode.IsSpace) {
 		p.pieces = append(p.pieces, containing(v.dict, piece, wordStart))
 	}
@@ -455,10 +457,21 @@ func (ix *Index) result(f *folder, d *doc, plans []termPlan, pending []bool, mat
 		if b == nil {
 			continue
 		}
+		if len(plans) == 1 && len(r.Matches) < matches {
+			// One term: the messages that hold it are the excerpts,
+			// and it is seen once one is; the block is searched once.
+			had := len(r.Matches)
+			r.Matches = appendMatches(f, r.Matches, b, plans, matches, wordStart)
+			if len(r.Matches) > had && pending[0] {
+				pending[0] = false
+				left--
+			}
+			continue
+		}
 		cut := false
 		for i := range plans {
 			if pending[i] || len(r.Matches) < matches && !cut {
-				if containsAt(b.folded, plans[i].term, wordStart) {
+				if plans[i].find.index(b.folded, wordStart) >= 0 {
 					cut = true
 					if pending[i] {
 						pending[i] = false
@@ -489,7 +502,7 @@ func appendMatches(f *folder, ms []Match, b *textBlock, plans []termPlan, matche
 			if first >= 0 {
 				hay = folded[:min(len(folded), first+len(p.term)-1)]
 			}
-			if i := indexAt(hay, p.term, wordStart); i >= 0 && (first < 0 || i < first) {
+			if i := p.find.index(hay, wordStart); i >= 0 && (first < 0 || i < first) {
 				first = i
 			}
 		}
