@@ -722,6 +722,14 @@ func (ix *Index) build(ctx context.Context, w *worker, i int, e *dshlog.Entry, p
 	case r.recs = <-w.free:
 	default:
 	}
+	// Room for the records at once, as dshgen text compresses (42%, plus
+	// filters and headers): growing them by doubling copied them about
+	// once more, 4% of a first build's CPU.
+	total := 0
+	for _, m := range p.Messages {
+		total += len(m.Text)
+	}
+	r.recs = slices.Grow(r.recs, total/2+recordHeaderLen+binary.MaxVarintLen64)
 	w.gs.reset()
 	w.ts.reset()
 	size := 0
