@@ -97,8 +97,8 @@ func TestStoredTextIsSyncedInTheBackground(t *testing.T) {
 
 // TestRecordsHoldTheirBlockInPieces: a record holds an encoded block of
 // any size as S2 pieces of at most chunkMax bytes that decode to it; a
-// piece length running past the record, or a piece that does not
-// decode, is an error, not a panic.
+// piece length running past the record, a piece that does not decode,
+// or a filter length running past the record, is an error, not a panic.
 func TestRecordsHoldTheirBlockInPieces(t *testing.T) {
 	for _, n := range []int{1, 100, chunkMax - 1, chunkMax, chunkMax + 1, 3*chunkMax + 5} {
 		raw := make([]byte, n)
@@ -113,6 +113,10 @@ func TestRecordsHoldTheirBlockInPieces(t *testing.T) {
 		filter, body, err := splitRecord(whole)
 		if err != nil || len(filter) != 0 {
 			t.Fatalf("%d bytes: the record's filter is %x (%v), want none", n, filter, err)
+		}
+		// The filter's length (0, one byte) claims the whole record.
+		if _, _, err := splitRecord(append(binary.AppendUvarint(nil, uint64(len(whole))), whole[1:]...)); err == nil {
+			t.Errorf("%d bytes: a filter length running past the record split", n)
 		}
 		pieces := 0
 		for rest := body; len(rest) > 0; pieces++ {
