@@ -179,6 +179,7 @@ func scanSearch(ix *Index, q string, limit int) int {
 	}
 	n := 0
 	f, pending := newFolder(), make([]bool, len(terms))
+	var sc blockScratch
 	plans := make([]termPlan, len(terms))
 	for i, t := range terms {
 		plans[i] = termPlan{term: t, find: newFinder(t)}
@@ -187,7 +188,7 @@ func scanSearch(ix *Index, q string, limit int) int {
 		for i := range pending {
 			pending[i] = true
 		}
-		if _, ok, _ := ix.result(f, d, plans, pending, MaxMatches, false); ok {
+		if _, ok, _ := ix.result(f, &sc, d, plans, pending, MaxMatches, false); ok {
 			if n++; n == limit {
 				break
 			}

@@ -210,8 +210,11 @@ func (d *dataFile) Size() int64 {
 
 // record reads the record at ref, header included, checking its length
 // and checksum.
-func (d *dataFile) record(ref blockRef) ([]byte, error) {
-	rec := make([]byte, recordHeaderLen+int(ref.n))
+func (d *dataFile) record(ref blockRef) ([]byte, error) { return d.recordInto(nil, ref) }
+
+// recordInto is record into the array of dst.
+func (d *dataFile) recordInto(dst []byte, ref blockRef) ([]byte, error) {
+	rec := slices.Grow(dst[:0], recordHeaderLen+int(ref.n))[:recordHeaderLen+int(ref.n)]
 	if _, err := d.f.ReadAt(rec, ref.off); err != nil {
 		return nil, fmt.Errorf("%w: reading %d bytes at %d: %v", errBlock, len(rec), ref.off, err)
 	}
@@ -248,6 +251,58 @@ func decodeRecord(rec []byte, ref blockRef, f *folder) (*textBlock, error) {
 	return b, nil
 }
 
+// blockScratch is what a search reads blocks into before it knows
+// whether they hold a hit: a block that holds none (one a pair filter let
+// through by chance, or one of a session that turns out not to match)
+// then costs no allocation, and only the blocks with a hit are copied
+// into the cache (textBlock.clone). Allocating every block read made the
+// collector's work land on the searches: a collection every 25 or so
+// searches of a phrase of common words, the slowest of them twice the
+// others (issue 31's benchmark, 10,000 sessions). A search has one,
+// dropped with it.
+type blockScratch struct {
+	rec, raw, folded []byte
+	b                textBlock
+}
+
+// decode decodes rec, the record at ref read with its header, into the
+// scratch space, and returns the block, valid until the next decode.
+func (sc *blockScratch) decode(rec []byte, ref blockRef, f *folder) (*textBlock, error) {
+	filter, chunks, err := splitRecord(rec[recordHeaderLen:])
+	if err != nil {
+		return nil, fmt.Errorf("%w: the block at %d: %v", errBlock, ref.off, err)
+	}
+	if sc.raw, err = decodeChunksInto(sc.raw[:0], chunks); err != nil {
+		return nil, fmt.Errorf("%w: the block at %d does not decode: %v", errBlock, ref.off, err)
+	}
+	if sc.folded, err = decodeBlockInto(&sc.b, sc.raw, sc.folded[:0], f); err != nil {
+		return nil, fmt.Errorf("%w: the block at %d: %v", errBlock, ref.off, err)
+	}
+	sc.b.filter = filter
+	return &sc.b, nil
+}
+
+// clone returns a copy of b that owns its memory: a block decoded into a
+// blockScratch, as the cache keeps it.
+func (b *textBlock) clone() *textBlock {
+	raw := strings.Clone(b.raw)
+	c := &textBlock{raw: raw, folded: strings.Clone(b.folded), filter: bytes.Clone(b.filter), msgs: make([]message, len(b.msgs))}
+	for i, m := range b.msgs {
+		m.role = raw[offsetIn(b.raw, m.role):][:len(m.role)]
+		m.text = raw[offsetIn(b.raw, m.text):][:len(m.text)]
+		c.msgs[i] = m
+	}
+	return c
+}
+
+// offsetIn is the offset of sub in s, of which it is a substring.
+func offsetIn(s, sub string) int {
+	if len(sub) == 0 {
+		return 0
+	}
+	return int(uintptr(unsafe.Pointer(unsafe.StringData(sub))) - uintptr(unsafe.Pointer(unsafe.StringData(s))))
+}
+
 // splitRecord splits the body of a record into its pair filter (empty:
 // none) and its compressed pieces.
 func splitRecord(body []byte) (filter, chunks []byte, err error) {
@@ -269,6 +324,8 @@ func (d *dataFile) close() error {
 
 // textBlock is one decoded block: its messages and their folding.
 type textBlock struct {
+	// raw is the encoded block, which the messages' strings are part of.
+	raw  string
 	msgs []message
 	// folded holds the folding of every message, each followed by NUL.
 	folded string
@@ -324,27 +381,37 @@ type rawMessage struct {
 // a build clones its reused one). Copying raw and the folding into strings
 // of their own were two of the allocations of every block read back.
 func decodeBlock(raw []byte, f *folder) (*textBlock, error) {
-	s := unsafe.String(unsafe.SliceData(raw), len(raw))
 	b := &textBlock{}
-	buf := make([]byte, 0, len(s)+len(s)/16)
+	if _, err := decodeBlockInto(b, raw, make([]byte, 0, len(raw)+len(raw)/16), f); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// decodeBlockInto is decodeBlock into b, reusing its messages' array, with
+// the folding appended to buf, which it returns: raw and buf must not
+// change while b is used.
+func decodeBlockInto(b *textBlock, raw, buf []byte, f *folder) ([]byte, error) {
+	s := unsafe.String(unsafe.SliceData(raw), len(raw))
+	b.raw, b.msgs, b.filter = s, b.msgs[:0], nil
 	for i := 0; i < len(s); {
 		var m message
 		n, k := binary.Uvarint(raw[i:])
 		if k <= 0 || n > uint64(len(s)-i-k) {
-			return nil, errors.New("bad role length")
+			return buf, errors.New("bad role length")
 		}
 		i += k
 		m.role = s[i : i+int(n)]
 		i += int(n)
 		seq, k := binary.Varint(raw[i:])
 		if k <= 0 {
-			return nil, errors.New("bad seq")
+			return buf, errors.New("bad seq")
 		}
 		i += k
 		m.seq = seq
 		n, k = binary.Uvarint(raw[i:])
 		if k <= 0 || n > uint64(len(s)-i-k) {
-			return nil, errors.New("bad text length")
+			return buf, errors.New("bad text length")
 		}
 		i += k
 		m.text = s[i : i+int(n)]
@@ -356,7 +423,7 @@ func decodeBlock(raw []byte, f *folder) (*textBlock, error) {
 		b.msgs = append(b.msgs, m)
 	}
 	b.folded = unsafe.String(unsafe.SliceData(buf), len(buf)) // buf is not written again
-	return b, nil
+	return buf, nil
 }
 
 // chunkMax bounds the bytes of an encoded block compressed as one S2
@@ -451,7 +518,10 @@ func closeRecord(recs []byte, at int) ([]byte, uint32) {
 
 // decodeChunks decodes the pieces of a record's compressed bytes
 // (appendRecordOf) into one encoded block.
-func decodeChunks(b []byte) ([]byte, error) {
+func decodeChunks(b []byte) ([]byte, error) { return decodeChunksInto(nil, b) }
+
+// decodeChunksInto is decodeChunks into the array of dst.
+func decodeChunksInto(dst, b []byte) ([]byte, error) {
 	size := 0
 	for rest := b; len(rest) > 0; {
 		if len(rest) < 2 || int(binary.LittleEndian.Uint16(rest))+2 > len(rest) {
@@ -465,7 +535,7 @@ func decodeChunks(b []byte) ([]byte, error) {
 		size += m
 		rest = rest[2+n:]
 	}
-	out := make([]byte, 0, size)
+	out := slices.Grow(dst[:0], size)
 	for rest := b; len(rest) > 0; {
 		n := int(binary.LittleEndian.Uint16(rest))
 		d, err := s2.Decode(out[len(out):cap(out)], rest[2:2+n])

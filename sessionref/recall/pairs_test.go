@@ -245,3 +245,59 @@ func TestPhraseSearchDecodesOnlyTheBlocksThatMayHoldIt(t *testing.T) {
 		t.Errorf("the search decoded %d blocks and filtered %d, want 1 and %d", decoded, filtered, 4+3*3)
 	}
 }
+
+// A block read for a search is cached only when it holds a hit, as a
+// copy of its own: a second search decodes again only the block without
+// one, and answers the same excerpts, roles and seqs from the copies.
+func TestOnlyBlocksWithAHitAreCached(t *testing.T) {
+	filler := strings.Repeat("plain words of filler text ", blockTarget/27+1)
+	s := dshgen.NewSession("s-one").CreatedAt(1000).UserText("0 " + filler)
+	for i := 1; i <= 3; i++ {
+		s.AssistantText(fmt.Sprintf("kiwi %d %s", i, filler))
+	}
+	st := newStore(t, s)
+	st.rc.cache = newBlockCache(DefaultCacheBytes) // nothing warm from the build
+	decoded := func() int64 { return st.rc.Stats().BlocksDecoded }
+	d0 := decoded()
+	first := st.search("kiwi")
+	d1 := decoded()
+	second := st.search("kiwi")
+	d2 := decoded()
+	if d1-d0 != 4 || d2-d1 != 1 {
+		t.Errorf("the searches decoded %d and %d blocks, want 4 (all) and 1 (the one without a hit)", d1-d0, d2-d1)
+	}
+	if fmt.Sprint(first) != fmt.Sprint(second) || len(first) != 1 || len(first[0].Matches) != 3 {
+		t.Fatalf("the second search answered %+v, the first %+v", second, first)
+	}
+	for i, m := range second[0].Matches {
+		if m.Role != "assistant" || !strings.HasPrefix(m.Excerpt, fmt.Sprintf("kiwi %d ", i+1)) {
+			t.Errorf("match %d from the cached copy: %s %q", i, m.Role, m.Excerpt[:12])
+		}
+	}
+}
+
+// A copy of a block read into scratch space owns its memory: the scratch
+// space read again leaves it as it was.
+func TestBlockCloneOwnsItsMemory(t *testing.T) {
+	msgs := []rawMessage{{role: "user", seq: 1, text: "First Message"}, {role: "tool-ish", seq: 2, text: "second"}, {role: "", seq: 3, text: ""}}
+	rec, _ := appendRecord(nil, encodeBlock(nil, msgs), []byte{1, 2, 3, 4, 5, 6, 7, 8})
+	var sc blockScratch
+	f := newFolder()
+	b, err := sc.decode(rec, blockRef{}, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := b.clone()
+	other, _ := appendRecord(nil, encodeBlock(nil, []rawMessage{{role: "xxxx", seq: 9, text: "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXX"}}), nil)
+	if _, err := sc.decode(other, blockRef{}, f); err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range msgs {
+		if got := c.msgs[i]; got.role != m.role || got.text != m.text || got.seq != m.seq {
+			t.Errorf("message %d of the copy: %q %d %q, want %q %d %q", i, got.role, got.seq, got.text, m.role, m.seq, m.text)
+		}
+	}
+	if c.folded != "first message\x00second\x00\x00" || string(c.filter) != "\x01\x02\x03\x04\x05\x06\x07\x08" {
+		t.Errorf("the copy's folding %q, filter %x", c.folded, c.filter)
+	}
+}

@@ -159,6 +159,7 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 	// pending[i] is set for the terms the postings could not decide for
 	// the session at hand: they are looked for in its text.
 	pending := make([]bool, len(terms))
+	var sc blockScratch
 	// check returns the result for d when its text holds every term,
 	// reading d's blocks once (result).
 	check := func(d *doc) (Result, bool) {
@@ -174,7 +175,7 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 				return Result{}, false
 			}
 		}
-		r, ok, err := ix.result(f, d, plans, pending, matches, q.WordStart)
+		r, ok, err := ix.result(f, &sc, d, plans, pending, matches, q.WordStart)
 		if err != nil {
 			ix.markBroken(d.id, err)
 			return Result{}, false
@@ -381,37 +382,35 @@ func (v *view) gramsMayHold(g *gramPlan, d *doc) bool {
 	return holdsAll(v.overlay[d.slot].grams, g.grams)
 }
 
-// block returns the decoded block at ref of d, from the cache when it is
-// there, or nil when its pair filter shows it holds nothing that matters
+// block returns the decoded block at ref of d: from the cache when it is
+// there (scratch false), else decoded into sc (scratch true, valid until
+// the next block; result caches a copy when it holds a hit). It returns
+// nil when the block's pair filter shows it holds nothing that matters
 // (needs): such a block is read (its record, not decoded) and not cached.
-func (ix *Index) block(f *folder, d *doc, ref blockRef, needs func(filter []byte) bool) (*textBlock, error) {
-	k := cacheKey{file: d.data.id, off: ref.off}
-	if b := ix.cache.get(k); b != nil {
+func (ix *Index) block(f *folder, sc *blockScratch, d *doc, ref blockRef, needs func(filter []byte) bool) (b *textBlock, scratch bool, err error) {
+	if b := ix.cache.get(cacheKey{file: d.data.id, off: ref.off}); b != nil {
 		if !needs(b.filter) {
 			ix.filtered.Add(1)
-			return nil, nil
+			return nil, false, nil
 		}
-		return b, nil
+		return b, false, nil
 	}
-	rec, err := d.data.record(ref)
-	if err != nil {
-		return nil, err
+	if sc.rec, err = d.data.recordInto(sc.rec, ref); err != nil {
+		return nil, false, err
 	}
-	filter, _, err := splitRecord(rec[recordHeaderLen:])
+	filter, _, err := splitRecord(sc.rec[recordHeaderLen:])
 	if err != nil {
-		return nil, fmt.Errorf("%w: the block at %d: %v", errBlock, ref.off, err)
+		return nil, false, fmt.Errorf("%w: the block at %d: %v", errBlock, ref.off, err)
 	}
 	if !needs(filter) {
 		ix.filtered.Add(1)
-		return nil, nil
+		return nil, false, nil
 	}
-	b, err := decodeRecord(rec, ref, f)
-	if err != nil {
-		return nil, err
+	if b, err = sc.decode(sc.rec, ref, f); err != nil {
+		return nil, false, err
 	}
 	ix.decoded.Add(1)
-	ix.cache.put(k, b)
-	return b, nil
+	return b, true, nil
 }
 
 // result reads the blocks of d in order, once: it reports whether its
@@ -424,7 +423,7 @@ func (ix *Index) block(f *folder, d *doc, ref blockRef, needs func(filter []byte
 // Checking a session and then cutting its excerpts read the same blocks
 // twice, and a phrase of common words often lies only in a session's
 // last blocks.
-func (ix *Index) result(f *folder, d *doc, plans []termPlan, pending []bool, matches int, wordStart bool) (Result, bool, error) {
+func (ix *Index) result(f *folder, sc *blockScratch, d *doc, plans []termPlan, pending []bool, matches int, wordStart bool) (Result, bool, error) {
 	left := 0
 	for _, p := range pending {
 		if p {
@@ -450,41 +449,53 @@ func (ix *Index) result(f *folder, d *doc, plans []termPlan, pending []bool, mat
 		if left == 0 && len(r.Matches) == matches {
 			break
 		}
-		b, err := ix.block(f, d, ref, needs)
+		b, scratch, err := ix.block(f, sc, d, ref, needs)
 		if err != nil {
 			return Result{}, false, err
 		}
 		if b == nil {
 			continue
 		}
+		hit := false
 		if len(plans) == 1 && len(r.Matches) < matches {
 			// One term: the messages that hold it are the excerpts,
 			// and it is seen once one is; the block is searched once.
 			had := len(r.Matches)
 			r.Matches = appendMatches(f, r.Matches, b, plans, matches, wordStart)
-			if len(r.Matches) > had && pending[0] {
+			if hit = len(r.Matches) > had; hit && pending[0] {
 				pending[0] = false
 				left--
 			}
-			continue
+		} else {
+			hit = ix.walk(f, b, plans, pending, &left, &r, matches, wordStart)
 		}
-		cut := false
-		for i := range plans {
-			if pending[i] || len(r.Matches) < matches && !cut {
-				if plans[i].find.index(b.folded, wordStart) >= 0 {
-					cut = true
-					if pending[i] {
-						pending[i] = false
-						left--
-					}
-				}
-			}
-		}
-		if cut && len(r.Matches) < matches {
-			r.Matches = appendMatches(f, r.Matches, b, plans, matches, wordStart)
+		if scratch && hit {
+			ix.cache.put(cacheKey{file: d.data.id, off: ref.off}, b.clone())
 		}
 	}
 	return r, left == 0, nil
+}
+
+// walk searches b for every term still looked for (pending, or any while
+// excerpts are cut), marks the pending ones it holds found and appends the
+// excerpts of its messages; it reports whether b held a term.
+func (ix *Index) walk(f *folder, b *textBlock, plans []termPlan, pending []bool, left *int, r *Result, matches int, wordStart bool) bool {
+	cut := false
+	for i := range plans {
+		if pending[i] || len(r.Matches) < matches && !cut {
+			if plans[i].find.index(b.folded, wordStart) >= 0 {
+				cut = true
+				if pending[i] {
+					pending[i] = false
+					*left--
+				}
+			}
+		}
+	}
+	if cut && len(r.Matches) < matches {
+		r.Matches = appendMatches(f, r.Matches, b, plans, matches, wordStart)
+	}
+	return cut
 }
 
 // appendMatches appends the excerpts of the messages of b that hold a
@@ -515,12 +526,24 @@ func appendMatches(f *folder, ms []Match, b *textBlock, plans []termPlan, matche
 			}
 		}
 		ms = append(ms, excerptOf(f, m.text, folded, m.ascii, first, terms, wordStart))
-		ms[len(ms)-1].Role, ms[len(ms)-1].Seq = m.role, m.seq
+		ms[len(ms)-1].Role, ms[len(ms)-1].Seq = roleOf(m.role), m.seq
 		if len(ms) == matches {
 			break
 		}
 	}
 	return ms
+}
+
+// roleOf is role as a string of its own: a block read into a
+// blockScratch is overwritten by the next one.
+func roleOf(role string) string {
+	switch role {
+	case "user":
+		return "user"
+	case "assistant":
+		return "assistant"
+	}
+	return strings.Clone(role)
 }
 
 // containsAt reports whether s holds t, anywhere or, with wordStart, where
