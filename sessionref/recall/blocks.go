@@ -304,13 +304,61 @@ func offsetIn(s, sub string) int {
 }
 
 // splitRecord splits the body of a record into its pair filter (empty:
-// none) and its compressed pieces.
+// none) and its compressed pieces, checking the filter's checksum.
 func splitRecord(body []byte) (filter, chunks []byte, err error) {
 	n, k := binary.Uvarint(body)
-	if k <= 0 || n > uint64(len(body)-k) {
+	if k <= 0 || n > uint64(len(body)-k) || len(body)-k-int(n) < filterSumLen {
 		return nil, nil, errors.New("its pair filter runs past the record")
 	}
-	return body[k : k+int(n)], body[k+int(n):], nil
+	filter, sum := body[k:k+int(n)], body[k+int(n):]
+	if binary.LittleEndian.Uint32(sum) != crc32.Checksum(filter, castagnoli) {
+		return nil, nil, errors.New("its pair filter is damaged")
+	}
+	return filter, sum[filterSumLen:], nil
+}
+
+// filterSumLen is the length of a pair filter's checksum, which lets a
+// search read the filter alone (filterInto).
+const filterSumLen = 4
+
+// filterPrefix is how much of a record filterInto reads first: the
+// filter of a block of 16 KB of text and more (filterWords: 8.5% of it)
+// with the record's header, its length and its checksum.
+const filterPrefix = 4 << 10
+
+// filterInto reads the pair filter of the record at ref into the array of
+// dst, and not the rest of the record, checking the filter's checksum: a
+// search that the filter spares then reads a tenth of the record (a
+// filtered block of 28 KB of text: 2 KB of 12). It returns the filter
+// and the buffer it read into.
+func (d *dataFile) filterInto(dst []byte, ref blockRef) (filter, buf []byte, err error) {
+	total := recordHeaderLen + int(ref.n)
+	buf = slices.Grow(dst[:0], min(total, filterPrefix))[:min(total, filterPrefix)]
+	if _, err := d.f.ReadAt(buf, ref.off); err != nil {
+		return nil, buf, fmt.Errorf("%w: reading %d bytes at %d: %v", errBlock, len(buf), ref.off, err)
+	}
+	if binary.LittleEndian.Uint32(buf) != ref.n {
+		return nil, buf, fmt.Errorf("%w: the block at %d is damaged", errBlock, ref.off)
+	}
+	n, k := binary.Uvarint(buf[recordHeaderLen:])
+	if k <= 0 || n > uint64(total) {
+		return nil, buf, fmt.Errorf("%w: the block at %d: its pair filter runs past the record", errBlock, ref.off)
+	}
+	need := recordHeaderLen + k + int(n) + filterSumLen
+	if need > total {
+		return nil, buf, fmt.Errorf("%w: the block at %d: its pair filter runs past the record", errBlock, ref.off)
+	}
+	if have := len(buf); need > have {
+		buf = slices.Grow(buf, need-have)[:need]
+		if _, err := d.f.ReadAt(buf[have:], ref.off+int64(have)); err != nil {
+			return nil, buf, fmt.Errorf("%w: reading %d bytes at %d: %v", errBlock, need-have, ref.off+int64(have), err)
+		}
+	}
+	filter = buf[recordHeaderLen+k : recordHeaderLen+k+int(n)]
+	if binary.LittleEndian.Uint32(buf[need-filterSumLen:]) != crc32.Checksum(filter, castagnoli) {
+		return nil, buf, fmt.Errorf("%w: the block at %d: its pair filter is damaged", errBlock, ref.off)
+	}
+	return filter, buf, nil
 }
 
 func (d *dataFile) close() error {
@@ -469,9 +517,11 @@ func appendRecordOf(recs, piece []byte, msgs []rawMessage, filter []byte) (out, 
 }
 
 // appendFilterSection appends the first part of a record's body: the
-// length of its pair filter (a uvarint) and the filter.
+// length of its pair filter (a uvarint), the filter and its CRC-32C (4
+// bytes, little endian).
 func appendFilterSection(recs, filter []byte) []byte {
-	return append(binary.AppendUvarint(recs, uint64(len(filter))), filter...)
+	recs = append(binary.AppendUvarint(recs, uint64(len(filter))), filter...)
+	return binary.LittleEndian.AppendUint32(recs, crc32.Checksum(filter, castagnoli))
 }
 
 // recordWriter cuts what appendRecordOf encodes into pieces of chunkMax

@@ -266,6 +266,9 @@ func TestOnlyBlocksWithAHitAreCached(t *testing.T) {
 	if d1-d0 != 4 || d2-d1 != 1 {
 		t.Errorf("the searches decoded %d and %d blocks, want 4 (all) and 1 (the one without a hit)", d1-d0, d2-d1)
 	}
+	if n := st.rc.Stats().BlocksFiltered; n != 0 {
+		t.Errorf("a word, which has no pair plan, had %d blocks filtered", n)
+	}
 	if fmt.Sprint(first) != fmt.Sprint(second) || len(first) != 1 || len(first[0].Matches) != 3 {
 		t.Fatalf("the second search answered %+v, the first %+v", second, first)
 	}

@@ -41,8 +41,8 @@ const (
 	storeMagic = "dsh-refls recall index\n"
 	// storeFormat 6: a text record holds its block in S2 pieces of at
 	// most chunkMax bytes (blocks.go); a format-5 index is rebuilt once.
-	// 7: a record's body starts with the block's pair filter (pairs.go);
-	// a format-6 index is rebuilt once.
+	// 7: a record's body starts with the block's pair filter (pairs.go)
+	// and the filter's checksum; a format-6 index is rebuilt once.
 	storeFormat = 7
 	// maxStoreBytes bounds what a stored .idx file may hold.
 	maxStoreBytes = 1 << 31

@@ -384,27 +384,31 @@ func (v *view) gramsMayHold(g *gramPlan, d *doc) bool {
 
 // block returns the decoded block at ref of d: from the cache when it is
 // there (scratch false), else decoded into sc (scratch true, valid until
-// the next block; result caches a copy when it holds a hit). It returns
-// nil when the block's pair filter shows it holds nothing that matters
-// (needs): such a block is read (its record, not decoded) and not cached.
-func (ix *Index) block(f *folder, sc *blockScratch, d *doc, ref blockRef, needs func(filter []byte) bool) (b *textBlock, scratch bool, err error) {
+// the next block; result caches a copy when it holds a hit). Unless blind
+// (a term still looked for has no pair plan, so no filter can spare the
+// block), it returns nil when the block's pair filter shows it holds
+// nothing that matters (needs): only the filter of such a block is read.
+func (ix *Index) block(f *folder, sc *blockScratch, d *doc, ref blockRef, needs func(filter []byte) bool, blind bool) (b *textBlock, scratch bool, err error) {
 	if b := ix.cache.get(cacheKey{file: d.data.id, off: ref.off}); b != nil {
-		if !needs(b.filter) {
+		if !blind && !needs(b.filter) {
 			ix.filtered.Add(1)
 			return nil, false, nil
 		}
 		return b, false, nil
 	}
+	if !blind {
+		// The filter first, read alone.
+		var filter []byte
+		if filter, sc.rec, err = d.data.filterInto(sc.rec, ref); err != nil {
+			return nil, false, err
+		}
+		if !needs(filter) {
+			ix.filtered.Add(1)
+			return nil, false, nil
+		}
+	}
 	if sc.rec, err = d.data.recordInto(sc.rec, ref); err != nil {
 		return nil, false, err
-	}
-	filter, _, err := splitRecord(sc.rec[recordHeaderLen:])
-	if err != nil {
-		return nil, false, fmt.Errorf("%w: the block at %d: %v", errBlock, ref.off, err)
-	}
-	if !needs(filter) {
-		ix.filtered.Add(1)
-		return nil, false, nil
 	}
 	if b, err = sc.decode(sc.rec, ref, f); err != nil {
 		return nil, false, err
@@ -436,10 +440,19 @@ func (ix *Index) result(f *folder, sc *blockScratch, d *doc, plans []termPlan, p
 		return Result{}, false, err
 	}
 	// needs reports whether a block whose pair filter is filter may hold a
-	// term still looked for: a pending one, or any while excerpts are cut.
+	// term still looked for: a pending one, or any while excerpts are cut;
+	// blind whether one of those has no pair plan.
 	needs := func(filter []byte) bool {
 		for i := range plans {
 			if (pending[i] || len(r.Matches) < matches) && !(plans[i].pairsOK && plans[i].pairs.excludes(filter)) {
+				return true
+			}
+		}
+		return false
+	}
+	blind := func() bool {
+		for i := range plans {
+			if (pending[i] || len(r.Matches) < matches) && !plans[i].pairsOK {
 				return true
 			}
 		}
@@ -449,7 +462,7 @@ func (ix *Index) result(f *folder, sc *blockScratch, d *doc, plans []termPlan, p
 		if left == 0 && len(r.Matches) == matches {
 			break
 		}
-		b, scratch, err := ix.block(f, sc, d, ref, needs)
+		b, scratch, err := ix.block(f, sc, d, ref, needs, blind())
 		if err != nil {
 			return Result{}, false, err
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -140,6 +141,56 @@ func TestRecordsHoldTheirBlockInPieces(t *testing.T) {
 		bad[2] ^= 0xff // the first piece's S2 header
 		if _, err := decodeChunks(bad); err == nil {
 			t.Errorf("%d bytes: a damaged piece decoded", n)
+		}
+	}
+}
+
+// filterInto reads a record's pair filter alone, whether it fits in the
+// first filterPrefix bytes read or not, and checks the filter's own
+// checksum: a damaged filter is an error, while damage past the filter is
+// found by the full read (record) only.
+func TestFilterIsReadAlone(t *testing.T) {
+	d, err := createData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	msgs := []rawMessage{{role: "user", seq: 1, text: "a few words of text"}}
+	for _, n := range []int{0, 8, 512, filterPrefix, 3 * filterPrefix} {
+		filter := make([]byte, n)
+		for i := range filter {
+			filter[i] = byte(i*7 + n)
+		}
+		rec, size := appendRecord(nil, encodeBlock(nil, msgs), filter)
+		ref, err := d.append(rec[recordHeaderLen:])
+		if err != nil || ref.n != size {
+			t.Fatalf("appending a record of %d bytes: %v (%d)", size, err, ref.n)
+		}
+		got, _, err := d.filterInto(nil, ref)
+		if err != nil || !bytes.Equal(got, filter) {
+			t.Fatalf("filter of %d bytes read back as %d bytes (%v)", n, len(got), err)
+		}
+		// Damage past the filter: the filter still reads, the record not.
+		last := ref.off + recordHeaderLen + int64(ref.n) - 1
+		if _, err := d.f.WriteAt([]byte{0xff}, last); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := d.filterInto(nil, ref); err != nil {
+			t.Errorf("filter of %d bytes with the record's last byte damaged: %v", n, err)
+		}
+		if _, err := d.record(ref); !errors.Is(err, errBlock) {
+			t.Errorf("a record damaged past its filter of %d bytes read: %v", n, err)
+		}
+		if n == 0 {
+			continue
+		}
+		// Damage inside the filter.
+		k := int64(len(binary.AppendUvarint(nil, uint64(n))))
+		if _, err := d.f.WriteAt([]byte{^filter[n/2]}, ref.off+recordHeaderLen+k+int64(n/2)); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := d.filterInto(nil, ref); !errors.Is(err, errBlock) {
+			t.Errorf("a damaged filter of %d bytes read: %v", n, err)
 		}
 	}
 }
