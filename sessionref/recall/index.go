@@ -724,12 +724,15 @@ func (ix *Index) build(ctx context.Context, w *worker, i int, e *dshlog.Entry, p
 	}
 	// Room for the records at once, as dshgen text compresses (42%, plus
 	// filters and headers): growing them by doubling copied them about
-	// once more, 4% of a first build's CPU.
+	// once more, 4% of a first build's CPU. At most maxReserve: a session
+	// of one huge message grows its records as it writes them, rather
+	// than holding half its text more from the start (issue 31 item 5:
+	// the process's peak follows the message).
 	total := 0
 	for _, m := range p.Messages {
 		total += len(m.Text)
 	}
-	r.recs = slices.Grow(r.recs, total/2+recordHeaderLen+binary.MaxVarintLen64)
+	r.recs = slices.Grow(r.recs, min(total/2, maxReserve)+recordHeaderLen+binary.MaxVarintLen64)
 	w.gs.reset()
 	w.ts.reset()
 	size := 0
@@ -793,6 +796,10 @@ func (ix *Index) build(ctx context.Context, w *worker, i int, e *dshlog.Entry, p
 	r.ids = ix.dict.appendIDsOfSet(ids, w.ts)
 	return r
 }
+
+// maxReserve bounds the records a build reserves for a session at once:
+// the buffers a first build hands back to its workers are at most 1 MiB.
+const maxReserve = 1 << 20
 
 // blockText is the text of the block that starts with msgs[0]: the
 // messages up to the one that brings it to blockTarget bytes.
