@@ -38,9 +38,10 @@ const (
 	// text (filterWords); each pair sets 2 bits of one word (pairBits):
 	// with b bits per pair, a pair the block does not hold passes about
 	// (1 - e^(-2/b))^2 of the time, 15% for 4 bits, a little more as the
-	// pairs fall unevenly on words. With 5 bits per pair of dshgen text
-	// the index took 51.7% of the projected text on disk, over the half
-	// it may take; with 4, 48.0%.
+	// pairs fall unevenly on words. Sized by their pairs, filters of 5
+	// bits per pair of dshgen text took the index to 51.7% of the
+	// projected text on disk, over the half it may take, and of 4 bits to
+	// 48.0%; these, 48.7-48.8%.
 	filterBitsPer32 = 17
 	// minPairToken is the shortest token a pair is recorded for: the
 	// pairs of "a", "of", "to" and the like are not (a phrase is then
@@ -48,8 +49,8 @@ const (
 	// dshgen's pairs and a larger share of English text's.
 	minPairToken = 3
 	// maxPairProbes bounds the pairs a search looks up at one space of a
-	// phrase (a piece of one or two letters ends or starts thousands of
-	// tokens): past it that space decides nothing.
+	// phrase (a first piece of three bytes may end the tails of hundreds
+	// of tokens): past it that space decides nothing.
 	maxPairProbes = 64
 )
 
@@ -102,14 +103,16 @@ func pairOf(tail, head uint64) uint64 {
 // of n bytes of text: filterBitsPer32 bits per 32 bytes, at least one
 // word. It is sized by the text, known before the block is tokenised, so
 // that each pair sets its bits as it is found: collecting the pairs to
-// count them first took 5% of a first build's CPU. dshgen text has a
-// pair (of tokens of minPairToken bytes or more, one space apart) every
-// 7.7 bytes, English prose about every 10: 4.4 and 5.7 bits per pair.
+// count them first took 5-7% of a first build's CPU (CPU profiles).
+// dshgen text has a pair (of tokens of minPairToken bytes or more, one
+// space apart) every 7.7 bytes, English prose about every 10: 4.1 and
+// 5.3 bits per pair.
 func filterWords(n int) int { return max(1, (n*filterBitsPer32/32+63)/64) }
 
-// pairBits are the bits pair p sets in its word of a filter: two (a
-// third lowered the false positives of 4 bits per pair from 15.5% to
-// 14.7% only, at a fifth more of the pairs' CPU).
+// pairBits are the bits pair p sets in its word of a filter: two (at 4
+// bits per pair a third would let 14.7% of the absent pairs through
+// rather than 15.5%, by the formula above, for one more bit to set and
+// test; the tokeniser measured no faster either way).
 func pairBits(p uint64) uint64 {
 	return 1<<(p&63) | 1<<(p>>6&63)
 }
