@@ -224,33 +224,6 @@ func (d *dataFile) recordInto(dst []byte, ref blockRef) ([]byte, error) {
 	return rec, nil
 }
 
-// read returns the decoded block at ref.
-func (d *dataFile) read(ref blockRef, f *folder) (*textBlock, error) {
-	rec, err := d.record(ref)
-	if err != nil {
-		return nil, err
-	}
-	return decodeRecord(rec, ref, f)
-}
-
-// decodeRecord decodes rec, the record at ref read with its header.
-func decodeRecord(rec []byte, ref blockRef, f *folder) (*textBlock, error) {
-	filter, chunks, err := splitRecord(rec[recordHeaderLen:])
-	if err != nil {
-		return nil, fmt.Errorf("%w: the block at %d: %v", errBlock, ref.off, err)
-	}
-	raw, err := decodeChunks(chunks)
-	if err != nil {
-		return nil, fmt.Errorf("%w: the block at %d does not decode: %v", errBlock, ref.off, err)
-	}
-	b, err := decodeBlock(raw, f)
-	if err != nil {
-		return nil, fmt.Errorf("%w: the block at %d: %v", errBlock, ref.off, err)
-	}
-	b.filter = bytes.Clone(filter)
-	return b, nil
-}
-
 // blockScratch is what a search reads blocks into before it knows
 // whether they hold a hit: a block that holds none (one a pair filter let
 // through by chance, or one of a session that turns out not to match)
@@ -566,11 +539,8 @@ func closeRecord(recs []byte, at int) ([]byte, uint32) {
 	return recs, uint32(len(body))
 }
 
-// decodeChunks decodes the pieces of a record's compressed bytes
-// (appendRecordOf) into one encoded block.
-func decodeChunks(b []byte) ([]byte, error) { return decodeChunksInto(nil, b) }
-
-// decodeChunksInto is decodeChunks into the array of dst.
+// decodeChunksInto decodes the pieces of a record's compressed bytes
+// (appendRecordOf) into one encoded block, in the array of dst.
 func decodeChunksInto(dst, b []byte) ([]byte, error) {
 	size := 0
 	for rest := b; len(rest) > 0; {

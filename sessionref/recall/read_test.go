@@ -59,7 +59,7 @@ func TestBlocksHoldTheProjectionOfSessionsReadIntoReusedBuffers(t *testing.T) {
 		}
 		var got []dshlog.ProjectedMessage
 		for _, ref := range refs {
-			b, err := d.data.read(ref, f)
+			b, err := readBlock(d.data, ref, f)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -46,6 +46,20 @@ func TestAppendRecordOfIsAppendRecordOfTheEncoding(t *testing.T) {
 	}
 }
 
+// decodeChunks is decodeChunksInto a new array.
+func decodeChunks(b []byte) ([]byte, error) { return decodeChunksInto(nil, b) }
+
+// readBlock reads and decodes the block at ref of d, as a search does,
+// into memory of its own.
+func readBlock(d *dataFile, ref blockRef, f *folder) (*textBlock, error) {
+	rec, err := d.record(ref)
+	if err != nil {
+		return nil, err
+	}
+	var sc blockScratch
+	return sc.decode(rec, ref, f)
+}
+
 // appendRecord appends the record of raw, an encoded block, with the
 // pair filter filter, as the build wrote it before appendRecordOf: the reference the streamed record is
 // compared with, and what tests and benchmarks that hold encoded blocks
