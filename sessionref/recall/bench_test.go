@@ -180,15 +180,15 @@ func scanSearch(ix *Index, q string, limit int) int {
 	n := 0
 	f, pending := newFolder(), make([]bool, len(terms))
 	var sc blockScratch
-	plans := make([]termPlan, len(terms))
+	sp := &searchPlan{plans: make([]termPlan, len(terms)), terms: terms, matches: MaxMatches}
 	for i, t := range terms {
-		plans[i] = termPlan{term: t, find: newFinder(t)}
+		sp.plans[i] = termPlan{term: t, find: newFinder(t)}
 	}
 	for _, d := range ix.cur.Load().order {
 		for i := range pending {
 			pending[i] = true
 		}
-		if _, ok, _ := ix.result(f, &sc, d, plans, pending, MaxMatches, false); ok {
+		if _, ok, _ := ix.result(f, &sc, d, sp, pending); ok {
 			if n++; n == limit {
 				break
 			}

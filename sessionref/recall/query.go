@@ -151,7 +151,8 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 		matches = min(q.Matches, MaxMatches)
 	}
 	v := ix.cur.Load()
-	plans := make([]termPlan, len(terms))
+	sp := &searchPlan{plans: make([]termPlan, len(terms)), terms: terms, matches: matches, wordStart: q.WordStart}
+	plans := sp.plans
 	for i, t := range terms {
 		plans[i] = v.plan(t, q.WordStart)
 	}
@@ -175,7 +176,7 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 				return Result{}, false
 			}
 		}
-		r, ok, err := ix.result(f, &sc, d, plans, pending, matches, q.WordStart)
+		r, ok, err := ix.result(f, &sc, d, sp, pending)
 		if err != nil {
 			ix.markBroken(d.id, err)
 			return Result{}, false
@@ -255,6 +256,17 @@ type termPlan struct {
 	pairsOK bool
 	// find finds the term in a block's folded text.
 	find finder
+}
+
+// searchPlan is what one search asks of each session it checks.
+type searchPlan struct {
+	plans []termPlan
+	// terms are the plans' terms, in order.
+	terms []string
+	// matches is how many excerpts a session gets at most; wordStart is
+	// Query.WordStart.
+	matches   int
+	wordStart bool
 }
 
 // gramPlan is the sorted trigrams of a term or piece and set, the slots
@@ -427,7 +439,8 @@ func (ix *Index) block(f *folder, sc *blockScratch, d *doc, ref blockRef, needs 
 // Checking a session and then cutting its excerpts read the same blocks
 // twice, and a phrase of common words often lies only in a session's
 // last blocks.
-func (ix *Index) result(f *folder, sc *blockScratch, d *doc, plans []termPlan, pending []bool, matches int, wordStart bool) (Result, bool, error) {
+func (ix *Index) result(f *folder, sc *blockScratch, d *doc, sp *searchPlan, pending []bool) (Result, bool, error) {
+	plans, matches := sp.plans, sp.matches
 	left := 0
 	for _, p := range pending {
 		if p {
@@ -474,13 +487,13 @@ func (ix *Index) result(f *folder, sc *blockScratch, d *doc, plans []termPlan, p
 			// One term: the messages that hold it are the excerpts,
 			// and it is seen once one is; the block is searched once.
 			had := len(r.Matches)
-			r.Matches = appendMatches(f, r.Matches, b, plans, matches, wordStart)
+			r.Matches = appendMatches(f, r.Matches, b, sp)
 			if hit = len(r.Matches) > had; hit && pending[0] {
 				pending[0] = false
 				left--
 			}
 		} else {
-			hit = ix.walk(f, b, plans, pending, &left, &r, matches, wordStart)
+			hit = walk(f, b, sp, pending, &left, &r)
 		}
 		if scratch && hit {
 			ix.cache.put(cacheKey{file: d.data.id, off: ref.off}, b.clone())
@@ -492,11 +505,11 @@ func (ix *Index) result(f *folder, sc *blockScratch, d *doc, plans []termPlan, p
 // walk searches b for every term still looked for (pending, or any while
 // excerpts are cut), marks the pending ones it holds found and appends the
 // excerpts of its messages; it reports whether b held a term.
-func (ix *Index) walk(f *folder, b *textBlock, plans []termPlan, pending []bool, left *int, r *Result, matches int, wordStart bool) bool {
+func walk(f *folder, b *textBlock, sp *searchPlan, pending []bool, left *int, r *Result) bool {
 	cut := false
-	for i := range plans {
-		if pending[i] || len(r.Matches) < matches && !cut {
-			if plans[i].find.index(b.folded, wordStart) >= 0 {
+	for i := range sp.plans {
+		if pending[i] || len(r.Matches) < sp.matches && !cut {
+			if sp.plans[i].find.index(b.folded, sp.wordStart) >= 0 {
 				cut = true
 				if pending[i] {
 					pending[i] = false
@@ -505,42 +518,36 @@ func (ix *Index) walk(f *folder, b *textBlock, plans []termPlan, pending []bool,
 			}
 		}
 	}
-	if cut && len(r.Matches) < matches {
-		r.Matches = appendMatches(f, r.Matches, b, plans, matches, wordStart)
+	if cut && len(r.Matches) < sp.matches {
+		r.Matches = appendMatches(f, r.Matches, b, sp)
 	}
 	return cut
 }
 
 // appendMatches appends the excerpts of the messages of b that hold a
-// term (at a word start, with wordStart), in order, until ms holds
-// matches of them.
-func appendMatches(f *folder, ms []Match, b *textBlock, plans []termPlan, matches int, wordStart bool) []Match {
-	var terms []string
+// term of sp (at a word start, with sp.wordStart), in order, until ms
+// holds sp.matches of them.
+func appendMatches(f *folder, ms []Match, b *textBlock, sp *searchPlan) []Match {
 	for _, m := range b.msgs {
 		folded := b.folded[m.fStart:m.fEnd]
 		first := -1
-		for i := range plans {
-			p := &plans[i]
+		for i := range sp.plans {
+			p := &sp.plans[i]
 			// Once a hit is known, only an earlier one matters.
 			hay := folded
 			if first >= 0 {
 				hay = folded[:min(len(folded), first+len(p.term)-1)]
 			}
-			if i := p.find.index(hay, wordStart); i >= 0 && (first < 0 || i < first) {
+			if i := p.find.index(hay, sp.wordStart); i >= 0 && (first < 0 || i < first) {
 				first = i
 			}
 		}
 		if first < 0 {
 			continue
 		}
-		if terms == nil {
-			for i := range plans {
-				terms = append(terms, plans[i].term)
-			}
-		}
-		ms = append(ms, excerptOf(f, m.text, folded, m.ascii, first, terms, wordStart))
+		ms = append(ms, excerptOf(f, m.text, folded, m.ascii, first, sp.terms, sp.wordStart))
 		ms[len(ms)-1].Role, ms[len(ms)-1].Seq = roleOf(m.role), m.seq
-		if len(ms) == matches {
+		if len(ms) == sp.matches {
 			break
 		}
 	}
