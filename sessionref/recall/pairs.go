@@ -132,14 +132,17 @@ type pairPlan struct {
 }
 
 // planPairs returns the pair plan of term, a spaced term, over the
-// dictionary dict; ok is false when no space of it can be decided by a
+// dictionary dict, of which ids[i] are the tokens holding the term's
+// piece i (termPlan.pieces: a token that ends or begins with a piece is
+// one of them, so the dictionary is not scanned again); ok is false
+// when no space of it can be decided by a
 // filter (a term with other white space than single spaces between its
 // pieces, or with white space at either end, or whose every space has a
 // piece shorter than minPairToken beside it, or a first or last piece of
 // minPairToken bytes that too many tokens end or begin with).
-func planPairs(dict []string, term string) (_ pairPlan, ok bool) {
+func planPairs(dict []string, ids [][]uint32, term string) (_ pairPlan, ok bool) {
 	pieces := strings.Split(term, " ")
-	if len(pieces) < 2 {
+	if len(pieces) < 2 || len(pieces) != len(ids) {
 		return pairPlan{}, false
 	}
 	for _, p := range pieces {
@@ -161,10 +164,10 @@ func planPairs(dict []string, term string) (_ pairPlan, ok bool) {
 		}
 		tails[i], heads[i] = []uint64{tail}, []uint64{head}
 		if i == 0 && len(p) < tailBytes {
-			tails[i] = edgesOf(dict, p, true)
+			tails[i] = edgesOf(dict, ids[i], p, true)
 		}
 		if i == len(pieces)-1 && len(p) < headBytes {
-			heads[i] = edgesOf(dict, p, false)
+			heads[i] = edgesOf(dict, ids[i], p, false)
 		}
 	}
 	var plan pairPlan
@@ -184,13 +187,14 @@ func planPairs(dict []string, term string) (_ pairPlan, ok bool) {
 	return plan, len(plan.spaces) > 0
 }
 
-// edgesOf returns the distinct tails of the dictionary tokens ending with
-// piece (tails) or the heads of those beginning with it, an empty
+// edgesOf returns the distinct tails of the tokens ids of dict that end
+// with piece (tails) or the heads of those that begin with it, an empty
 // non-nil list when there is none, nil when there are more than
 // maxPairProbes.
-func edgesOf(dict []string, piece string, tails bool) []uint64 {
+func edgesOf(dict []string, ids []uint32, piece string, tails bool) []uint64 {
 	out := []uint64{}
-	for _, t := range dict {
+	for _, id := range ids {
+		t := dict[id]
 		if tails && !strings.HasSuffix(t, piece) || !tails && !strings.HasPrefix(t, piece) {
 			continue
 		}

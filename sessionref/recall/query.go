@@ -321,7 +321,7 @@ func (v *view) plan(term string, wordStart bool) termPlan {
 	}
 	p.grams = v.planGrams(term)
 	if p.spaced {
-		p.pairs, p.pairsOK = planPairs(v.dict, term)
+		p.pairs, p.pairsOK = planPairs(v.dict, p.pieces, term)
 	}
 	return p
 }
