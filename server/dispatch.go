@@ -10,6 +10,8 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 	"go.uber.org/zap"
+
+	"github.com/dsh-refls/dsh-refls/server/internal/lspwire"
 )
 
 // keepServing wraps the handler chain so that a notification error (such
@@ -137,6 +139,16 @@ func (s *Server) finish(ctx context.Context, method string, start time.Time, run
 			s.answers.GiveBack(raw) // never written
 		}
 		return nil, cancelledError()
+	}
+	// An encoded answer reaches jsonrpc2 as a placeholder, and the stream
+	// writes it where it lies (see lspwire.Answer).
+	switch r := result.(type) {
+	case json.RawMessage:
+		if r != nil {
+			return s.stream.Hold(lspwire.Encoded(r)), nil
+		}
+	case lspwire.Answer:
+		return s.stream.Hold(r), nil
 	}
 	return result, nil
 }

@@ -6,6 +6,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -123,6 +124,9 @@ type wire interface {
 	WaitDrained()
 	// Abort stops every wait for answers: the server is going away.
 	Abort()
+	// Hold keeps an answer and returns the placeholder jsonrpc2 carries in
+	// its place (lspwire.Stream.Hold).
+	Hold(a lspwire.Answer) json.RawMessage
 }
 
 // activity is what the server tells the memory releaser

@@ -73,9 +73,9 @@ func TestAnswerBuffersAllLent(t *testing.T) {
 	}
 }
 
-// TestStreamGivesAnswersBack: the stream hands every answer's result to
-// Hooks.Written once Write is done with it, written or not, and the answer on the
-// wire is the one encoded into the lent array.
+// TestStreamGivesAnswersBack: the stream hands every held answer's result
+// to Hooks.Written once Write is done with it, written or not, and the
+// answer on the wire is the one encoded into the lent array.
 func TestStreamGivesAnswersBack(t *testing.T) {
 	var a AnswerBuffers
 	rwc := &memRWC{r: bytes.NewReader(nil)}
@@ -83,7 +83,7 @@ func TestStreamGivesAnswersBack(t *testing.T) {
 	dst, slot := a.Get(64)
 	raw := append(dst, `{"ok":true}`...)
 	a.Settle(slot, raw)
-	if _, err := s.Write(context.Background(), jsonrpc2.NewResponse(jsonrpc2.NewNumberID(7), raw, nil)); err != nil {
+	if _, err := s.Write(context.Background(), jsonrpc2.NewResponse(jsonrpc2.NewNumberID(7), jsonrpc2.RawMessage(s.Hold(Encoded(raw))), nil)); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Contains(rwc.w.Bytes(), []byte(`"result":{"ok":true}`)) {
@@ -102,7 +102,7 @@ func TestStreamGivesAnswersBack(t *testing.T) {
 	a.Settle(slot, raw)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := s.Write(ctx, jsonrpc2.NewResponse(jsonrpc2.NewNumberID(8), raw, nil)); err == nil {
+	if _, err := s.Write(ctx, jsonrpc2.NewResponse(jsonrpc2.NewNumberID(8), jsonrpc2.RawMessage(s.Hold(Encoded(raw))), nil)); err == nil {
 		t.Fatal("Write with an ended context succeeded")
 	}
 	if bytes.Contains(rwc.w.Bytes(), []byte("late")) {

@@ -15,6 +15,10 @@
 // Stream is the connection's jsonrpc2.Stream: besides reading and writing
 // it bounds the calls read and not yet answered, reports the end of input
 // only once their answers are written, and writes the optional JSON-lines
-// trace. AnswerBuffers lends the arrays typing's answers are encoded into
-// and takes each back once Stream has written it.
+// trace. A call's result is held by the Stream (Hold) and travels through
+// jsonrpc2 as a placeholder, so that the Stream writes it where it lies or
+// as it is encoded (Answer): jsonrpc2 hands a Stream its answers as values
+// of an unexported type, whose result could only be copied out.
+// AnswerBuffers lends the arrays typing's answers are encoded into and
+// takes each back once Stream has written it.
 package lspwire

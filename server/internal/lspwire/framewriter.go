@@ -3,7 +3,7 @@ package lspwire
 import (
 	"bytes"
 	"context"
-	"fmt"
+	"errors"
 	"io"
 	"strconv"
 	"sync"
@@ -33,9 +33,13 @@ type frameWriter struct {
 	// written, when set, is called after each frame (Hooks.FrameWritten).
 	written func()
 	// wholeBodies makes WriteMessage give sent every body whole (the
-	// trace records it), so that a large answer is copied into the frame
-	// like any other message.
+	// trace records it), a held answer's too.
 	wholeBodies bool
+	// held are the answers held for jsonrpc2 (Stream.Hold); answered, when
+	// set, is given the result of each once written or dropped
+	// (Hooks.Written).
+	held     heldAnswers
+	answered func(result []byte)
 }
 
 func newFrameWriter(w io.WriteCloser) *frameWriter { return &frameWriter{w: w} }
@@ -95,21 +99,27 @@ func (f *frameWriter) WriteFrame(ctx context.Context, data []byte) (int64, error
 
 // WriteMessage encodes msg straight into the reused buffer, behind room
 // for its header, and writes header and body in one write: the message is
-// never copied. sent is called with the body under the lock, after the
-// write, whether or not the write failed. A buffer grown past
-// keepWriteBuffer by a large message is dropped once written.
+// never copied. An answer whose result is held (Stream.Hold) is written
+// with its result in place of its placeholder, by writeHeld. sent is
+// called with the body under the lock, after the write, whether or not
+// the write failed. A buffer grown past keepWriteBuffer by a large
+// message is dropped once written.
 func (f *frameWriter) WriteMessage(ctx context.Context, msg jsonrpc2.Message, sent func(body []byte)) (int64, error) {
 	if err := f.lock(ctx); err != nil {
+		// An answer held for the message is dropped with it.
+		if a, _, ok := f.held.take(jsonrpc2.AppendMessage(nil, msg)); ok {
+			f.resultDone(a)
+		}
 		return 0, err
 	}
 	defer f.unlock()
 	if cap(f.buf) < headerRoom {
 		f.buf = make([]byte, 0, 4<<10)
 	}
-	if r, ok := msg.(*jsonrpc2.Response); ok && r.Err() == nil && len(r.Result()) > keepWriteBuffer && !f.wholeBodies {
-		return f.writeLargeAnswer(r, sent)
-	}
 	buf := jsonrpc2.AppendMessage(f.buf[:headerRoom], msg)
+	if a, placeholder, ok := f.held.take(buf[headerRoom:]); ok {
+		return f.writeHeld(buf, placeholder, a, sent)
+	}
 	body := buf[headerRoom:]
 	var header [headerRoom]byte
 	h := appendHeader(header[:0], len(body))
@@ -117,45 +127,73 @@ func (f *frameWriter) WriteMessage(ctx context.Context, msg jsonrpc2.Message, se
 	copy(buf[start:], h)
 	n, err := f.w.Write(buf[start:])
 	sent(body)
+	f.keep(buf)
+	return int64(n), err
+}
+
+// keep keeps buf for the next frame unless a large message grew it.
+func (f *frameWriter) keep(buf []byte) {
 	if cap(buf) <= keepWriteBuffer {
 		f.buf = buf[:0]
 	} else {
 		f.buf = nil
 	}
-	return int64(n), err
 }
 
-// writeLargeAnswer writes an answer whose result is larger than
-// keepWriteBuffer without copying the result: the header and the
-// envelope up to the result, the result where it lies, then the closing
-// brace. A 30 MB answer held twice at its write (the encoded result and
-// its copy in the frame) made the peak of a 30 MB dsh/prepare (issue 31,
-// item 5). sent is given the envelope only: the body is never whole in
-// memory. The caller holds the lock.
-func (f *frameWriter) writeLargeAnswer(r *jsonrpc2.Response, sent func(body []byte)) (int64, error) {
-	// The envelope of a response whose result is "0" ends with `0}`.
-	env := jsonrpc2.AppendResponse(f.buf[:headerRoom], r.ID(), jsonrpc2.RawMessage("0"), nil)
-	if !bytes.HasSuffix(env, []byte("0}")) {
-		return 0, fmt.Errorf("encoding the envelope of answer %v: unexpected end %q", r.ID(), env[max(headerRoom, len(env)-8):])
+// resultDone hands the result of a held answer, written or dropped, to
+// the Hooks.Written hook.
+func (f *frameWriter) resultDone(a Answer) {
+	if f.answered != nil && a.encoded != nil {
+		f.answered(a.encoded)
 	}
-	prefix := env[headerRoom : len(env)-2]
-	result := r.Result()
+}
+
+// writeHeld writes the answer whose message buf holds (behind headerRoom)
+// with its result a in place of the placeholder that ends it (the last
+// placeholder bytes before the closing brace): the header and the
+// envelope up to the result, the result (where it lies, or as it is
+// encoded), then the closing brace. A 30 MB answer held twice at its
+// write (the encoded result and its copy in the frame) made the peak of a
+// 30 MB dsh/prepare (issue 31, item 5). sent is given the envelope only,
+// unless the bodies are wanted whole (a trace). The caller holds the
+// lock.
+func (f *frameWriter) writeHeld(buf []byte, placeholder int, a Answer, sent func(body []byte)) (int64, error) {
+	defer f.resultDone(a)
+	body := buf[headerRoom:]
+	prefix := body[:len(body)-placeholder-1]
 	var header [headerRoom]byte
-	h := appendHeader(header[:0], len(prefix)+len(result)+1)
+	h := appendHeader(header[:0], len(prefix)+a.size+1)
 	start := headerRoom - len(h)
-	copy(env[start:], h)
-	f.buf = env[:0]
-	var n int64
-	var err error
-	for _, part := range [][]byte{env[start : len(env)-2], result, []byte("}")} {
-		var m int
-		m, err = f.w.Write(part)
-		n += int64(m)
-		if err != nil {
-			break
+	copy(buf[start:], h)
+	m, err := f.w.Write(buf[start : headerRoom+len(prefix)])
+	n := int64(m)
+	var whole *bytes.Buffer
+	if err == nil {
+		w := io.Writer(f.w)
+		if f.wholeBodies {
+			whole = bytes.NewBuffer(make([]byte, 0, len(prefix)+a.size+1))
+			whole.Write(prefix)
+			w = io.MultiWriter(f.w, whole)
+		}
+		var k int64
+		k, err = a.WriteTo(w)
+		n += k
+		if err == nil || errors.Is(err, errStreamedSize) {
+			// The frame is whole even when a streamed result was not.
+			m, werr := f.w.Write([]byte("}"))
+			n += int64(m)
+			if werr != nil {
+				err = werr
+			}
 		}
 	}
-	sent(prefix)
+	if whole != nil {
+		whole.WriteByte('}')
+		sent(whole.Bytes())
+	} else {
+		sent(prefix)
+	}
+	f.keep(buf)
 	return n, err
 }
 

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -57,59 +56,48 @@ type nopCloser struct{ bytes.Buffer }
 func (nopCloser) Close() error { return nil }
 
 // TestWriteMessageFrames checks that WriteMessage writes each message as
-// one frame whose body is the message's encoding, keeps its buffer for
-// small messages and holds none the size of a larger one. An answer larger
-// than keepWriteBuffer is written from its result without a copy, and sent
-// gets its envelope; with whole bodies (a trace) it is copied like the
-// rest and sent gets it whole.
+// one frame whose body is the message's encoding, and gives sent the body;
+// that it keeps its buffer for small messages and holds none the size of
+// a larger one.
 func TestWriteMessageFrames(t *testing.T) {
-	for _, whole := range []bool{false, true} {
-		t.Run(fmt.Sprintf("whole bodies %v", whole), func(t *testing.T) {
-			var out nopCloser
-			f := newFrameWriter(&out)
-			f.wholeBodies = whole
-			small := jsonrpc2.NewResponse(jsonrpc2.NewNumberID(1), jsonrpc2.RawMessage(`["a"]`), nil)
-			large := jsonrpc2.NewResponse(jsonrpc2.NewStringID("big"), jsonrpc2.RawMessage(`"`+strings.Repeat("x", 2*keepWriteBuffer)+`"`), nil)
-			note := jsonrpc2.NewNotification("big/note", jsonrpc2.RawMessage(`"`+strings.Repeat("y", 2*keepWriteBuffer)+`"`))
-			msgs := []jsonrpc2.Message{small, large, small, note}
-			var sent [][]byte
-			record := func(body []byte) { sent = append(sent, bytes.Clone(body)) }
-			for i, m := range msgs {
-				if _, err := f.WriteMessage(context.Background(), m, record); err != nil {
-					t.Fatal(err)
-				}
-				switch {
-				case m == small && cap(f.buf) == 0:
-					t.Errorf("message %d: the buffer was dropped after a small message", i)
-				case m != small && cap(f.buf) > keepWriteBuffer:
-					t.Errorf("message %d: a buffer of %d bytes was kept after a large message", i, cap(f.buf))
-				}
-			}
-			r := bufio.NewReader(&out.Buffer)
-			for i, m := range msgs {
-				want, err := jsonrpc2.EncodeMessage(m)
-				if err != nil {
-					t.Fatal(err)
-				}
-				body, err := lsptest.ReadFrame(r)
-				if err != nil {
-					t.Fatalf("frame %d: %v", i, err)
-				}
-				if !bytes.Equal(body, want) {
-					t.Errorf("frame %d: body %.80q…, want %.80q…", i, body, want)
-				}
-				wantSent := want
-				if m == large && !whole {
-					wantSent = []byte(`{"jsonrpc":"2.0","id":"big","result":`)
-				}
-				if !bytes.Equal(sent[i], wantSent) {
-					t.Errorf("frame %d: sent %.80q…, want %.80q…", i, sent[i], wantSent)
-				}
-			}
-			if out.Len() != 0 {
-				t.Errorf("%d bytes after the frames", out.Len())
-			}
-		})
+	var out nopCloser
+	f := newFrameWriter(&out)
+	small := jsonrpc2.NewResponse(jsonrpc2.NewNumberID(1), jsonrpc2.RawMessage(`["a"]`), nil)
+	large := jsonrpc2.NewResponse(jsonrpc2.NewStringID("big"), jsonrpc2.RawMessage(`"`+strings.Repeat("x", 2*keepWriteBuffer)+`"`), nil)
+	note := jsonrpc2.NewNotification("big/note", jsonrpc2.RawMessage(`"`+strings.Repeat("y", 2*keepWriteBuffer)+`"`))
+	msgs := []jsonrpc2.Message{small, large, small, note}
+	var sent [][]byte
+	record := func(body []byte) { sent = append(sent, bytes.Clone(body)) }
+	for i, m := range msgs {
+		if _, err := f.WriteMessage(context.Background(), m, record); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case m == small && cap(f.buf) == 0:
+			t.Errorf("message %d: the buffer was dropped after a small message", i)
+		case m != small && cap(f.buf) > keepWriteBuffer:
+			t.Errorf("message %d: a buffer of %d bytes was kept after a large message", i, cap(f.buf))
+		}
+	}
+	r := bufio.NewReader(&out.Buffer)
+	for i, m := range msgs {
+		want, err := jsonrpc2.EncodeMessage(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := lsptest.ReadFrame(r)
+		if err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		if !bytes.Equal(body, want) {
+			t.Errorf("frame %d: body %.80q…, want %.80q…", i, body, want)
+		}
+		if !bytes.Equal(sent[i], want) {
+			t.Errorf("frame %d: sent %.80q…, want %.80q…", i, sent[i], want)
+		}
+	}
+	if out.Len() != 0 {
+		t.Errorf("%d bytes after the frames", out.Len())
 	}
 }
 
@@ -127,15 +115,21 @@ func (w *failAfter) Write(p []byte) (int, error) {
 }
 func (*failAfter) Close() error { return nil }
 
-// TestLargeAnswerWriteFails checks that a large answer whose write fails
+// TestHeldAnswerWriteFails checks that a held answer whose write fails
 // after its envelope reports the error and the bytes written, stops
-// writing, and still tells sent.
-func TestLargeAnswerWriteFails(t *testing.T) {
+// writing, still tells sent, and hands its result to Hooks.Written.
+func TestHeldAnswerWriteFails(t *testing.T) {
 	w := &failAfter{n: 100}
 	f := newFrameWriter(w)
-	large := jsonrpc2.NewResponse(jsonrpc2.NewNumberID(3), jsonrpc2.RawMessage(`"`+strings.Repeat("x", 2*keepWriteBuffer)+`"`), nil)
+	var given []byte
+	f.answered = func(b []byte) { given = b }
+	result := []byte(`"` + strings.Repeat("x", 2*keepWriteBuffer) + `"`)
+	large := jsonrpc2.NewResponse(jsonrpc2.NewNumberID(3), jsonrpc2.RawMessage(f.held.hold(Encoded(result))), nil)
 	told := false
 	n, err := f.WriteMessage(context.Background(), large, func([]byte) { told = true })
+	if !sameArray(given, result) {
+		t.Error("the result of the failed write was not handed to Hooks.Written")
+	}
 	if err == nil || n != 100 || !told {
 		t.Errorf("WriteMessage = %d, %v, sent told %v; want 100 bytes, the error, told", n, err, told)
 	}

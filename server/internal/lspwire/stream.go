@@ -50,9 +50,8 @@ type Stream struct {
 	abortOnce sync.Once
 	aborted   chan struct{} // closed when the server stops waiting for answers
 
-	// writeFailed and written are Hooks.WriteFailed and Hooks.Written.
+	// writeFailed is Hooks.WriteFailed.
 	writeFailed func()
-	written     func(result []byte)
 }
 
 // Hooks are what a Stream calls back; each may be nil.
@@ -63,9 +62,9 @@ type Hooks struct {
 	// reason other than its context: the output is broken, and no call
 	// being handled can deliver its answer.
 	WriteFailed func()
-	// Written is given the result of every answer once Write is done
-	// with it, written or not (AnswerBuffers.GiveBack takes its array
-	// back).
+	// Written is given the result of every Encoded answer held (Hold)
+	// once it is written or dropped (AnswerBuffers.GiveBack takes its
+	// array back).
 	Written func(result []byte)
 	// FrameWritten is called after each frame, under the writer's lock (a
 	// large answer is garbage once written: the memory releaser counts it
@@ -83,12 +82,19 @@ func New(rwc io.ReadWriteCloser, hooks Hooks) *Stream {
 		room:        make(chan struct{}),
 		aborted:     make(chan struct{}),
 		writeFailed: hooks.WriteFailed,
-		written:     hooks.Written,
 	}
 	s.inner.written = hooks.FrameWritten
+	s.inner.answered = hooks.Written
 	s.inner.wholeBodies = s.trace != nil
 	return s
 }
+
+// Hold keeps the answer a of a call and returns the placeholder the
+// handler gives jsonrpc2 as its result: Write and WriteFrame write a in its
+// place (see Answer). An answer whose placeholder is never written (the
+// connection shut down before its answer) stays held while the Stream
+// lives.
+func (s *Stream) Hold(a Answer) json.RawMessage { return s.inner.held.hold(a) }
 
 // Abort stops waiting for unanswered calls: the server is going away.
 func (s *Stream) Abort() {
@@ -275,6 +281,15 @@ func (s *Stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 
 // WriteFrame implements the connection's frame writing.
 func (s *Stream) WriteFrame(ctx context.Context, data []byte) (int64, error) {
+	var answers []Answer
+	if bytes.Contains(data, []byte(heldPrefix)) {
+		data, answers = s.inner.held.resolve(data)
+		defer func() {
+			for _, a := range answers {
+				s.inner.resultDone(a)
+			}
+		}()
+	}
 	n, err := s.inner.WriteFrame(ctx, data)
 	if err != nil && ctx.Err() == nil && s.writeFailed != nil {
 		s.writeFailed()
@@ -327,11 +342,13 @@ func (s *Stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error)
 			s.answered()
 		}
 	})
+	if errors.Is(err, errStreamedSize) {
+		// The frame was written whole, and the connection goes on.
+		protocol.LoggerFromContext(ctx).Error("answer written with the wrong size", "error", err)
+		err = nil
+	}
 	if err != nil && ctx.Err() == nil && s.writeFailed != nil {
 		s.writeFailed()
-	}
-	if r, ok := msg.(*jsonrpc2.Response); ok && s.written != nil {
-		s.written(r.Result())
 	}
 	return n, err
 }
