@@ -267,8 +267,12 @@ func (s *Server) candidatesCall(params json.RawMessage) (call, error) {
 		// Sessions found by what was said in them come after every title,
 		// id and cwd match, in what the limit leaves.
 		body := s.bodyMatches(ctx, snap, s.syncedRecall(), p.Query, titles.Scope{}, cands, cfg, limit-len(cands))
-		dst, slot := s.answers.Get(candidatesSize(len(cands) + len(body)))
-		raw, err := encodeCandidates(dst, cands, body)
+		list := candidateList{matched: cands, body: body}
+		if candidatesSize(list.len()) > streamAnswerBytes {
+			return list.streamed()
+		}
+		dst, slot := s.answers.Get(candidatesSize(list.len()))
+		raw, err := list.encode(dst)
 		s.answers.Settle(slot, raw)
 		return raw, err
 	}, nil

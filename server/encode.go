@@ -3,9 +3,13 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"runtime"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
+	"github.com/dsh-refls/dsh-refls/server/internal/lspwire"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/titles"
 )
@@ -195,32 +199,128 @@ const candidateBytes = 384
 func candidatesSize(n int) int { return 64 + candidateBytes*n }
 
 // encodeCandidates encodes the answer of dsh/candidates: the title, id and
-// cwd matches, then the body matches,
-// into dst's array (lspwire.AnswerBuffers lends it; see candidatesSize).
+// cwd matches, then the body matches, into dst's array
+// (lspwire.AnswerBuffers lends it; see candidatesSize).
 func encodeCandidates(dst []byte, matched []titles.Candidate, body []bodyCandidate) (json.RawMessage, error) {
-	dst = append(dst[:0], '[')
-	for i := range matched {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendCandidateFields(dst, &matched[i])
-		dst = append(dst, '}')
+	return candidateList{matched: matched, body: body}.encode(dst)
+}
+
+// candidateList is the answer of dsh/candidates: the title, id and cwd
+// matches, then the body matches.
+type candidateList struct {
+	matched []titles.Candidate
+	body    []bodyCandidate
+}
+
+// len is how many candidates the list holds.
+func (l candidateList) len() int { return len(l.matched) + len(l.body) }
+
+// appendItem appends candidate i of the list, after a comma unless it is
+// the first.
+func (l candidateList) appendItem(dst []byte, i int) ([]byte, error) {
+	if i > 0 {
+		dst = append(dst, ',')
 	}
-	for i := range body {
-		if i > 0 || len(matched) > 0 {
-			dst = append(dst, ',')
+	if i < len(l.matched) {
+		dst = appendCandidateFields(dst, &l.matched[i])
+		return append(dst, '}'), nil
+	}
+	b := &l.body[i-len(l.matched)]
+	dst = appendCandidateFields(dst, &b.Candidate)
+	if m := b.Match; m != nil {
+		dst = append(dst, `,"match":`...)
+		var err error
+		if dst, err = appendJSONValue(dst, m); err != nil {
+			return nil, fmt.Errorf("encoding the match of %s: %w", b.SessionID, err)
 		}
-		dst = appendCandidateFields(dst, &body[i].Candidate)
-		if m := body[i].Match; m != nil {
-			dst = append(dst, `,"match":`...)
-			var err error
-			if dst, err = appendJSONValue(dst, m); err != nil {
-				return nil, fmt.Errorf("encoding the match of %s: %w", body[i].SessionID, err)
-			}
+	}
+	return append(dst, '}'), nil
+}
+
+// encode appends the list as a JSON array to dst's array.
+func (l candidateList) encode(dst []byte) (json.RawMessage, error) {
+	dst = append(dst[:0], '[')
+	for i := range l.len() {
+		var err error
+		if dst, err = l.appendItem(dst, i); err != nil {
+			return nil, err
 		}
-		dst = append(dst, '}')
 	}
 	return append(dst, ']'), nil
+}
+
+// streamAnswerBytes is the size over which the list is streamed (see
+// streamed): an answer that large would be in an array of its own, which
+// AnswerBuffers does not keep.
+const streamAnswerBytes = 256 << 10
+
+// streamFlushBytes is how much of a streamed list is encoded before it is
+// written: the pipe takes it while the next part is encoded.
+const streamFlushBytes = 128 << 10
+
+// streamed is the list as an answer encoded while it is written, through
+// one small array, after a first pass has measured it on every core: the
+// 32 MB answer listing 100,000 sessions was encoded into an array of its
+// own, on memory the process had never touched, before its first byte was
+// written (issue 31, item 6).
+func (l candidateList) streamed() (lspwire.Answer, error) {
+	size, err := l.size()
+	if err != nil {
+		return lspwire.Answer{}, err
+	}
+	return lspwire.Streamed(size, func(w io.Writer) error {
+		buf := make([]byte, 0, streamFlushBytes+streamFlushBytes/4)
+		buf = append(buf, '[')
+		for i := range l.len() {
+			var err error
+			if buf, err = l.appendItem(buf, i); err != nil {
+				return err
+			}
+			if len(buf) >= streamFlushBytes {
+				if _, err := w.Write(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+		}
+		_, err := w.Write(append(buf, ']'))
+		return err
+	}), nil
+}
+
+// size is how many bytes the list takes encoded: each candidate is
+// encoded into a small array and measured, the list cut in one part per
+// core.
+func (l candidateList) size() (int, error) {
+	n := l.len()
+	parts := min(runtime.GOMAXPROCS(0), max(1, n/1024))
+	sizes := make([]int, parts)
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var scratch []byte
+			for i := p * n / parts; i < (p+1)*n/parts; i++ {
+				var err error
+				if scratch, err = l.appendItem(scratch[:0], i); err != nil {
+					errs[p] = err
+					return
+				}
+				sizes[p] += len(scratch)
+			}
+		}()
+	}
+	wg.Wait()
+	total := len("[]")
+	for p := range parts {
+		if errs[p] != nil {
+			return 0, errs[p]
+		}
+		total += sizes[p]
+	}
+	return total, nil
 }
 
 // appendPosition appends a Position.

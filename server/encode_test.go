@@ -192,6 +192,51 @@ func TestEncodeCandidatesIsEncodingJSON(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Fatalf("encodeCandidates:\n got %s\nwant %s", got, want)
 		}
+		if streamed := streamCandidates(t, candidateList{matched: titles, body: body}); !bytes.Equal(streamed, want) {
+			t.Fatalf("the streamed list:\n got %s\nwant %s", streamed, want)
+		}
+	}
+}
+
+// streamCandidates writes the streamed answer of l and checks that it
+// wrote the size it announced.
+func streamCandidates(t *testing.T, l candidateList) []byte {
+	t.Helper()
+	a, err := l.streamed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if n, err := a.WriteTo(&out); err != nil || n != int64(a.Size()) {
+		t.Fatalf("the streamed list: %d bytes written of %d announced, %v", n, a.Size(), err)
+	}
+	return out.Bytes()
+}
+
+// TestStreamedCandidatesSpanFlushes: a list many times streamFlushBytes
+// long, measured on several cores and written in many pieces, is written
+// as encodeCandidates encodes it, with the size it announced.
+func TestStreamedCandidatesSpanFlushes(t *testing.T) {
+	rnd := rand.New(rand.NewSource(3))
+	var l candidateList
+	for len(l.matched) < 4000 {
+		cwd := strings.Repeat(randomString(rnd), 4)
+		l.matched = append(l.matched, titles.Candidate{SessionID: randomString(rnd), Label: strings.Repeat(randomString(rnd), 3),
+			DisplayTitle: randomString(rnd), Cwd: &cwd, CreatedAt: rnd.Int63()})
+	}
+	for range 50 {
+		l.body = append(l.body, bodyCandidate{Candidate: titles.Candidate{SessionID: randomString(rnd)},
+			Match: &recall.Match{Role: "user", Excerpt: strings.Repeat(randomString(rnd), 20)}})
+	}
+	want, err := l.encode(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) < 4*streamFlushBytes {
+		t.Fatalf("the list is %d bytes, not several flushes of %d", len(want), streamFlushBytes)
+	}
+	if got := streamCandidates(t, l); !bytes.Equal(got, want) {
+		t.Fatalf("the streamed list differs from the encoded one (%d and %d bytes)", len(got), len(want))
 	}
 }
 
