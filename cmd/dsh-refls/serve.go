@@ -223,6 +223,13 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			opts.Trace = trace
 		}
 	}
+	if out, ok := stdout.(*os.File); ok {
+		if size, err := growOutputPipe(out); err != nil {
+			logger.Debug("output pipe left at its size", zap.Int("bytes", size), zap.Error(err))
+		} else if size > 0 {
+			logger.Debug("output pipe", zap.Int("bytes", size))
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logger.Info("serving on stdio", zap.String("version", opts.Version),
