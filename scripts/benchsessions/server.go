@@ -70,7 +70,7 @@ func reportServerRestarts(bins binaries, root string, runs int, bound time.Durat
 			ratio(med[1].first, med[0].first), ratio(med[1].valid, med[0].valid), ratio(med[1].cpu, med[0].cpu))
 	}
 	if bins.typed > 0 {
-		return reportTypingRestarts(bins.b, root, runs, bins.typed, bound)
+		return reportTypingRestarts(list, root, runs, bins.typed, bound)
 	}
 	return nil
 }

@@ -34,32 +34,47 @@ type typingRestart struct {
 	listCall time.Duration
 }
 
-// reportTypingRestarts runs the scenario runs times for bin, each in a
-// fresh user cache dir, and prints the medians.
-func reportTypingRestarts(bin, root string, runs, queries int, bound time.Duration) error {
-	var first, complete, call []time.Duration
+// reportTypingRestarts runs the scenario runs times for each of bins
+// (a baseline first, when there are two: the runs take turns), each run in
+// a fresh user cache dir, and prints the medians, with B/A ratios.
+func reportTypingRestarts(bins []string, root string, runs, queries int, bound time.Duration) error {
+	first := make([][]time.Duration, len(bins))
+	complete := make([][]time.Duration, len(bins))
+	call := make([][]time.Duration, len(bins))
 	sessions := 0
 	for i := 0; i < runs; i++ {
-		r, err := oneTypingRestart(bin, root, queries)
-		if err != nil {
-			return fmt.Errorf("typing run %d: %w", i+1, err)
+		for k, bin := range bins {
+			r, err := oneTypingRestart(bin, root, queries)
+			if err != nil {
+				return fmt.Errorf("typing run %d of %s: %w", i+1, bin, err)
+			}
+			if r.firstAnswer > 0 {
+				first[k] = append(first[k], r.firstAnswer)
+			}
+			complete[k], call[k] = append(complete[k], r.complete), append(call[k], r.listCall)
+			sessions = r.sessions
 		}
-		if r.firstAnswer > 0 {
-			first = append(first, r.firstAnswer)
+	}
+	for k, bin := range bins {
+		c := median(complete[k])
+		// The poll asks `@` first, then dsh/candidates, which waits for the
+		// restored index: when the first `@` came too early to list sessions,
+		// the complete list answered before `@` was asked again.
+		firstSeen := fmt.Sprintf("first @ listing sessions after %v (median of %d)", median(first[k]).Round(time.Millisecond), len(first[k]))
+		if len(first[k]) == 0 {
+			firstSeen = "first @ listing sessions not seen before the complete list"
 		}
-		complete, call = append(complete, r.complete), append(call, r.listCall)
-		sessions = r.sessions
+		label := ""
+		if len(bins) > 1 {
+			label = fmt.Sprintf(" (%s)", []string{"A, baseline", "B"}[k])
+		}
+		fmt.Printf("restart after %d typed queries and a clean shutdown%s: %s; all %d sessions listed by dsh/candidates after %v (%.2f× the bound %v; that call took %v); medians of %d, from process start (%s)\n",
+			queries, label, firstSeen, sessions, c.Round(time.Millisecond), ratio(c, bound), bound, median(call[k]).Round(time.Millisecond), runs, bin)
 	}
-	c := median(complete)
-	// The poll asks `@` first, then dsh/candidates, which waits for the
-	// restored index: when the first `@` came too early to list sessions,
-	// the complete list answered before `@` was asked again.
-	firstSeen := fmt.Sprintf("first @ listing sessions after %v (median of %d)", median(first).Round(time.Millisecond), len(first))
-	if len(first) == 0 {
-		firstSeen = "first @ listing sessions not seen before the complete list"
+	if len(bins) > 1 {
+		fmt.Printf("restart after typing B/A: complete list %.2f×, that call %.2f× (interleaved, same minute)\n",
+			ratio(median(complete[1]), median(complete[0])), ratio(median(call[1]), median(call[0])))
 	}
-	fmt.Printf("restart after %d typed queries and a clean shutdown: %s; all %d sessions listed by dsh/candidates after %v (%.2f× the bound %v; that call took %v); medians of %d, from process start\n",
-		queries, firstSeen, sessions, c.Round(time.Millisecond), ratio(c, bound), bound, median(call).Round(time.Millisecond), runs)
 	return nil
 }
 
