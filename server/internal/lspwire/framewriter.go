@@ -140,10 +140,10 @@ func (f *frameWriter) keep(buf []byte) {
 	}
 }
 
-// resultDone hands the result of a held answer, written or dropped, to
-// the Hooks.Written hook.
+// resultDone tells the Hooks.Written hook that a held answer was written
+// or dropped, with its encoded result (nil for a streamed one).
 func (f *frameWriter) resultDone(a Answer) {
-	if f.answered != nil && a.encoded != nil {
+	if f.answered != nil {
 		f.answered(a.encoded)
 	}
 }

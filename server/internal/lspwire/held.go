@@ -70,6 +70,18 @@ func (h *heldAnswers) hold(a Answer) json.RawMessage {
 	return append(b, '"')
 }
 
+// dropAll returns every answer held, no longer held.
+func (h *heldAnswers) dropAll() []Answer {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var all []Answer
+	for n, a := range h.held {
+		all = append(all, a)
+		delete(h.held, n)
+	}
+	return all
+}
+
 // count is how many answers are held.
 func (h *heldAnswers) count() int {
 	h.mu.Lock()

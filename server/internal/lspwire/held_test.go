@@ -276,11 +276,30 @@ func TestHeldAnswersInABatch(t *testing.T) {
 	if string(body) != want {
 		t.Errorf("batch %s, want %s", body, want)
 	}
-	if len(given) != 1 || !sameArray(given[0], encoded) {
-		t.Errorf("Hooks.Written was given %q, want the encoded answer once", given)
+	if len(given) != 2 || !sameArray(given[0], encoded) || given[1] != nil {
+		t.Errorf("Hooks.Written was given %q, want the encoded answer, then nil for the streamed one", given)
 	}
 	if n := s.inner.held.count(); n != 0 {
 		t.Errorf("%d answers still held", n)
+	}
+}
+
+// TestClosedStreamDropsItsHeldAnswers: closing the stream drops the
+// answers still held, each reported to Hooks.Written once.
+func TestClosedStreamDropsItsHeldAnswers(t *testing.T) {
+	var given [][]byte
+	s := New(&memRWC{r: bytes.NewReader(nil)}, Hooks{Written: func(b []byte) { given = append(given, b) }})
+	encoded := []byte(`{"a":1}`)
+	s.Hold(Encoded(encoded))
+	s.Hold(Streamed(1, chunkedWrite([]byte("1"), 1)))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(given) != 2 || s.inner.held.count() != 0 {
+		t.Fatalf("Hooks.Written told %d times, %d still held; want 2 and 0", len(given), s.inner.held.count())
+	}
+	if !sameArray(given[0], encoded) && !sameArray(given[1], encoded) {
+		t.Errorf("Hooks.Written was given %q, without the encoded answer", given)
 	}
 }
 

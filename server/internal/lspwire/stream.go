@@ -62,9 +62,10 @@ type Hooks struct {
 	// reason other than its context: the output is broken, and no call
 	// being handled can deliver its answer.
 	WriteFailed func()
-	// Written is given the result of every Encoded answer held (Hold)
-	// once it is written or dropped (AnswerBuffers.GiveBack takes its
-	// array back).
+	// Written is called once for every answer held (Hold) when it is
+	// written or dropped (its call's context ended, or the Stream closed
+	// first), with its result when it was Encoded (AnswerBuffers.GiveBack
+	// takes the array back), nil when it was Streamed.
 	Written func(result []byte)
 	// FrameWritten is called after each frame, under the writer's lock (a
 	// large answer is garbage once written: the memory releaser counts it
@@ -363,4 +364,10 @@ func isEncodedResponse(body []byte) bool {
 }
 
 // Close implements jsonrpc2.Stream.
-func (s *Stream) Close() error { return s.inner.Close() }
+// The answers still held are dropped: no write can take them now.
+func (s *Stream) Close() error {
+	for _, a := range s.inner.held.dropAll() {
+		s.inner.resultDone(a)
+	}
+	return s.inner.Close()
+}
