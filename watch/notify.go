@@ -24,10 +24,12 @@ const maxSettleSteps = 256
 // notifier is the fsnotify engine. All fields belong to the goroutine
 // running runNotify, except what eventQueue guards itself.
 type notifier struct {
-	w  *Watcher
-	fw *fsnotify.Watcher
-	q  *eventQueue
-	b  *batcher
+	// ctx is runNotify's: Options.Yield is given it.
+	ctx context.Context
+	w   *Watcher
+	fw  *fsnotify.Watcher
+	q   *eventQueue
+	b   *batcher
 
 	dirs *dirSet
 	// attached is true while the root exists and is watched recursively.
@@ -56,6 +58,7 @@ func (w *Watcher) runNotify(ctx context.Context, b *batcher) error {
 		return &degradeError{reason: fmt.Sprintf("starting fsnotify: %v", err)}
 	}
 	n := &notifier{
+		ctx:  ctx,
 		w:    w,
 		fw:   fw,
 		q:    newEventQueue(w.opts.maxQueuedEvents, w.opts.queueOverflowHook),
@@ -277,6 +280,9 @@ func (n *notifier) addTree(dir string, depth int, synth bool) error {
 	limit := n.w.opts.MaxDepth
 	if limit > 0 && depth > limit {
 		return nil
+	}
+	if n.w.opts.Yield != nil {
+		n.w.opts.Yield(n.ctx)
 	}
 	if err := n.addWatch(dir); err != nil {
 		if reason, ok := watchLimitReason(err); ok {

@@ -108,6 +108,11 @@ type Options struct {
 	// (<root>/<project>/<session>/<log>) is watched with MaxDepth 2, so a
 	// restart does not list 100,000 session directories twice.
 	MaxDepth int
+	// Yield, when set, is called before each directory the fsnotify
+	// engine attaches a watch to, and may wait: over a large tree the
+	// attach takes seconds of CPU, which a server lets its answers go
+	// first in.
+	Yield func(ctx context.Context)
 	// Logger receives diagnostics; nil discards them.
 	Logger *zap.Logger
 	// OnDegraded is called once, from the goroutine running Run, when the

@@ -689,3 +689,68 @@ func TestMaxDepth(t *testing.T) {
 	}
 	mu.Unlock()
 }
+
+// TestAttachYieldsBeforeEachWatch: with fsnotify, Options.Yield is called
+// before each directory gets its watch, with the context Run was given,
+// and the watcher is not ready while it holds the attach.
+func TestAttachYieldsBeforeEachWatch(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "p", "s1", "log"), "a\n")
+	writeFile(t, filepath.Join(root, "p", "s2", "log"), "a\n")
+	writeFile(t, filepath.Join(root, "q", "s3", "log"), "a\n")
+	var mu sync.Mutex
+	var yields, watches []string
+	var pending string // the directory whose watch follows the last Yield
+	release := make(chan struct{})
+	first := true
+	yield := func(ctx context.Context) {
+		if ctx == nil || ctx.Err() != nil {
+			t.Error("Yield was not given Run's live context")
+		}
+		mu.Lock()
+		wait := first
+		first = false
+		yields = append(yields, "")
+		mu.Unlock()
+		if wait {
+			<-release
+		}
+	}
+	hook := func(dir string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		watches = append(watches, dir)
+		if len(yields) != len(watches) {
+			pending = dir
+		}
+		return nil
+	}
+	w, err := New(Options{Root: root, Mode: ModeFsnotify, MaxDepth: 2, Yield: yield, addWatchHook: hook})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx, newCollector().deliver) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	select {
+	case <-w.Ready():
+		t.Fatal("the watcher was ready while Yield held its attach")
+	case <-time.After(100 * time.Millisecond):
+		// Not a synchronisation: only a chance for a wrong return to show.
+	}
+	close(release)
+	select {
+	case <-w.Ready():
+	case <-time.After(waitTimeout):
+		t.Fatalf("watcher not ready after %v", waitTimeout)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(watches) != 6 || len(yields) != len(watches) || pending != "" {
+		t.Errorf("%d yields for %d watches (%v); want one before each of the 6 directories (a watch without one: %q)", len(yields), len(watches), watches, pending)
+	}
+}

@@ -32,6 +32,9 @@ type IndexOptions struct {
 	// Parallelism bounds how many logs are read at once; 0 means
 	// workersPerCPU × GOMAXPROCS.
 	Parallelism int
+	// Yield, when set, is called before each session directory is handed
+	// to a reader, and may wait: a server holds it while it answers.
+	Yield func(ctx context.Context)
 }
 
 // Index is the session title index of §1.5. It has one writer at a time
@@ -387,6 +390,9 @@ func (ix *Index) updateLocked(ctx context.Context, refs []dshlog.DirRef, progres
 	var err error
 	sent := 0
 	for i := range refs {
+		if ix.opts.Yield != nil {
+			ix.opts.Yield(ctx)
+		}
 		if err = ctx.Err(); err != nil {
 			break
 		}
