@@ -6,12 +6,14 @@ import (
 	"time"
 )
 
-// requestActivity counts the messages being handled, and lets the
-// recall index's workers wait for none.
+// requestActivity counts work under way (the messages being handled, or
+// the calls being answered), and lets background work wait for none.
 type requestActivity struct {
 	mu   sync.Mutex
 	n    int
 	idle chan struct{} // closed when n falls to 0; nil while n is 0
+	// busySince is when n last rose from 0.
+	busySince time.Time
 	// last is when the last message ended.
 	last time.Time
 }
@@ -20,6 +22,7 @@ func (a *requestActivity) begin() {
 	a.mu.Lock()
 	if a.n == 0 {
 		a.idle = make(chan struct{})
+		a.busySince = time.Now()
 	}
 	a.n++
 	a.mu.Unlock()
@@ -62,6 +65,35 @@ func (a *requestActivity) waitIdle(ctx context.Context) {
 		return
 	}
 	t := time.NewTimer(maxRecallHold)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// maxAnswerHold bounds how long background work waits for calls being
+// answered without a moment when none is: answering the complete list of
+// 100,000 sessions takes about 150 ms, a keystroke's completion a few;
+// a call that waits for the first build (hover, inlay hints) and so keeps
+// the count up does not hold that build back for longer than this.
+const maxAnswerHold = 500 * time.Millisecond
+
+// waitBriefly returns once nothing is under way, or when it has been for
+// maxAnswerHold without a pause (at once after that), or when ctx ended.
+func (a *requestActivity) waitBriefly(ctx context.Context) {
+	a.mu.Lock()
+	idle, since := a.idle, a.busySince
+	a.mu.Unlock()
+	if idle == nil {
+		return
+	}
+	left := maxAnswerHold - time.Since(since)
+	if left <= 0 {
+		return
+	}
+	t := time.NewTimer(left)
 	defer t.Stop()
 	select {
 	case <-idle:

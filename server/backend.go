@@ -53,6 +53,9 @@ type SessionsConfig struct {
 	// DuringRestore, when set, is called as the index starts restoring its
 	// cache, and the func it returns when the restore ends.
 	DuringRestore func() (done func())
+	// Yield, when set, is called before each directory the index's watcher
+	// attaches to and each log it reads, and may wait.
+	Yield func(ctx context.Context)
 }
 
 // SessionsFactory opens the session index of one root; the server then

@@ -125,9 +125,18 @@ func (s *Server) inlineable(method string) bool {
 }
 
 // finish runs a call that holds a concurrency slot and turns its outcome
-// into the answer.
+// into the answer. The call counts as answering (s.answering) until its
+// answer is written: a held answer until the stream reports it done
+// (answerDone), any other at once, its write being short.
 func (s *Server) finish(ctx context.Context, method string, start time.Time, run call) (any, error) {
+	s.answering.begin()
 	result, err := s.runRecovered(ctx, method, run)
+	held := false
+	defer func() {
+		if !held {
+			s.answering.end()
+		}
+	}()
 	s.traceRequest(method, start, err)
 	if err != nil {
 		rpcErr := toRPCError(ctx, err)
@@ -145,12 +154,22 @@ func (s *Server) finish(ctx context.Context, method string, start time.Time, run
 	switch r := result.(type) {
 	case json.RawMessage:
 		if r != nil {
+			held = true
 			return s.stream.Hold(lspwire.Encoded(r)), nil
 		}
 	case lspwire.Answer:
+		held = true
 		return s.stream.Hold(r), nil
 	}
 	return result, nil
+}
+
+// answerDone is told of each held answer once it is written or dropped,
+// with its encoded result (lspwire.Hooks.Written): the array goes back to
+// AnswerBuffers, and the call it answers is no longer answering.
+func (s *Server) answerDone(result []byte) {
+	s.answers.GiveBack(result)
+	s.answering.end()
 }
 
 // admitAndRoute checks the lifecycle and routes a call.

@@ -56,7 +56,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) (int, erro
 	stream := lspwire.New(rwc, lspwire.Hooks{
 		Trace:        opts.Trace,
 		WriteFailed:  s.cancels.cancelAll,
-		Written:      s.answers.GiveBack,
+		Written:      s.answerDone,
 		FrameWritten: s.memory.Touch,
 	})
 	s.stream = stream

@@ -241,6 +241,10 @@ type Server struct {
 	// requests counts the messages being handled, which a recall build
 	// gives way to (recall.go).
 	requests requestActivity
+	// answering counts the calls running (each holding a slot of sem)
+	// until their answers are written, which the session index's attach
+	// and build give way to (see finish).
+	answering requestActivity
 
 	progressSeq atomic.Int64
 	// firstBuild is the progress of the first session index build, which

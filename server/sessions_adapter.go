@@ -43,6 +43,7 @@ func openLiveSessions(cfg SessionsConfig, useCache bool) (Sessions, error) {
 	st, err := live.Open(live.Options{
 		Root: cfg.Root, Watch: mode, CachePath: cachePath, Logger: logger,
 		OnDegraded: cfg.OnDegraded, Progress: cfg.Progress, OnUpdate: cfg.OnUpdate, DuringRestore: cfg.DuringRestore,
+		Yield: cfg.Yield,
 	})
 	if err != nil {
 		return nil, err

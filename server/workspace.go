@@ -63,6 +63,11 @@ func (s *Server) openSessions(cfg Config) error {
 		// No collection while the cache is restored: its heap is the
 		// index, all live (100,000 sessions: see the commit that set it).
 		DuringRestore: s.gc.Pause,
+		// The attach and the build give way while calls are answered: the
+		// complete list right after a restart (100,000 sessions) shared
+		// the processors with the watch of every session directory, then
+		// the check of every log.
+		Yield: s.answering.waitBriefly,
 	})
 	if err != nil {
 		// The old index is closed already: say there is none.

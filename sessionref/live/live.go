@@ -48,6 +48,10 @@ type Options struct {
 	// garbage collector off for it, since the restored index is live heap
 	// that every collection would only mark.
 	DuringRestore func() (done func())
+	// Yield, when set, is called before each directory the watcher
+	// attaches to and each log the index reads, and may wait: the server
+	// holds them while it answers.
+	Yield func(ctx context.Context)
 	// PollInterval, Debounce and MaxWait tune the watcher (zero: its defaults).
 	PollInterval, Debounce, MaxWait time.Duration
 
@@ -112,12 +116,12 @@ func Open(opts Options) (*Store, error) {
 	}
 	w, err := watch.New(watch.Options{Root: opts.Root, Mode: opts.Watch, Logger: lg,
 		OnDegraded: opts.OnDegraded, PollInterval: opts.PollInterval, Debounce: opts.Debounce, MaxWait: opts.MaxWait,
-		Skip: opts.watchSkip, MaxDepth: sessionDirDepth})
+		Skip: opts.watchSkip, MaxDepth: sessionDirDepth, Yield: opts.Yield})
 	if err != nil {
 		return nil, fmt.Errorf("watching sessions root %s: %w", opts.Root, err)
 	}
 	s := &Store{opts: opts, log: lg, watcher: w, ready: make(chan struct{}), restored: make(chan struct{}),
-		index: titles.NewIndex(opts.Root, titles.IndexOptions{Logger: lg})}
+		index: titles.NewIndex(opts.Root, titles.IndexOptions{Logger: lg, Yield: opts.Yield})}
 	switch opts.CachePath {
 	case NoCache:
 	case "":

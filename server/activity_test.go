@@ -1,0 +1,111 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/dsh-refls/dsh-refls/server/internal/lspwire"
+)
+
+// TestWaitBrieflyHoldsForABusyStretchOnly: waitBriefly returns at once
+// with nothing under way, waits while something is until it ends, and
+// holds for maxAnswerHold at most from the moment the work began: once
+// that has passed, it returns at once until the work has stopped.
+func TestWaitBrieflyHoldsForABusyStretchOnly(t *testing.T) {
+	var a requestActivity
+	a.waitBriefly(context.Background()) // idle: returns at once
+
+	a.begin()
+	done := make(chan struct{})
+	go func() {
+		a.waitBriefly(context.Background())
+		close(done)
+	}()
+	select {
+	case <-done:
+		t.Fatal("waitBriefly returned while a call was being answered")
+	case <-time.After(maxAnswerHold / 10):
+		// Not a synchronisation: only a chance for a wrong return to show.
+	}
+	a.end()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("waitBriefly did not return once the call was answered")
+	}
+
+	a.begin()
+	defer a.end()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	a.waitBriefly(ctx) // returns: ctx ended
+	t0 := time.Now()
+	a.waitBriefly(context.Background())
+	if d := time.Since(t0); d > maxAnswerHold+time.Second {
+		t.Errorf("waitBriefly held for %v, more than maxAnswerHold %v", d, maxAnswerHold)
+	}
+	// The stretch began more than maxAnswerHold ago: no more holding.
+	t0 = time.Now()
+	a.waitBriefly(context.Background())
+	if d := time.Since(t0); d > maxAnswerHold/2 {
+		t.Errorf("waitBriefly held for %v after the stretch's bound had passed", d)
+	}
+}
+
+// heldWire is a wire whose Hold returns a placeholder at once; the test
+// plays the stream and reports the answer written with answerDone.
+type heldWire struct{ held []lspwire.Answer }
+
+func (*heldWire) InputIdle() bool { return true }
+func (*heldWire) WaitDrained()    {}
+func (*heldWire) Abort()          {}
+func (w *heldWire) Hold(a lspwire.Answer) json.RawMessage {
+	w.held = append(w.held, a)
+	return json.RawMessage(`"held"`)
+}
+
+// TestCallsAnswerUntilTheirAnswerIsWritten: a call counts as answering
+// while it runs, and a held answer until the stream reports it written;
+// an answer that is not held, and a failed call, stop counting when
+// finish returns.
+func TestCallsAnswerUntilTheirAnswerIsWritten(t *testing.T) {
+	w := &heldWire{}
+	s := &Server{stream: w, logger: zap.NewNop()}
+	busy := func() int {
+		s.answering.mu.Lock()
+		defer s.answering.mu.Unlock()
+		return s.answering.n
+	}
+	runs := map[string]call{
+		"raw": func(context.Context) (any, error) {
+			if busy() != 1 {
+				t.Error("a running call does not count as answering")
+			}
+			return json.RawMessage(`[1]`), nil
+		},
+		"streamed": func(context.Context) (any, error) { return lspwire.Streamed(2, nil), nil },
+		"plain":    func(context.Context) (any, error) { return map[string]int{"a": 1}, nil },
+		"failed":   func(context.Context) (any, error) { return nil, errors.New("no") },
+	}
+	for _, name := range []string{"raw", "streamed"} {
+		if _, err := s.finish(context.Background(), name, time.Now(), runs[name]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := busy(); n != 2 || len(w.held) != 2 {
+		t.Fatalf("after two held answers: %d answering, %d held; want 2 and 2", n, len(w.held))
+	}
+	s.answerDone([]byte(`[1]`))
+	s.answerDone(nil)
+	for _, name := range []string{"plain", "failed"} {
+		_, _ = s.finish(context.Background(), name, time.Now(), runs[name])
+	}
+	if n := busy(); n != 0 {
+		t.Errorf("%d calls still answering after every answer was done", n)
+	}
+}
