@@ -100,7 +100,8 @@ func (f *frameWriter) WriteFrame(ctx context.Context, data []byte) (int64, error
 // WriteMessage encodes msg straight into the reused buffer, behind room
 // for its header, and writes header and body in one write: the message is
 // never copied. An answer whose result is held (Stream.Hold) is written
-// with its result in place of its placeholder, by writeHeld. sent is
+// with its result in place of its placeholder: copied into the frame when
+// small, else by writeHeld. sent is
 // called with the body under the lock, after the write, whether or not
 // the write failed. A buffer grown past keepWriteBuffer by a large
 // message is dropped once written.
@@ -118,7 +119,13 @@ func (f *frameWriter) WriteMessage(ctx context.Context, msg jsonrpc2.Message, se
 	}
 	buf := jsonrpc2.AppendMessage(f.buf[:headerRoom], msg)
 	if a, placeholder, ok := f.held.take(buf[headerRoom:]); ok {
-		return f.writeHeld(buf, placeholder, a, sent)
+		if a.write != nil || len(buf)-placeholder+a.size > keepWriteBuffer {
+			return f.writeHeld(buf, placeholder, a, sent)
+		}
+		// A small answer (a keystroke's) goes out in one write, as any
+		// other message: its result is copied into the frame.
+		defer f.resultDone(a)
+		buf = append(append(buf[:len(buf)-placeholder-1], a.encoded...), '}')
 	}
 	body := buf[headerRoom:]
 	var header [headerRoom]byte

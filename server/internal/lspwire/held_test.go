@@ -330,3 +330,56 @@ func TestPlaceholderMatchesOnlyAsTheResult(t *testing.T) {
 		t.Error("the same placeholder was taken twice")
 	}
 }
+
+// countingCloser counts the writes it takes.
+type countingCloser struct {
+	nopCloser
+	writes int
+}
+
+func (c *countingCloser) Write(p []byte) (int, error) {
+	c.writes++
+	return c.nopCloser.Write(p)
+}
+
+// TestSmallHeldAnswerIsOneWrite: a held answer that fits the write buffer
+// (a keystroke's completion list) goes out in one write, its frame
+// whole, and is reported done; a large one is written in three (the
+// envelope, the result where it lies, the brace).
+func TestSmallHeldAnswerIsOneWrite(t *testing.T) {
+	for _, tc := range []struct {
+		result []byte
+		writes int
+	}{
+		{[]byte(`{"items":[1,2,3]}`), 1},
+		{bigResult(keepWriteBuffer), 3},
+	} {
+		out := &countingCloser{}
+		f := newFrameWriter(out)
+		done := 0
+		f.answered = func(b []byte) {
+			if sameArray(b, tc.result) {
+				done++
+			}
+		}
+		var sent []byte
+		id := jsonrpc2.NewNumberID(4)
+		if _, err := f.WriteMessage(context.Background(), jsonrpc2.NewResponse(id, jsonrpc2.RawMessage(f.held.hold(Encoded(tc.result))), nil), func(b []byte) { sent = bytes.Clone(b) }); err != nil {
+			t.Fatal(err)
+		}
+		want, err := jsonrpc2.EncodeMessage(jsonrpc2.NewResponse(id, tc.result, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := lsptest.ReadFrame(bufio.NewReader(&out.Buffer))
+		if err != nil || !bytes.Equal(body, want) {
+			t.Fatalf("%d-byte answer: body %.60q… (%v), want %.60q…", len(tc.result), body, err, want)
+		}
+		if out.writes != tc.writes || done != 1 {
+			t.Errorf("%d-byte answer: %d writes and reported done %d times; want %d and once", len(tc.result), out.writes, done, tc.writes)
+		}
+		if tc.writes == 1 && !bytes.Equal(sent, want) {
+			t.Errorf("the small answer's sent body %q, want %q", sent, want)
+		}
+	}
+}
