@@ -44,8 +44,7 @@ func chunkedWrite(result []byte, n int) func(io.Writer) error {
 func TestHeldAnswersThroughJSONRPC(t *testing.T) {
 	serverSide, clientSide := net.Pipe()
 	var answers AnswerBuffers
-	var stream *Stream
-	stream = New(serverSide, Hooks{Written: answers.GiveBack})
+	stream := New(serverSide, Hooks{Written: answers.GiveBack})
 	encoded := bigResult(4 * keepWriteBuffer)
 	streamed := bigResult(3*keepWriteBuffer + 17)
 	var smallSlot int
