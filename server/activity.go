@@ -14,6 +14,8 @@ type requestActivity struct {
 	idle chan struct{} // closed when n falls to 0; nil while n is 0
 	// busySince is when n last rose from 0.
 	busySince time.Time
+	// freeUntil is when waitBriefly waits again after its last wait.
+	freeUntil time.Time
 	// last is when the last message ended.
 	last time.Time
 }
@@ -80,13 +82,21 @@ func (a *requestActivity) waitIdle(ctx context.Context) {
 // the count up does not hold that build back for longer than this.
 const maxAnswerHold = 500 * time.Millisecond
 
+// minBackgroundRun is how long background work runs after waitBriefly
+// waited before it waits again: calls that come one after the other, each
+// soon after the last ended, cannot hold it back for longer than they
+// leave it (at least minBackgroundRun in every maxAnswerHold +
+// minBackgroundRun).
+const minBackgroundRun = 50 * time.Millisecond
+
 // waitBriefly returns once nothing is under way, or when it has been for
-// maxAnswerHold without a pause (at once after that), or when ctx ended.
+// maxAnswerHold without a pause (at once after that), or when ctx ended;
+// for minBackgroundRun after a wait, it returns at once.
 func (a *requestActivity) waitBriefly(ctx context.Context) {
 	a.mu.Lock()
-	idle, since := a.idle, a.busySince
+	idle, since, free := a.idle, a.busySince, time.Now().Before(a.freeUntil)
 	a.mu.Unlock()
-	if idle == nil {
+	if idle == nil || free {
 		return
 	}
 	left := maxAnswerHold - time.Since(since)
@@ -100,4 +110,7 @@ func (a *requestActivity) waitBriefly(ctx context.Context) {
 	case <-t.C:
 	case <-ctx.Done():
 	}
+	a.mu.Lock()
+	a.freeUntil = time.Now().Add(minBackgroundRun)
+	a.mu.Unlock()
 }

@@ -39,22 +39,26 @@ func TestWaitBrieflyHoldsForABusyStretchOnly(t *testing.T) {
 		t.Fatal("waitBriefly did not return once the call was answered")
 	}
 
-	a.begin()
-	defer a.end()
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	a.waitBriefly(ctx) // returns: ctx ended
+	var b requestActivity // a fresh stretch, with no run after a wait
+	b.begin()
+	defer b.end()
 	t0 := time.Now()
-	a.waitBriefly(context.Background())
-	if d := time.Since(t0); d > maxAnswerHold+time.Second {
-		t.Errorf("waitBriefly held for %v, more than maxAnswerHold %v", d, maxAnswerHold)
+	b.waitBriefly(context.Background())
+	if d := time.Since(t0); d < maxAnswerHold/2 || d > maxAnswerHold+time.Second {
+		t.Errorf("waitBriefly held for %v while a call never ended, want about maxAnswerHold %v", d, maxAnswerHold)
 	}
 	// The stretch began more than maxAnswerHold ago: no more holding.
 	t0 = time.Now()
-	a.waitBriefly(context.Background())
+	b.waitBriefly(context.Background())
 	if d := time.Since(t0); d > maxAnswerHold/2 {
 		t.Errorf("waitBriefly held for %v after the stretch's bound had passed", d)
 	}
+	var c requestActivity
+	c.begin()
+	defer c.end()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	c.waitBriefly(ctx) // returns: ctx ended
 }
 
 // heldWire is a wire whose Hold returns a placeholder at once; the test
@@ -107,5 +111,21 @@ func TestCallsAnswerUntilTheirAnswerIsWritten(t *testing.T) {
 	}
 	if n := busy(); n != 0 {
 		t.Errorf("%d calls still answering after every answer was done", n)
+	}
+}
+
+// TestWaitBrieflyLetsBackgroundWorkRun: after a wait, waitBriefly returns
+// at once for minBackgroundRun, even while a call is answered.
+func TestWaitBrieflyLetsBackgroundWorkRun(t *testing.T) {
+	var a requestActivity
+	a.begin()
+	defer a.end()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	a.waitBriefly(ctx) // a wait, ended by its context
+	t0 := time.Now()
+	a.waitBriefly(context.Background())
+	if d := time.Since(t0); d > minBackgroundRun {
+		t.Errorf("waitBriefly held for %v right after a wait; want it to return at once for %v", d, minBackgroundRun)
 	}
 }
