@@ -541,8 +541,10 @@ type cacheBlock struct {
 func (ix *Index) restoreBlocks(f *os.File, blocks []cacheBlock, rc *restoredCache) {
 	workers := min(runtime.GOMAXPROCS(0), len(blocks))
 	next := make(chan int, len(blocks))
+	most := 0 // the largest block's fields and filters
 	for i := range blocks {
 		next <- i
+		most = max(most, blocks[i].size-blocks[i].text)
 	}
 	close(next)
 	var wg sync.WaitGroup
@@ -551,14 +553,16 @@ func (ix *Index) restoreBlocks(f *os.File, blocks []cacheBlock, rc *restoredCach
 		go func() {
 			defer wg.Done()
 			ld := newCacheLoad(ix.root)
-			var body []byte // each block's fields and filters, read in turn: what they decode to copies what it keeps
+			// Each block's fields and filters, read in turn: what they
+			// decode to copies what it keeps. One array of the largest:
+			// grown block by block, the blocks of nearly equal sizes made
+			// each worker allocate three or four (8 MB at 100,000 sessions,
+			// on memory the process had not touched).
+			body := make([]byte, most)
 			for i := range next {
 				b := &blocks[i]
 				fields := b.size - b.text
-				if cap(body) < fields {
-					body = make([]byte, fields)
-				}
-				body = body[:fields]
+				body := body[:fields]
 				if _, err := f.ReadAt(body, b.off); err != nil {
 					b.err = fmt.Errorf("reading a block: %w", err)
 					continue
