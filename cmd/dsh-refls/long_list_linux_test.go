@@ -44,9 +44,14 @@ func TestBinaryStreamsALongCandidateList(t *testing.T) {
 	p := startWire(t, "--sessions-root", store, "--rpc-trace", trace)
 	p.initialize(ws, "")
 
-	want := min(outputPipeBytes, pipeMaxSize(t))
-	if got := pipeSize(t, p.cmd.Process.Pid); got != want {
-		t.Errorf("the output pipe holds %d bytes, want %d", got, want)
+	// An unprivileged process may ask for pipe-max-size at most; the
+	// server asks for 1 MiB and leaves the pipe as it is when refused.
+	if max := pipeMaxSize(t); max >= outputPipeBytes || os.Geteuid() == 0 {
+		if got := pipeSize(t, p.cmd.Process.Pid); got != outputPipeBytes {
+			t.Errorf("the output pipe holds %d bytes, want %d", got, outputPipeBytes)
+		}
+	} else {
+		t.Logf("the pipe's size is not asserted: /proc/sys/fs/pipe-max-size is %d, below %d, for this unprivileged user", max, outputPipeBytes)
 	}
 
 	p.send(map[string]any{"id": "all", "method": "dsh/candidates", "params": map[string]any{"query": "", "limit": 2 * longListSessions}})
