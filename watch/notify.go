@@ -288,6 +288,13 @@ func (n *notifier) addTree(dir string, depth int, synth bool) error {
 		if reason, ok := watchLimitReason(err); ok {
 			return &degradeError{reason: reason}
 		}
+		if depth == 0 && !errors.Is(err, fs.ErrNotExist) {
+			// Without a watch on the root nothing below it would ever be
+			// reported: the root counted as attached, and no event came
+			// (Wine, a root made a moment before: "CreateIoCompletionPort:
+			// Invalid handle").
+			return &degradeError{reason: fmt.Sprintf("cannot watch the root %s: %v", dir, err)}
+		}
 		if !errors.Is(err, fs.ErrNotExist) {
 			n.w.log.Warn("cannot watch directory", zap.String("dir", dir), zap.Error(err))
 		}

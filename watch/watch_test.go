@@ -2,6 +2,7 @@ package watch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -752,5 +753,27 @@ func TestAttachYieldsBeforeEachWatch(t *testing.T) {
 	defer mu.Unlock()
 	if len(watches) != 6 || len(yields) != len(watches) || pending != "" {
 		t.Errorf("%d yields for %d watches (%v); want one before each of the 6 directories (a watch without one: %q)", len(yields), len(watches), watches, pending)
+	}
+}
+
+// TestRootThatCannotBeWatchedIsPolled: a root whose own watch fails (for
+// a reason other than the watch limits, or its being gone) hands over to
+// polling, which reports what changes below it, instead of counting as
+// attached with no watch and reporting nothing.
+func TestRootThatCannotBeWatchedIsPolled(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "p", "s1", "log"), "a\n")
+	var watches atomic.Int32
+	r := start(t, Options{Root: root, Mode: ModeFsnotify, addWatchHook: func(dir string) error {
+		if watches.Add(1) == 1 { // the root's, the first the attach adds
+			return errors.New("createIoCompletionPort: invalid handle")
+		}
+		return nil
+	}})
+	mark := r.c.mark()
+	appendFile(t, filepath.Join(root, "p", "s1", "log"), "b\n")
+	r.c.waitPaths(t, mark, abs(root, "p/s1/log")...)
+	if st := r.w.Status(); st.Mode != ModePoll || !strings.Contains(st.Degraded, "cannot watch the root") {
+		t.Errorf("Status = %+v, want poll mode, degraded because the root cannot be watched", st)
 	}
 }
