@@ -12,6 +12,7 @@ import (
 
 	"github.com/dsh-refls/dsh-refls/completion"
 	"github.com/dsh-refls/dsh-refls/fileref"
+	"github.com/dsh-refls/dsh-refls/server/internal/lspwire"
 	"github.com/dsh-refls/dsh-refls/sessionref"
 	"github.com/dsh-refls/dsh-refls/sessionref/dshlog"
 	"github.com/dsh-refls/dsh-refls/sessionref/prepare"
@@ -268,7 +269,9 @@ func (s *Server) candidatesCall(params json.RawMessage) (call, error) {
 		// id and cwd match, in what the limit leaves.
 		body := s.bodyMatches(ctx, snap, s.syncedRecall(), p.Query, titles.Scope{}, cands, cfg, limit-len(cands))
 		list := candidateList{matched: cands, body: body}
-		if candidatesSize(list.len()) > streamAnswerBytes {
+		// A list larger than AnswerBuffers keeps would be encoded into an
+		// array of its own: it is streamed instead.
+		if candidatesSize(list.len()) > lspwire.KeptAnswerBytes {
 			return list.streamed()
 		}
 		dst, slot := s.answers.Get(candidatesSize(list.len()))

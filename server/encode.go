@@ -249,11 +249,6 @@ func (l candidateList) encode(dst []byte) (json.RawMessage, error) {
 	return append(dst, ']'), nil
 }
 
-// streamAnswerBytes is the size over which the list is streamed (see
-// streamed): an answer that large would be in an array of its own, which
-// AnswerBuffers does not keep.
-const streamAnswerBytes = 256 << 10
-
 // streamFlushBytes is how much of a streamed list is encoded before it is
 // written: the pipe takes it while the next part is encoded.
 const streamFlushBytes = 128 << 10

@@ -82,7 +82,7 @@ func TestBinaryStreamsALongCandidateList(t *testing.T) {
 }
 
 // streamedOver is the size over which the server streams a candidate list
-// (server/encode.go, streamAnswerBytes).
+// (server/custom.go: larger than lspwire.KeptAnswerBytes).
 const streamedOver = 256 << 10
 
 // pipeMaxSize is the largest pipe an unprivileged process may ask for.

@@ -9,9 +9,10 @@ import (
 // encoded at the same moment get arrays of their own.
 const answerSlots = 4
 
-// keepAnswerBytes is the largest array AnswerBuffers keeps for the next
-// answer: one larger (a long completion list) goes with its answer.
-const keepAnswerBytes = 256 << 10
+// KeptAnswerBytes is the largest array AnswerBuffers keeps for the next
+// answer: one larger (a long completion list) goes with its answer, and
+// the server streams a candidate list that large instead (server/encode.go).
+const KeptAnswerBytes = 256 << 10
 
 // AnswerBuffers lends the arrays the answers of typing (dsh/candidates,
 // completion) are encoded into and takes each back once its answer is
@@ -38,7 +39,7 @@ type answerSlot struct {
 // lent it, -1 when every slot is lent (the array is then the caller's).
 // The caller encodes into it and hands the answer to Settle.
 func (a *AnswerBuffers) Get(size int) (dst []byte, slot int) {
-	if size > keepAnswerBytes {
+	if size > KeptAnswerBytes {
 		return make([]byte, 0, size), -1
 	}
 	a.mu.Lock()
@@ -60,7 +61,7 @@ func (a *AnswerBuffers) Get(size int) (dst []byte, slot int) {
 // Settle records the answer encoded into slot's array: GiveBack(answer)
 // then frees the slot. An answer that outgrew the array is in an array of
 // its own, which the slot takes instead unless it is larger than
-// keepAnswerBytes (the slot is then free at once); a nil answer (the
+// KeptAnswerBytes (the slot is then free at once); a nil answer (the
 // encoding failed) frees the slot.
 func (a *AnswerBuffers) Settle(slot int, answer []byte) {
 	if slot < 0 {
@@ -73,7 +74,7 @@ func (a *AnswerBuffers) Settle(slot int, answer []byte) {
 	case cap(answer) == 0:
 		sl.lent = false
 	case sameArray(answer, sl.buf):
-	case cap(answer) > keepAnswerBytes:
+	case cap(answer) > KeptAnswerBytes:
 		sl.lent = false
 	default:
 		sl.buf = answer[:0]

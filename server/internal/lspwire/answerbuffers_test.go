@@ -48,13 +48,13 @@ func TestAnswerBuffersGrownAnswers(t *testing.T) {
 		a.Settle(s, nil)
 	}
 	dst, slot = a.Get(16)
-	huge := append(dst, make([]byte, keepAnswerBytes+1)...)
+	huge := append(dst, make([]byte, KeptAnswerBytes+1)...)
 	a.Settle(slot, huge) // too large to keep: the slot is free at once
 	if again, s := a.Get(16); s != slot || sameArray(again, huge) {
 		t.Fatalf("after a huge answer: slot %d (want %d), the huge array kept: %v", s, slot, sameArray(again, huge))
 	}
-	if b, s := a.Get(keepAnswerBytes + 1); s != -1 || cap(b) < keepAnswerBytes+1 {
-		t.Fatalf("get of more than keepAnswerBytes lent slot %d", s)
+	if b, s := a.Get(KeptAnswerBytes + 1); s != -1 || cap(b) < KeptAnswerBytes+1 {
+		t.Fatalf("get of more than KeptAnswerBytes lent slot %d", s)
 	}
 }
 
@@ -119,7 +119,7 @@ func TestAnswerBuffersIgnoreArraysOfTheirOwn(t *testing.T) {
 	var a AnswerBuffers
 	dst, slot := a.Get(10)
 	a.Settle(slot, append(dst, '1'))
-	own, none := a.Get(keepAnswerBytes + 1)
+	own, none := a.Get(KeptAnswerBytes + 1)
 	a.Settle(none, append(own, '2'))
 	a.GiveBack(nil)
 	a.GiveBack(own)
