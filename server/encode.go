@@ -165,13 +165,25 @@ func appendBool(dst []byte, v bool) []byte {
 // without the closing brace: bodyCandidate adds its match after them. A
 // candidate without its Mention (CandidateQuery.NoMention) is written with
 // the one sessionref.Mention gives its display title and id.
+//
+// A session's display title is nearly always its label, and its mention's
+// label too: the title is escaped once and its bytes copied for the other
+// two (100,000 candidates: the complete list of a restart).
 func appendCandidateFields(dst []byte, c *titles.Candidate) []byte {
 	dst = append(dst, `{"sessionId":`...)
 	dst = appendJSONString(dst, c.SessionID)
 	dst = append(dst, `,"label":`...)
+	label := len(dst)
 	dst = appendJSONString(dst, c.Label)
+	labelEnd := len(dst)
 	dst = append(dst, `,"displayTitle":`...)
-	dst = appendJSONString(dst, c.DisplayTitle)
+	title := len(dst)
+	if c.DisplayTitle == c.Label {
+		dst = append(dst, dst[label:labelEnd]...)
+	} else {
+		dst = appendJSONString(dst, c.DisplayTitle)
+	}
+	titleEnd := len(dst)
 	if c.Cwd != nil {
 		dst = append(dst, `,"cwd":`...)
 		dst = appendJSONString(dst, *c.Cwd)
@@ -186,6 +198,12 @@ func appendCandidateFields(dst []byte, c *titles.Candidate) []byte {
 	dst = strconv.AppendInt(dst, c.CreatedAt, 10)
 	dst = append(dst, `,"mention":`...)
 	if c.Mention == "" {
+		if sessionref.PlainMentionLabel(c.DisplayTitle) {
+			// The title's escape, without its quotes, is the label's.
+			dst = append(dst, '"')
+			dst = sessionref.AppendMentionOfWritten(dst, dst[title+1:titleEnd-1], c.SessionID, appendJSONStringBody)
+			return append(dst, '"')
+		}
 		return appendMentionJSON(dst, c.DisplayTitle, c.SessionID)
 	}
 	return appendJSONString(dst, c.Mention)

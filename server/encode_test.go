@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"math/rand"
 	"reflect"
 	"slices"
@@ -150,6 +152,9 @@ func TestEncodeCandidatesIsEncodingJSON(t *testing.T) {
 		c := titles.Candidate{SessionID: randomString(rnd), Label: randomString(rnd),
 			DisplayTitle: randomString(rnd), SameWorkspace: rnd.Intn(2) == 0, CreatedAt: rnd.Int63() - rnd.Int63(),
 			Mention: "@" + randomString(rnd)} // never empty, as sessionref.Mention
+		if rnd.Intn(3) == 0 { // as for most sessions: the encoder copies the label's escape
+			c.DisplayTitle = c.Label
+		}
 		if rnd.Intn(2) == 0 {
 			cwd := randomString(rnd)
 			c.Cwd = &cwd
@@ -469,5 +474,38 @@ func TestEncodePrepareResultIsTheCodecs(t *testing.T) {
 	}
 	if _, err := encodePrepareResult(&PrepareResult{Content: json.RawMessage(`{"torn`)}, nil); err == nil {
 		t.Error("content that is not JSON was encoded")
+	}
+}
+
+// storeCandidates are n candidates shaped like those of a generated store
+// of 100,000 sessions (~330 bytes each encoded): ids, titles and cwds of
+// the lengths dshgen gives, each distinct.
+func storeCandidates(n int) []titles.Candidate {
+	cands := make([]titles.Candidate, n)
+	for i := range cands {
+		cwd := fmt.Sprintf("/home/dev/work/project-%04d/services/api", i%2500)
+		id := fmt.Sprintf("0a1b2c3d-%04x-4000-8000-%012x", i%65536, i)
+		title := fmt.Sprintf("fix the parser retry timeout in the watcher, part %d", i)
+		cands[i] = titles.Candidate{SessionID: id, Label: title, DisplayTitle: title, Cwd: &cwd,
+			SameWorkspace: i%7 == 0, CreatedAt: 1783350000000 + int64(i)}
+	}
+	return cands
+}
+
+// BenchmarkStreamCandidates measures the complete list of 100,000 sessions
+// as a restart answers it (issue 31, item 6): measured on every core, then
+// encoded as it is written, here to io.Discard.
+func BenchmarkStreamCandidates(b *testing.B) {
+	list := candidateList{matched: storeCandidates(100_000)}
+	b.ReportAllocs()
+	for b.Loop() {
+		a, err := list.streamed()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := a.WriteTo(io.Discard); err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(int64(a.Size()))
 	}
 }

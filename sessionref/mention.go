@@ -75,6 +75,28 @@ func AppendMention(dst []byte, label, id string, text func(dst []byte, s string)
 		}
 		start += i + 1
 	}
+	return appendMentionEnd(dst, id, text)
+}
+
+// PlainMentionLabel reports whether label is written into its mention as
+// it is: it is not empty (which means the id) and holds no '\' or ']'.
+func PlainMentionLabel(label string) bool {
+	return label != "" && strings.IndexByte(label, '\\') < 0 && strings.IndexByte(label, ']') < 0
+}
+
+// AppendMentionOfWritten is AppendMention for a label PlainMentionLabel
+// accepts that the caller has encoded already: written is text(nil,
+// label), copied where the label goes. A caller that writes the same
+// title into several fields of an answer escapes it once.
+func AppendMentionOfWritten(dst, written []byte, id string, text func(dst []byte, s string) []byte) []byte {
+	dst = text(dst, mentionOpen)
+	dst = append(dst, written...)
+	return appendMentionEnd(dst, id, text)
+}
+
+// appendMentionEnd appends what follows a mention's label: the link to
+// id's URI.
+func appendMentionEnd(dst []byte, id string, text func(dst []byte, s string) []byte) []byte {
 	dst = text(dst, mentionLink+URIScheme)
 	dst = AppendURIPayload(dst, id)
 	return text(dst, string(mentionClose))

@@ -330,3 +330,24 @@ func BenchmarkFindMentions(b *testing.B) {
 		}
 	}
 }
+
+// TestAppendMentionOfWritten: a label PlainMentionLabel accepts, written by
+// the caller, makes the mention AppendMention makes of it; the labels it
+// refuses are those a mention writes otherwise.
+func TestAppendMentionOfWritten(t *testing.T) {
+	id := "0a1b2c3d-0000-4000-8000-000000007777"
+	for _, label := range []string{"fix the parser", "x", "é ü [draft", id} {
+		if !PlainMentionLabel(label) {
+			t.Fatalf("PlainMentionLabel(%q) = false", label)
+		}
+		got := string(AppendMentionOfWritten([]byte("> "), []byte(label), id, appendText))
+		if want := "> " + Mention(label, id); got != want {
+			t.Fatalf("AppendMentionOfWritten(%q) = %q, want %q", label, got, want)
+		}
+	}
+	for _, label := range []string{"", `a\b`, "a]b", `]`} {
+		if PlainMentionLabel(label) {
+			t.Fatalf("PlainMentionLabel(%q) = true", label)
+		}
+	}
+}
