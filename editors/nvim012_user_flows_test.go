@@ -52,8 +52,13 @@ type nvimCompletion struct {
 
 // menuRows is the completion menu under the screen line that ends with
 // line (the line being typed, its cursor at the end): for each screen line
-// below it, the text from the column of line's last "@", as long as that
-// column holds text. ok is false when no screen line ends with line.
+// below it, the text from the menu's column, as long as that column holds
+// text. ok is false when no screen line ends with line.
+//
+// The menu's column is that of line's last "@", give or take
+// menuColumnDrift: Neovim 0.7 draws the menu, then may take away the sign
+// column under it (the diagnostics of the line went away), which moves the
+// text two columns left and leaves the menu where it was.
 func menuRows(screen, line string) (rows []string, ok bool) {
 	lines := strings.Split(screen, "\n")
 	at := -1
@@ -69,6 +74,9 @@ func menuRows(screen, line string) (rows []string, ok bool) {
 	if col < 0 {
 		return nil, true
 	}
+	if at+1 < len(lines) {
+		col = menuColumn(lines[at+1], col)
+	}
 	for _, l := range lines[at+1:] {
 		if len(l) <= col || l[col] == ' ' {
 			break
@@ -76,6 +84,24 @@ func menuRows(screen, line string) (rows []string, ok bool) {
 		rows = append(rows, strings.TrimSpace(l[col:]))
 	}
 	return rows, true
+}
+
+// menuColumnDrift is how far from the "@" menuRows looks for the menu.
+const menuColumnDrift = 2
+
+// menuColumn is where the menu's first row, first, starts: the first
+// column within menuColumnDrift of col that holds text after blanks only,
+// or col when none does.
+func menuColumn(first string, col int) int {
+	for c := max(0, col-menuColumnDrift); c <= col+menuColumnDrift && c < len(first); c++ {
+		if first[c] != ' ' {
+			if c > 0 && first[c-1] != ' ' {
+				return col // the middle of other text, not a menu's edge
+			}
+			return c
+		}
+	}
+	return col
 }
 
 // rowWith is the index of the first row holding s, or -1.
@@ -439,4 +465,24 @@ func TestNeovim012RanksAMovedSession(t *testing.T) {
 		t.Errorf("the first row at @ is not %q in this workspace (its directory, workspace, beside it):\n%s", movedTitle, strings.Join(rows, "\n"))
 	}
 	f.quit(t)
+}
+
+// TestMenuRowsFindsTheMenu: menuRows reads the menu under the "@", and
+// under it two columns off, as Neovim 0.7 leaves it when the sign column
+// goes away under an open menu, or as far the other way.
+func TestMenuRowsFindsTheMenu(t *testing.T) {
+	for _, tc := range []struct {
+		name, screen string
+		want         []string
+	}{
+		{"under the @", "  File: @rate\n        rate limiter  s\n        rate table    s\n~\n", []string{"rate limiter  s", "rate table    s"}},
+		{"two columns right", "File: @rate\n        rate limiter  s\n        rate table    s\n~\n", []string{"rate limiter  s", "rate table    s"}},
+		{"two columns left", "    File: @rate\n        rate limiter  s\n~\n", []string{"rate limiter  s"}},
+		{"no menu", "  File: @rate\n~\n~\n", nil},
+	} {
+		rows, ok := menuRows(tc.screen, "File: @rate")
+		if !ok || strings.Join(rows, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("%s: menuRows = %q, %v; want %q", tc.name, rows, ok, tc.want)
+		}
+	}
 }
