@@ -86,7 +86,8 @@ func PlainMentionLabel(label string) bool {
 
 // AppendMentionOfWritten is AppendMention for a label PlainMentionLabel
 // accepts that the caller has encoded already: written is text(nil,
-// label), copied where the label goes. A caller that writes the same
+// label), copied where the label goes; it may lie in dst's array, before
+// len(dst), which appending leaves as it is. A caller that writes the same
 // title into several fields of an answer escapes it once.
 func AppendMentionOfWritten(dst, written []byte, id string, text func(dst []byte, s string) []byte) []byte {
 	dst = text(dst, mentionOpen)

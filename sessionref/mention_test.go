@@ -351,3 +351,17 @@ func TestAppendMentionOfWritten(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendMentionOfWrittenFromItsOwnArray: the label's bytes may lie in
+// the array the mention is appended to, whether appending grows it or
+// not, as the server's encoder passes them.
+func TestAppendMentionOfWrittenFromItsOwnArray(t *testing.T) {
+	id, label := "0a1b2c3d-0000-4000-8000-000000007777", "fix the parser"
+	for _, spare := range []int{0, 4096} {
+		dst := append(make([]byte, 0, len(label)+spare), label...)
+		got := string(AppendMentionOfWritten(dst, dst[:len(label)], id, appendText))
+		if want := label + Mention(label, id); got != want {
+			t.Fatalf("spare %d: got %q, want %q", spare, got, want)
+		}
+	}
+}
