@@ -44,10 +44,14 @@ func (c *blockCache) get(k cacheKey) *textBlock {
 	return nil
 }
 
+// keeps reports whether put keeps a block of n bytes (size): a huge
+// block would push out everything else.
+func (c *blockCache) keeps(n int64) bool { return n <= c.max/4 }
+
 func (c *blockCache) put(k cacheKey, b *textBlock) {
 	n := b.size()
-	if n > c.max/4 {
-		return // a huge block would push out everything else
+	if !c.keeps(n) {
+		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

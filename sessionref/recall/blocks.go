@@ -231,11 +231,34 @@ func (d *dataFile) recordInto(dst []byte, ref blockRef) ([]byte, error) {
 // into the cache (textBlock.clone). Allocating every block read made the
 // collector's work land on the searches: a collection every 25 or so
 // searches of a phrase of common words, the slowest of them twice the
-// others (issue 31's benchmark, 10,000 sessions). A search has one,
-// dropped with it.
+// others (issue 31's benchmark, 10,000 sessions). A search has one, and
+// leaves it to the next (Index.takeScratch).
 type blockScratch struct {
 	rec, raw, folded []byte
 	b                textBlock
+}
+
+// maxKeptScratch bounds the scratch space a search leaves to the next:
+// one that a long block grew past it is left to the collector. A phrase
+// of common words at 10,000 sessions grows it to about 180 KB, which
+// every search allocated anew: 234 KB per search of `"session poll"`.
+const maxKeptScratch = 1 << 20
+
+// takeScratch returns the scratch space a finished search left, or a new
+// one; keepScratch leaves it to the next search. Nothing a search returns
+// points into it (excerpts and roles are copies; the cache keeps clones).
+func (ix *Index) takeScratch() *blockScratch {
+	if sc, ok := ix.scratches.Get().(*blockScratch); ok {
+		return sc
+	}
+	return new(blockScratch)
+}
+
+// keepScratch: see takeScratch.
+func (ix *Index) keepScratch(sc *blockScratch) {
+	if cap(sc.rec)+cap(sc.raw)+cap(sc.folded) <= maxKeptScratch {
+		ix.scratches.Put(sc)
+	}
 }
 
 // decode decodes rec, the record at ref read with its header, into the

@@ -93,6 +93,9 @@ type Index struct {
 	opts  Options
 	log   *zap.Logger
 	cache *blockCache
+	// scratches keeps the scratch space of finished searches for the
+	// next ones (takeScratch).
+	scratches sync.Pool
 
 	// unchecked is set by Load and cleared once a Sync has compared the
 	// loaded sessions with their logs (Stats.Revalidating).

@@ -160,7 +160,8 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 	// pending[i] is set for the terms the postings could not decide for
 	// the session at hand: they are looked for in its text.
 	pending := make([]bool, len(terms))
-	var sc blockScratch
+	sc := ix.takeScratch()
+	defer ix.keepScratch(sc)
 	// check returns the result for d when its text holds every term,
 	// reading d's blocks once (result).
 	check := func(d *doc) (Result, bool) {
@@ -176,7 +177,7 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 				return Result{}, false
 			}
 		}
-		r, ok, err := ix.result(f, &sc, d, sp, pending)
+		r, ok, err := ix.result(f, sc, d, sp, pending)
 		if err != nil {
 			ix.markBroken(d.id, err)
 			return Result{}, false
@@ -495,7 +496,7 @@ func (ix *Index) result(f *folder, sc *blockScratch, d *doc, sp *searchPlan, pen
 		} else {
 			hit = walk(f, b, sp, pending, &left, &r)
 		}
-		if scratch && hit {
+		if scratch && hit && ix.cache.keeps(b.size()) { // not copied only to be dropped
 			ix.cache.put(cacheKey{file: d.data.id, off: ref.off}, b.clone())
 		}
 	}
