@@ -22,8 +22,10 @@ import (
 // visibleWithin is how long a test waits for a change to show. SPEC §5's
 // bound is 250 ms; the benchmark script measures that figure. Tests allow
 // more so a loaded CI machine running -race does not make them flaky, and
-// log the latency they saw.
-const visibleWithin = 3 * time.Second
+// log the latency they saw. Every wait on it is for something that must
+// come, so it costs time only when a test fails. 3 s was missed once, by
+// TestAdversarialStoreUnderWatch/poll at load average 11.
+const visibleWithin = 10 * time.Second
 
 const cwd = "/home/u/proj"
 
