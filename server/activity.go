@@ -66,13 +66,7 @@ func (a *requestActivity) waitIdle(ctx context.Context) {
 	if idle == nil {
 		return
 	}
-	t := time.NewTimer(maxRecallHold)
-	defer t.Stop()
-	select {
-	case <-idle:
-	case <-t.C:
-	case <-ctx.Done():
-	}
+	waitAtMost(ctx, idle, maxRecallHold)
 }
 
 // maxAnswerHold bounds how long background work waits for calls being
@@ -103,14 +97,20 @@ func (a *requestActivity) waitBriefly(ctx context.Context) {
 	if left <= 0 {
 		return
 	}
-	t := time.NewTimer(left)
+	waitAtMost(ctx, idle, left)
+	a.mu.Lock()
+	a.freeUntil = time.Now().Add(minBackgroundRun)
+	a.mu.Unlock()
+}
+
+// waitAtMost returns once idle is closed, after most, or when ctx ended:
+// the wait of waitIdle and waitBriefly, which differ in how long they hold.
+func waitAtMost(ctx context.Context, idle <-chan struct{}, most time.Duration) {
+	t := time.NewTimer(most)
 	defer t.Stop()
 	select {
 	case <-idle:
 	case <-t.C:
 	case <-ctx.Done():
 	}
-	a.mu.Lock()
-	a.freeUntil = time.Now().Add(minBackgroundRun)
-	a.mu.Unlock()
 }
