@@ -21,23 +21,10 @@ func TestWaitBrieflyHoldsForABusyStretchOnly(t *testing.T) {
 	a.waitBriefly(context.Background()) // idle: returns at once
 
 	a.begin()
-	done := make(chan struct{})
-	go func() {
-		a.waitBriefly(context.Background())
-		close(done)
-	}()
-	select {
-	case <-done:
-		t.Fatal("waitBriefly returned while a call was being answered")
-	case <-time.After(maxAnswerHold / 10):
-		// Not a synchronisation: only a chance for a wrong return to show.
-	}
+	done := waitInBackground(a.waitBriefly)
+	notReturnedWithin(t, done, maxAnswerHold/10, "waitBriefly returned while a call was being answered")
 	a.end()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("waitBriefly did not return once the call was answered")
-	}
+	returnsSoon(t, done, "waitBriefly did not return once the call was answered")
 
 	var b requestActivity // a fresh stretch, with no run after a wait
 	b.begin()
@@ -127,5 +114,93 @@ func TestWaitBrieflyLetsBackgroundWorkRun(t *testing.T) {
 	a.waitBriefly(context.Background())
 	if d := time.Since(t0); d > minBackgroundRun {
 		t.Errorf("waitBriefly held for %v right after a wait; want it to return at once for %v", d, minBackgroundRun)
+	}
+}
+
+// TestRecallWorkersWaitForRequests: requestActivity.waitIdle returns at
+// once with no message being handled, waits while one is (until the last
+// of two ends), and returns when its context ends or after
+// maxRecallHold.
+func TestRecallWorkersWaitForRequests(t *testing.T) {
+	var a requestActivity
+	a.waitIdle(context.Background()) // idle: returns at once
+
+	a.begin()
+	a.begin()
+	done := waitInBackground(a.waitIdle)
+	a.end()
+	notReturnedWithin(t, done, maxRecallHold/2, "waitIdle returned while a message was still being handled")
+	a.end()
+	returnsSoon(t, done, "waitIdle did not return after the last message ended")
+
+	a.begin()
+	defer a.end()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	a.waitIdle(ctx) // returns: ctx ended
+	t0 := time.Now()
+	a.waitIdle(context.Background())
+	if d := time.Since(t0); d < maxRecallHold {
+		t.Errorf("waitIdle returned after %v with a message being handled; want %v", d, maxRecallHold)
+	}
+}
+
+// TestRecallSaveWaitsForQuiet: requestActivity.untilQuiet is 0 when no
+// message was ever handled, quiet while one is being handled, and after
+// the last ended what is left of quiet since then (0 once it passed).
+func TestRecallSaveWaitsForQuiet(t *testing.T) {
+	var a requestActivity
+	const quiet = time.Hour
+	if d := a.untilQuiet(quiet); d != 0 {
+		t.Errorf("nothing handled yet: untilQuiet = %v, want 0", d)
+	}
+	a.begin()
+	if d := a.untilQuiet(quiet); d != quiet {
+		t.Errorf("a message being handled: untilQuiet = %v, want %v", d, quiet)
+	}
+	a.begin()
+	a.end()
+	if d := a.untilQuiet(quiet); d != quiet {
+		t.Errorf("one of two messages still handled: untilQuiet = %v, want %v", d, quiet)
+	}
+	a.end()
+	ended := time.Now()
+	if d := a.untilQuiet(quiet); d > quiet || d < quiet-time.Since(ended)-time.Minute {
+		t.Errorf("just after the last message: untilQuiet = %v, want about %v", d, quiet)
+	}
+	if d := a.untilQuiet(time.Nanosecond); d != 0 {
+		t.Errorf("quiet long past: untilQuiet = %v, want 0", d)
+	}
+}
+
+// waitInBackground runs wait in a goroutine and returns a channel closed
+// when it returns.
+func waitInBackground(wait func(context.Context)) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		wait(context.Background())
+		close(done)
+	}()
+	return done
+}
+
+// notReturnedWithin fails the test with msg when done closes within d. Not a
+// synchronisation: only a chance for a wrong return to show.
+func notReturnedWithin(t *testing.T, done <-chan struct{}, d time.Duration, msg string) {
+	t.Helper()
+	select {
+	case <-done:
+		t.Fatal(msg)
+	case <-time.After(d):
+	}
+}
+
+// returnsSoon fails the test with msg unless done closes within 10 s.
+func returnsSoon(t *testing.T, done <-chan struct{}, msg string) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal(msg)
 	}
 }
