@@ -288,14 +288,15 @@ func (n *notifier) addTree(dir string, depth int, synth bool) error {
 		if reason, ok := watchLimitReason(err); ok {
 			return &degradeError{reason: reason}
 		}
-		if depth == 0 && !errors.Is(err, fs.ErrNotExist) {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case depth == 0:
 			// Without a watch on the root nothing below it would ever be
 			// reported: the root counted as attached, and no event came
 			// (Wine, a root made a moment before: "CreateIoCompletionPort:
 			// Invalid handle").
 			return &degradeError{reason: fmt.Sprintf("cannot watch the root %s: %v", dir, err)}
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
+		default:
 			n.w.log.Warn("cannot watch directory", zap.String("dir", dir), zap.Error(err))
 		}
 		return nil
