@@ -700,8 +700,9 @@ func TestAttachYieldsBeforeEachWatch(t *testing.T) {
 	writeFile(t, filepath.Join(root, "p", "s2", "log"), "a\n")
 	writeFile(t, filepath.Join(root, "q", "s3", "log"), "a\n")
 	var mu sync.Mutex
-	var yields, watches []string
-	var pending string // the directory whose watch follows the last Yield
+	var yields int
+	var watches []string
+	var pending string // a directory whose watch no Yield came before
 	release := make(chan struct{})
 	first := true
 	yield := func(ctx context.Context) {
@@ -711,7 +712,7 @@ func TestAttachYieldsBeforeEachWatch(t *testing.T) {
 		mu.Lock()
 		wait := first
 		first = false
-		yields = append(yields, "")
+		yields++
 		mu.Unlock()
 		if wait {
 			<-release
@@ -721,7 +722,7 @@ func TestAttachYieldsBeforeEachWatch(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		watches = append(watches, dir)
-		if len(yields) != len(watches) {
+		if yields != len(watches) {
 			pending = dir
 		}
 		return nil
@@ -751,8 +752,8 @@ func TestAttachYieldsBeforeEachWatch(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(watches) != 6 || len(yields) != len(watches) || pending != "" {
-		t.Errorf("%d yields for %d watches (%v); want one before each of the 6 directories (a watch without one: %q)", len(yields), len(watches), watches, pending)
+	if len(watches) != 6 || yields != len(watches) || pending != "" {
+		t.Errorf("%d yields for %d watches (%v); want one before each of the 6 directories (a watch without one: %q)", yields, len(watches), watches, pending)
 	}
 }
 
