@@ -66,6 +66,10 @@ type tokenSet struct {
 	blockLong bool
 	prevTail  uint64
 	gap       uint8
+
+	// masks holds the white space of up to maskRuns runs of 64 bytes of
+	// the text addASCII reads, as spaceMasks writes it.
+	masks [2 * maskRuns]uint64
 }
 
 // tokenSlot is one distinct token: arena[off:off+n], its hash and its
@@ -246,16 +250,18 @@ func (ts *tokenSet) add(folded []byte, gs *gramSet) {
 	ts.endGap(folded, pairAt)
 }
 
-// addASCII is add for text that is all ASCII, and reports whether it was:
-// it stops at the first byte that is not, having added some of the tokens.
-// Conversation text is mostly ASCII, and add found every token end byte by
-// byte through a table, a few unpredictable branches per token; here the
-// white space of 64 bytes at a time becomes a bitmap (spaceBits), and each
-// token is one run of zeros in it, and a token of up to eight bytes is
-// looked up in the table of short ones right here, as one 64-bit word.
-// BenchmarkBuildStageTokens on dshgen text, one core: 59.4 M instructions
-// per pass over 2 MB before, 44.0 M after (callgrind, -26%); 4.8-5.9
-// CPU-s per GB before, 3.3-3.5 after, A/B in one run at load 7.
+// addASCII is add for text that is all ASCII without a NUL, and reports
+// whether it was: it stops at the first 4 KB (maskRuns) holding a byte
+// that is not, having added some of the tokens. Conversation text is
+// mostly ASCII, and add found every token end byte by byte through a
+// table, a few unpredictable branches per token; here the white space of
+// 64 bytes at a time becomes a bitmap (spaceMasks), and each token is one
+// run of zeros in it, and a token of up to eight bytes is looked up in the
+// table of short ones right here, as one 64-bit word (which holds no NUL,
+// so it is the token). BenchmarkBuildStageTokens on dshgen text, one
+// core: 59.4 M instructions per pass over 2 MB before, 44.0 M after
+// (callgrind, -26%); 4.8-5.9 CPU-s per GB before, 3.3-3.5 after, A/B in
+// one run at load 7.
 func (ts *tokenSet) addASCII(s []byte, gs *gramSet) bool {
 	n := len(s)
 	start := -1 // of the token being read, -1 between tokens
@@ -263,35 +269,24 @@ func (ts *tokenSet) addASCII(s []byte, gs *gramSet) bool {
 	// is prevTail (pairs.go); want is 0 when none does.
 	want, prevTail := uint64(ts.pairStart(s)+1), ts.prevTail
 	filter, words := ts.filter, uint64(ts.words)
-	for base := 0; base < n; base += 64 {
-		end := min(n, base+64)
-		var sp uint64  // bit k: s[base+k] is white space (or past the end)
-		var one uint64 // bit k: s[base+k] is ' '
-		i := base
-		for ; i+8 <= end; i += 8 {
-			x := binary.LittleEndian.Uint64(s[i:])
-			if x&0x8080808080808080 != 0 {
+	masks := &ts.masks
+	for base, run, runs := 0, 0, 0; base < n; base, run = base+64, run+1 {
+		if run == runs { // the masks of the next runs
+			full := min(n-base, 64*maskRuns) &^ 63
+			if !spaceMasks(s[base:base+full], masks[:]) {
 				return false
 			}
-			all, blank := spaceBits(x)
-			sp |= all << (i - base)
-			one |= blank << (i - base)
-		}
-		for ; i < end; i++ {
-			c := s[i]
-			if c >= utf8.RuneSelf {
-				return false
-			}
-			if byteClass[c] == classSpace {
-				sp |= 1 << (i - base)
-			}
-			if c == ' ' {
-				one |= 1 << (i - base)
+			run, runs = 0, full/64
+			if full < 64*maskRuns && base+full < n { // and the last, short one
+				sp, one, ascii := tailMasks(s[base+full:])
+				if !ascii {
+					return false
+				}
+				masks[2*runs], masks[2*runs+1] = sp, one
+				runs++
 			}
 		}
-		if end-base < 64 {
-			sp |= ^uint64(0) << (end - base)
-		}
+		sp, one := masks[2*run], masks[2*run+1] // bit k: s[base+k] is white space (or past the end), ' '
 		for off := 0; off < 64; {
 			if start < 0 {
 				m := ^sp >> off // token bytes from off on
@@ -310,34 +305,33 @@ func (ts *tokenSet) addASCII(s []byte, gs *gramSet) bool {
 			if k := e - start; k <= 8 && start+8 <= n {
 				// Most tokens: insertShort's probe, written out here (the
 				// calls were a fifth of the instructions per token).
+				// No NUL: spaceMasks saw none.
 				head := binary.LittleEndian.Uint64(s[start:]) & lowBytes[k&15]
-				if noNUL(head, k) {
-					mask := uint64(len(ts.short) - 1)
-					hash := head * shortMul
-					for j := hash >> 32 & mask; ; j = (j + 1) & mask {
-						if c := ts.short[j]; c == head {
-							break
-						} else if c == 0 {
-							ts.short[j] = head
-							if ts.shortUsed++; ts.shortUsed*2 > len(ts.short) {
-								ts.growShort()
-							}
-							break
+				mask := uint64(len(ts.short) - 1)
+				hash := head * shortMul
+				for j := hash >> 32 & mask; ; j = (j + 1) & mask {
+					if c := ts.short[j]; c == head {
+						break
+					} else if c == 0 {
+						ts.short[j] = head
+						if ts.shortUsed++; ts.shortUsed*2 > len(ts.short) {
+							ts.growShort()
 						}
+						break
 					}
-					// The pair, written out too, by masks rather than
-					// branches (which way they go is the text's choice):
-					// its bits go to the spare word past the filter when
-					// the token does not pair. The edges are edgeKeys'.
-					in := uint64(k+8-minPairToken) >> 3 // 1: k >= minPairToken
-					p := pairOf(prevTail, head&(1<<(8*headBytes)-1))
-					at := (p >> 32) * words >> 32
-					pairs := -(in & eq(uint64(start+1), want)) // all ones: it pairs
-					filter[at&pairs|words&^pairs] |= pairBits(p)
-					start, prevTail = -1, head // the whole token: its tail
-					want = uint64(e+2) & -(one >> off & in)
-					continue
 				}
+				// The pair, written out too, by masks rather than
+				// branches (which way they go is the text's choice):
+				// its bits go to the spare word past the filter when
+				// the token does not pair. The edges are edgeKeys'.
+				in := uint64(k+8-minPairToken) >> 3 // 1: k >= minPairToken
+				p := pairOf(prevTail, head&(1<<(8*headBytes)-1))
+				at := (p >> 32) * words >> 32
+				pairs := -(in & eq(uint64(start+1), want)) // all ones: it pairs
+				filter[at&pairs|words&^pairs] |= pairBits(p)
+				start, prevTail = -1, head // the whole token: its tail
+				want = uint64(e+2) & -(one >> off & in)
+				continue
 			}
 			tail, head, in := ts.addToken(s, start, e, gs)
 			if uint64(start+1) == want && in {

@@ -1,0 +1,122 @@
+#include "textflag.h"
+
+// func spaceMasks64(p *byte, chunks int, out *uint64) bool
+//
+// For each of chunks runs of 64 bytes from p: out[0] gets bit k set when
+// byte k is ASCII white space (' ', or 0x09 to 0x0d), out[1] when it is
+// ' '; out advances by two words. Returns false, at the first run holding
+// a byte of 0x80 or more or a NUL, with that run's words unwritten. SSE2
+// only, which every amd64 processor has.
+TEXT ·spaceMasks64(SB), NOSPLIT, $0-25
+	MOVQ p+0(FP), SI
+	MOVQ chunks+8(FP), CX
+	MOVQ out+16(FP), DI
+	MOVQ $0x2020202020202020, AX
+	MOVQ AX, X8
+	PUNPCKLQDQ X8, X8
+	MOVQ $0x0909090909090909, AX
+	MOVQ AX, X9
+	PUNPCKLQDQ X9, X9
+	MOVQ $0x0404040404040404, AX
+	MOVQ AX, X10
+	PUNPCKLQDQ X10, X10
+	PXOR X11, X11
+
+loop:
+	TESTQ CX, CX
+	JZ   ascii
+	MOVOU 0(SI), X0
+	MOVOU 16(SI), X1
+	MOVOU 32(SI), X2
+	MOVOU 48(SI), X3
+	// Any byte of 0x80 or more, or NUL (the least of the four at its
+	// place is 0): not for addASCII.
+	MOVO X0, X4
+	POR  X1, X4
+	POR  X2, X4
+	POR  X3, X4
+	MOVO X0, X6
+	PMINUB X1, X6
+	PMINUB X2, X6
+	PMINUB X3, X6
+	PCMPEQB X11, X6
+	POR  X6, X4
+	PMOVMSKB X4, AX
+	TESTL AX, AX
+	JNZ  notASCII
+
+	// Bytes 0-15: R8 gets white space, R9 spaces.
+	MOVO X0, X5
+	PCMPEQB X8, X5
+	PMOVMSKB X5, R9
+	MOVO X0, X6
+	PSUBB X9, X6
+	MOVO X6, X7
+	PMINUB X10, X7
+	PCMPEQB X6, X7
+	POR  X5, X7
+	PMOVMSKB X7, R8
+
+	// Bytes 16-31.
+	MOVO X1, X5
+	PCMPEQB X8, X5
+	PMOVMSKB X5, R11
+	MOVO X1, X6
+	PSUBB X9, X6
+	MOVO X6, X7
+	PMINUB X10, X7
+	PCMPEQB X6, X7
+	POR  X5, X7
+	PMOVMSKB X7, R10
+	SHLQ $16, R10
+	SHLQ $16, R11
+	ORQ  R10, R8
+	ORQ  R11, R9
+
+	// Bytes 32-47.
+	MOVO X2, X5
+	PCMPEQB X8, X5
+	PMOVMSKB X5, R11
+	MOVO X2, X6
+	PSUBB X9, X6
+	MOVO X6, X7
+	PMINUB X10, X7
+	PCMPEQB X6, X7
+	POR  X5, X7
+	PMOVMSKB X7, R10
+	SHLQ $32, R10
+	SHLQ $32, R11
+	ORQ  R10, R8
+	ORQ  R11, R9
+
+	// Bytes 48-63.
+	MOVO X3, X5
+	PCMPEQB X8, X5
+	PMOVMSKB X5, R11
+	MOVO X3, X6
+	PSUBB X9, X6
+	MOVO X6, X7
+	PMINUB X10, X7
+	PCMPEQB X6, X7
+	POR  X5, X7
+	PMOVMSKB X7, R10
+	SHLQ $48, R10
+	SHLQ $48, R11
+	ORQ  R10, R8
+	ORQ  R11, R9
+
+	MOVQ R8, 0(DI)
+	MOVQ R9, 8(DI)
+	ADDQ $64, SI
+	ADDQ $16, DI
+	DECQ CX
+	JMP  loop
+
+ascii:
+	MOVB $1, ret+24(FP)
+	RET
+
+notASCII:
+	MOVB $0, ret+24(FP)
+	RET
+

@@ -1,0 +1,10 @@
+//go:build !amd64
+
+package recall
+
+import "unsafe"
+
+// spaceMasks64 is spaceMasksGo where no assembly does the job.
+func spaceMasks64(p *byte, chunks int, out *uint64) bool {
+	return spaceMasksGo(unsafe.Slice(p, 64*chunks), unsafe.Slice(out, 2*chunks))
+}
