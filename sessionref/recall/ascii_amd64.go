@@ -1,7 +1,7 @@
 package recall
 
-// The function below is written in assembly (ascii_amd64.s), with SSE2,
-// which every amd64 processor has; ascii_other.go has it in Go.
+// The functions below are written in assembly (ascii_amd64.s), with SSE2,
+// which every amd64 processor has; ascii_other.go has them in Go.
 
 // spaceMasks64 writes the masks of spaceMasks for chunks runs of 64
 // bytes from p to out, and reports false at the first run holding a byte
@@ -10,3 +10,10 @@ package recall
 //
 //go:noescape
 func spaceMasks64(p *byte, chunks int, out *uint64) bool
+
+// lowerASCII16 copies blocks runs of 16 bytes from src to dst, 'A' to 'Z'
+// lowered, up to the first run holding a byte of 0x80 or more, and
+// returns the bytes copied.
+//
+//go:noescape
+func lowerASCII16(dst, src *byte, blocks int) int

@@ -120,3 +120,49 @@ notASCII:
 	MOVB $0, ret+24(FP)
 	RET
 
+// func lowerASCII16(dst, src *byte, blocks int) int
+//
+// Copies blocks runs of 16 bytes from src to dst, 'A' to 'Z' lowered, up
+// to the first run holding a byte of 0x80 or more, and returns the bytes
+// copied (16 per run).
+TEXT ·lowerASCII16(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ blocks+16(FP), CX
+	XORQ DX, DX
+	MOVQ $0x4040404040404040, AX // 'A' - 1
+	MOVQ AX, X12
+	PUNPCKLQDQ X12, X12
+	MOVQ $0x5b5b5b5b5b5b5b5b, AX // 'Z' + 1
+	MOVQ AX, X13
+	PUNPCKLQDQ X13, X13
+	MOVQ $0x2020202020202020, AX
+	MOVQ AX, X14
+	PUNPCKLQDQ X14, X14
+
+lowerLoop:
+	CMPQ DX, CX
+	JEQ  lowerDone
+	MOVOU 0(SI), X0
+	PMOVMSKB X0, AX
+	TESTL AX, AX
+	JNZ  lowerDone
+	// Every byte is below 0x80, so the signed comparisons are those of
+	// the bytes: X1 = b > 'A'-1, X2 = 'Z'+1 > b.
+	MOVO X0, X1
+	PCMPGTB X12, X1
+	MOVO X13, X2
+	PCMPGTB X0, X2
+	PAND X2, X1
+	PAND X14, X1
+	POR  X1, X0
+	MOVOU X0, 0(DI)
+	ADDQ $16, SI
+	ADDQ $16, DI
+	INCQ DX
+	JMP  lowerLoop
+
+lowerDone:
+	SHLQ $4, DX
+	MOVQ DX, ret+24(FP)
+	RET

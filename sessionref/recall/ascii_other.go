@@ -8,3 +8,8 @@ import "unsafe"
 func spaceMasks64(p *byte, chunks int, out *uint64) bool {
 	return spaceMasksGo(unsafe.Slice(p, 64*chunks), unsafe.Slice(out, 2*chunks))
 }
+
+// lowerASCII16 is lowerASCIIGo where no assembly does the job.
+func lowerASCII16(dst, src *byte, blocks int) int {
+	return lowerASCIIGo(unsafe.Slice(dst, 16*blocks), unsafe.Slice(src, 16*blocks))
+}

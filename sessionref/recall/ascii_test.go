@@ -82,3 +82,79 @@ func FuzzSpaceMasks(f *testing.F) {
 	f.Add([]byte("the quick brown fox\tjumps over\nthe lazy dog, and again: the quick brown fox jumps"))
 	f.Fuzz(func(t *testing.T, s []byte) { checkSpaceMasks(t, s) })
 }
+
+// lowerASCIIByByte is what lowerASCII must copy of s: its runs of 16
+// bytes up to the first holding a byte of 0x80 or more, each byte
+// lowered when it is 'A' to 'Z'.
+func lowerASCIIByByte(s []byte) []byte {
+	var out []byte
+	for n := 0; n+16 <= len(s); n += 16 {
+		run := s[n : n+16]
+		for _, c := range run {
+			if c >= 0x80 {
+				return out
+			}
+		}
+		for _, c := range run {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// checkLowerASCII compares lowerASCII and lowerASCIIGo with
+// lowerASCIIByByte on s.
+func checkLowerASCII(t *testing.T, s []byte) {
+	t.Helper()
+	want := lowerASCIIByByte(s)
+	for _, f := range []struct {
+		name string
+		run  func([]byte, []byte) int
+	}{
+		{"lowerASCII", func(dst, src []byte) int { return lowerASCII(dst, string(src)) }},
+		{"lowerASCIIGo", lowerASCIIGo},
+	} {
+		dst := make([]byte, len(s)&^15+1)
+		dst[len(dst)-1] = 0xee // past the room given: must stay as it is
+		n := f.run(dst[:len(s)&^15], s)
+		if got := dst[:n]; string(got) != string(want) {
+			t.Fatalf("%s(%q) copied %q, want %q", f.name, s, got, want)
+		}
+		if dst[len(dst)-1] != 0xee {
+			t.Fatalf("%s(%q) wrote past its room", f.name, s)
+		}
+	}
+}
+
+func TestLowerASCIIEveryByte(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		for at := 0; at < 16; at++ {
+			s := []byte("Hello, WORLD: a Zebra @ [Aa] `Zz` {0123456789}!!")
+			s[at] = byte(c)
+			s[len(s)-1-at] = byte(c)
+			checkLowerASCII(t, s)
+		}
+	}
+}
+
+func TestLowerASCIIRandomText(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 5))
+	for range 2000 {
+		s := make([]byte, r.IntN(100))
+		for i := range s {
+			s[i] = byte(r.IntN(0x80))
+		}
+		if r.IntN(4) == 0 && len(s) > 0 {
+			s[r.IntN(len(s))] = byte(0x80 + r.IntN(128))
+		}
+		checkLowerASCII(t, s)
+	}
+}
+
+func FuzzLowerASCII(f *testing.F) {
+	f.Add([]byte("The Quick BROWN fox JUMPS over the lazy dog, AGAIN and again and AGAIN"))
+	f.Fuzz(func(t *testing.T, s []byte) { checkLowerASCII(t, s) })
+}

@@ -57,9 +57,13 @@ func (f *folder) appendFolding(dst []byte, s string) (_ []byte, ascii bool) {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			// A run of ASCII is lowered eight bytes at a time
-			// (lowerASCII8), then byte by byte to its end.
-			j := i
+			// A run of ASCII is lowered sixteen bytes at a time
+			// (lowerASCII), then eight (lowerASCII8), then byte by byte
+			// to its end.
+			dst = slices.Grow(dst, len(s)-i)
+			k := lowerASCII(dst[len(dst):len(dst)+(len(s)-i)&^15], s[i:])
+			dst = dst[:len(dst)+k]
+			j := i + k
 			for ; j+8 <= len(s); j += 8 {
 				x := uint64(s[j]) | uint64(s[j+1])<<8 | uint64(s[j+2])<<16 | uint64(s[j+3])<<24 |
 					uint64(s[j+4])<<32 | uint64(s[j+5])<<40 | uint64(s[j+6])<<48 | uint64(s[j+7])<<56
