@@ -95,3 +95,27 @@ func lowerASCIIGo(dst, src []byte) int {
 	}
 	return n
 }
+
+// indexPair returns the least i below places with s[i+a] == ca and
+// s[i+b] == cb, checking places rounded down to a multiple of 16;
+// covered is how many it checked (i is -1 when none matched there).
+// places-1+max(a, b) is below len(s).
+func indexPair(s string, places, a, b int, ca, cb byte) (i, covered int) {
+	blocks := places / 16
+	if blocks <= 0 {
+		return -1, 0
+	}
+	_ = s[16*blocks-1+max(a, b)]
+	return indexPair16(unsafe.StringData(s), blocks, a, b, ca, cb), 16 * blocks
+}
+
+// indexPairGo is indexPair16 over s byte by byte, for places below
+// limit: the reference the assembly is tested against.
+func indexPairGo(s []byte, limit, a, b int, ca, cb byte) int {
+	for i := range limit {
+		if s[i+a] == ca && s[i+b] == cb {
+			return i
+		}
+	}
+	return -1
+}

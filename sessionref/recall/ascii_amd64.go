@@ -17,3 +17,10 @@ func spaceMasks64(p *byte, chunks int, out *uint64) bool
 //
 //go:noescape
 func lowerASCII16(dst, src *byte, blocks int) int
+
+// indexPair16 returns the least i below 16*blocks with p[i+a] == ca and
+// p[i+b] == cb, or -1, comparing 16 places at a time; it reads p up to
+// 16*blocks-1+max(a, b).
+//
+//go:noescape
+func indexPair16(p *byte, blocks int, a, b int, ca, cb byte) int

@@ -166,3 +166,49 @@ lowerDone:
 	SHLQ $4, DX
 	MOVQ DX, ret+24(FP)
 	RET
+
+// func indexPair16(p *byte, blocks int, a, b int, ca, cb byte) int
+//
+// Returns the least i below 16*blocks with p[i+a] == ca and p[i+b] == cb,
+// or -1; it reads p up to 16*blocks-1+max(a, b).
+TEXT ·indexPair16(SB), NOSPLIT, $0-48
+	MOVQ p+0(FP), SI
+	MOVQ blocks+8(FP), CX
+	MOVQ a+16(FP), R8
+	MOVQ b+24(FP), R9
+	MOVQ $0x0101010101010101, BX
+	MOVBQZX ca+32(FP), AX
+	IMULQ BX, AX
+	MOVQ AX, X1
+	PUNPCKLQDQ X1, X1
+	MOVBQZX cb+33(FP), AX
+	IMULQ BX, AX
+	MOVQ AX, X2
+	PUNPCKLQDQ X2, X2
+	XORQ DX, DX
+
+pairLoop:
+	TESTQ CX, CX
+	JZ   pairNone
+	MOVOU (SI)(R8*1), X3
+	MOVOU (SI)(R9*1), X4
+	PCMPEQB X1, X3
+	PCMPEQB X2, X4
+	PAND X4, X3
+	PMOVMSKB X3, AX
+	TESTL AX, AX
+	JNZ  pairFound
+	ADDQ $16, SI
+	ADDQ $16, DX
+	DECQ CX
+	JMP  pairLoop
+
+pairFound:
+	BSFL AX, AX
+	ADDQ DX, AX
+	MOVQ AX, ret+40(FP)
+	RET
+
+pairNone:
+	MOVQ $-1, ret+40(FP)
+	RET

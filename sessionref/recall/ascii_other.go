@@ -13,3 +13,8 @@ func spaceMasks64(p *byte, chunks int, out *uint64) bool {
 func lowerASCII16(dst, src *byte, blocks int) int {
 	return lowerASCIIGo(unsafe.Slice(dst, 16*blocks), unsafe.Slice(src, 16*blocks))
 }
+
+// indexPair16 is indexPairGo where no assembly does the job.
+func indexPair16(p *byte, blocks int, a, b int, ca, cb byte) int {
+	return indexPairGo(unsafe.Slice(p, 16*blocks+max(a, b)), 16*blocks, a, b, ca, cb)
+}

@@ -158,3 +158,28 @@ func FuzzLowerASCII(f *testing.F) {
 	f.Add([]byte("The Quick BROWN fox JUMPS over the lazy dog, AGAIN and again and AGAIN"))
 	f.Fuzz(func(t *testing.T, s []byte) { checkLowerASCII(t, s) })
 }
+
+// indexPair finds what indexPairGo finds, in runs of 16 places, for
+// bytes at every distance and either order.
+func TestIndexPairIsByteByByte(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 9))
+	for range 5000 {
+		s := make([]byte, r.IntN(120))
+		for i := range s {
+			s[i] = "abpl "[r.IntN(5)]
+		}
+		a, b := r.IntN(8), r.IntN(8)
+		ca, cb := "abpl "[r.IntN(5)], "abpl "[r.IntN(5)]
+		places := len(s) - max(a, b)
+		if places <= 0 {
+			continue
+		}
+		got, covered := indexPair(string(s), places, a, b, ca, cb)
+		if covered != places&^15 {
+			t.Fatalf("indexPair of %d places covered %d", places, covered)
+		}
+		if want := indexPairGo(s, covered, a, b, ca, cb); got != want {
+			t.Fatalf("indexPair(%q, %d, %d, %d, %q, %q) = %d, byte by byte %d", s, places, a, b, ca, cb, got, want)
+		}
+	}
+}
