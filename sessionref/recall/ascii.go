@@ -5,12 +5,15 @@ import (
 	"unsafe"
 )
 
-// Two passes over every byte of a build's text are done many bytes at a
-// time, by SSE2 on amd64 (ascii_amd64.s) and in Go elsewhere
-// (ascii_other.go): the folding of ASCII text (lowerASCII) and the white
-// space the tokeniser splits it at (spaceMasks). BenchmarkBuildStageTokens
-// of dshgen text, one core: 342 M instructions before, 278 M after
-// (callgrind, -19%).
+// Three passes over text are done 16 bytes at a time or more, by SSE2 on
+// amd64 (ascii_amd64.s) and by the functions named ...Go below elsewhere:
+// two over every byte of a build's text, the folding of ASCII
+// (lowerASCII) and the white space the tokeniser splits it at
+// (spaceMasks), and a search's for the term it checks in a block
+// (indexPair, finder.go). BenchmarkBuildStageTokens of dshgen text, one
+// core: 342 M instructions before spaceMasks, 278 M after (callgrind,
+// -19%); BenchmarkBuildStageFold 0.38-0.47 CPU-s per GB before
+// lowerASCII, 0.10-0.13 after.
 
 // spaceMasks writes the white space of s, all of whose 64-byte runs it
 // covers, to masks, two words per run: bit k of masks[2w] is set when
@@ -28,10 +31,12 @@ func spaceMasks(s []byte, masks []uint64) bool {
 	return spaceMasks64(&s[0], chunks, &masks[0])
 }
 
-// spaceMasksGo is spaceMasks eight bytes at a time (spaceBits), the
+// spaceMasks64Go is spaceMasks64 in Go, eight bytes at a time
+// (spaceBits): the one of other processors (ascii_other.go), and the
 // reference the assembly is tested against.
-func spaceMasksGo(s []byte, masks []uint64) bool {
-	for w := 0; 64*w+64 <= len(s); w++ {
+func spaceMasks64Go(p *byte, chunks int, out *uint64) bool {
+	s, masks := unsafe.Slice(p, 64*chunks), unsafe.Slice(out, 2*chunks)
+	for w := range chunks {
 		var sp, one uint64
 		for i := 0; i < 64; i += 8 {
 			x := binary.LittleEndian.Uint64(s[64*w+i:])
@@ -80,18 +85,20 @@ func lowerASCII(dst []byte, s string) int {
 	return lowerASCII16(&dst[0], unsafe.StringData(s), blocks)
 }
 
-// lowerASCIIGo is lowerASCII of src eight bytes at a time (lowerASCII8),
-// the reference the assembly is tested against.
-func lowerASCIIGo(dst, src []byte) int {
+// lowerASCII16Go is lowerASCII16 in Go, eight bytes at a time
+// (lowerASCII8): the one of other processors (ascii_other.go), and the
+// reference the assembly is tested against.
+func lowerASCII16Go(dst, src *byte, blocks int) int {
+	d, s := unsafe.Slice(dst, 16*blocks), unsafe.Slice(src, 16*blocks)
 	n := 0
-	for ; n+16 <= len(src); n += 16 {
-		x := binary.LittleEndian.Uint64(src[n:])
-		y := binary.LittleEndian.Uint64(src[n+8:])
+	for ; n < len(s); n += 16 {
+		x := binary.LittleEndian.Uint64(s[n:])
+		y := binary.LittleEndian.Uint64(s[n+8:])
 		if (x|y)&0x8080808080808080 != 0 {
 			break
 		}
-		binary.LittleEndian.PutUint64(dst[n:], lowerASCII8(x))
-		binary.LittleEndian.PutUint64(dst[n+8:], lowerASCII8(y))
+		binary.LittleEndian.PutUint64(d[n:], lowerASCII8(x))
+		binary.LittleEndian.PutUint64(d[n+8:], lowerASCII8(y))
 	}
 	return n
 }
@@ -109,10 +116,12 @@ func indexPair(s string, places, a, b int, ca, cb byte) (i, covered int) {
 	return indexPair16(unsafe.StringData(s), blocks, a, b, ca, cb), 16 * blocks
 }
 
-// indexPairGo is indexPair16 over s byte by byte, for places below
-// limit: the reference the assembly is tested against.
-func indexPairGo(s []byte, limit, a, b int, ca, cb byte) int {
-	for i := range limit {
+// indexPair16Go is indexPair16 in Go, one place at a time: the one of
+// other processors (ascii_other.go), and the reference the assembly is
+// tested against.
+func indexPair16Go(p *byte, blocks int, a, b int, ca, cb byte) int {
+	s := unsafe.Slice(p, 16*blocks+max(a, b))
+	for i := range 16 * blocks {
 		if s[i+a] == ca && s[i+b] == cb {
 			return i
 		}

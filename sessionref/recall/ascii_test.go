@@ -23,15 +23,17 @@ func spaceMasksByByte(s []byte) (masks []uint64, ascii bool) {
 	return masks, true
 }
 
-// checkSpaceMasks compares spaceMasks and spaceMasksGo with
-// spaceMasksByByte on s.
+// checkSpaceMasks compares spaceMasks, and the same through
+// spaceMasks64Go, with spaceMasksByByte on s.
 func checkSpaceMasks(t *testing.T, s []byte) {
 	t.Helper()
 	want, wantASCII := spaceMasksByByte(s)
 	for _, f := range []struct {
 		name string
 		run  func([]byte, []uint64) bool
-	}{{"spaceMasks", spaceMasks}, {"spaceMasksGo", spaceMasksGo}} {
+	}{{"spaceMasks", spaceMasks}, {"spaceMasks64Go", func(s []byte, masks []uint64) bool {
+		return len(s) < 64 || spaceMasks64Go(&s[0], len(s)/64, &masks[0])
+	}}} {
 		got := make([]uint64, 2*(len(s)/64))
 		ascii := f.run(s[:64*(len(s)/64)], got)
 		if ascii != wantASCII {
@@ -105,8 +107,8 @@ func lowerASCIIByByte(s []byte) []byte {
 	return out
 }
 
-// checkLowerASCII compares lowerASCII and lowerASCIIGo with
-// lowerASCIIByByte on s.
+// checkLowerASCII compares lowerASCII, and the same through
+// lowerASCII16Go, with lowerASCIIByByte on s.
 func checkLowerASCII(t *testing.T, s []byte) {
 	t.Helper()
 	want := lowerASCIIByByte(s)
@@ -115,7 +117,12 @@ func checkLowerASCII(t *testing.T, s []byte) {
 		run  func([]byte, []byte) int
 	}{
 		{"lowerASCII", func(dst, src []byte) int { return lowerASCII(dst, string(src)) }},
-		{"lowerASCIIGo", lowerASCIIGo},
+		{"lowerASCII16Go", func(dst, src []byte) int {
+			if len(src) < 16 {
+				return 0
+			}
+			return lowerASCII16Go(&dst[0], &src[0], len(src)/16)
+		}},
 	} {
 		dst := make([]byte, len(s)&^15+1)
 		dst[len(dst)-1] = 0xee // past the room given: must stay as it is
@@ -159,8 +166,9 @@ func FuzzLowerASCII(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s []byte) { checkLowerASCII(t, s) })
 }
 
-// indexPair finds what indexPairGo finds, in runs of 16 places, for
-// bytes at every distance and either order.
+// indexPair finds what a loop over the places finds, in runs of 16
+// places, for bytes at every distance and either order, and so does
+// indexPair16Go.
 func TestIndexPairIsByteByByte(t *testing.T) {
 	r := rand.New(rand.NewPCG(2, 9))
 	for range 5000 {
@@ -178,8 +186,20 @@ func TestIndexPairIsByteByByte(t *testing.T) {
 		if covered != places&^15 {
 			t.Fatalf("indexPair of %d places covered %d", places, covered)
 		}
-		if want := indexPairGo(s, covered, a, b, ca, cb); got != want {
-			t.Fatalf("indexPair(%q, %d, %d, %d, %q, %q) = %d, byte by byte %d", s, places, a, b, ca, cb, got, want)
+		want := -1
+		for i := range covered {
+			if s[i+a] == ca && s[i+b] == cb {
+				want = i
+				break
+			}
+		}
+		if got != want {
+			t.Fatalf("indexPair(%q, %d, %d, %d, %q, %q) = %d, place by place %d", s, places, a, b, ca, cb, got, want)
+		}
+		if covered > 0 {
+			if got := indexPair16Go(&s[0], covered/16, a, b, ca, cb); got != want {
+				t.Fatalf("indexPair16Go(%q, %d, %d, %d, %q, %q) = %d, place by place %d", s, covered/16, a, b, ca, cb, got, want)
+			}
 		}
 	}
 }
