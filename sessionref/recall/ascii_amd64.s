@@ -1,5 +1,24 @@
 #include "textflag.h"
 
+// MASKS16 ors the white space of the 16 bytes in x, shifted left by
+// shift, into R8 and their spaces into R9: b == ' ' (X8), or b-9 below 5
+// (X9 holds 9, X10 4: min(b-9, 4) == b-9). It uses X5-X7, R10 and R11.
+#define MASKS16(x, shift) \
+	MOVO x, X5; \
+	PCMPEQB X8, X5; \
+	PMOVMSKB X5, R11; \
+	MOVO x, X6; \
+	PSUBB X9, X6; \
+	MOVO X6, X7; \
+	PMINUB X10, X7; \
+	PCMPEQB X6, X7; \
+	POR X5, X7; \
+	PMOVMSKB X7, R10; \
+	SHLQ shift, R10; \
+	SHLQ shift, R11; \
+	ORQ R10, R8; \
+	ORQ R11, R9
+
 // func spaceMasks64(p *byte, chunks int, out *uint64) bool
 //
 // For each of chunks runs of 64 bytes from p: out[0] gets bit k set when
@@ -45,65 +64,13 @@ loop:
 	TESTL AX, AX
 	JNZ  notASCII
 
-	// Bytes 0-15: R8 gets white space, R9 spaces.
-	MOVO X0, X5
-	PCMPEQB X8, X5
-	PMOVMSKB X5, R9
-	MOVO X0, X6
-	PSUBB X9, X6
-	MOVO X6, X7
-	PMINUB X10, X7
-	PCMPEQB X6, X7
-	POR  X5, X7
-	PMOVMSKB X7, R8
-
-	// Bytes 16-31.
-	MOVO X1, X5
-	PCMPEQB X8, X5
-	PMOVMSKB X5, R11
-	MOVO X1, X6
-	PSUBB X9, X6
-	MOVO X6, X7
-	PMINUB X10, X7
-	PCMPEQB X6, X7
-	POR  X5, X7
-	PMOVMSKB X7, R10
-	SHLQ $16, R10
-	SHLQ $16, R11
-	ORQ  R10, R8
-	ORQ  R11, R9
-
-	// Bytes 32-47.
-	MOVO X2, X5
-	PCMPEQB X8, X5
-	PMOVMSKB X5, R11
-	MOVO X2, X6
-	PSUBB X9, X6
-	MOVO X6, X7
-	PMINUB X10, X7
-	PCMPEQB X6, X7
-	POR  X5, X7
-	PMOVMSKB X7, R10
-	SHLQ $32, R10
-	SHLQ $32, R11
-	ORQ  R10, R8
-	ORQ  R11, R9
-
-	// Bytes 48-63.
-	MOVO X3, X5
-	PCMPEQB X8, X5
-	PMOVMSKB X5, R11
-	MOVO X3, X6
-	PSUBB X9, X6
-	MOVO X6, X7
-	PMINUB X10, X7
-	PCMPEQB X6, X7
-	POR  X5, X7
-	PMOVMSKB X7, R10
-	SHLQ $48, R10
-	SHLQ $48, R11
-	ORQ  R10, R8
-	ORQ  R11, R9
+	// R8 gets the white space of the 64 bytes, R9 the spaces.
+	XORQ R8, R8
+	XORQ R9, R9
+	MASKS16(X0, $0)
+	MASKS16(X1, $16)
+	MASKS16(X2, $32)
+	MASKS16(X3, $48)
 
 	MOVQ R8, 0(DI)
 	MOVQ R9, 8(DI)
