@@ -58,12 +58,6 @@ func (f *finder) index(s string, wordStart bool) int {
 	}
 	last := len(s) - n // the last place a hit may start at
 	i := 0             // the first place not ruled out
-	// skip is where to look on from a place whose text is the term but
-	// does not start a word: as words.Index goes on, from the next rune.
-	skip := func(i int) int {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		return i + max(size, 1)
-	}
 	if f.at2 >= 0 {
 		for i <= last {
 			k, covered := indexPair(s[i:], last-i+1, f.at, f.at2, f.rare, f.rare2)
@@ -71,15 +65,11 @@ func (f *finder) index(s string, wordStart bool) int {
 				i += covered
 				break
 			}
-			i += k
-			switch {
-			case s[i:i+n] != f.term:
-				i++
-			case !wordStart || words.StartAt(s, i):
-				return i
-			default:
-				i = skip(i)
+			hit, next := f.hitAt(s, i+k, wordStart)
+			if hit {
+				return i + k
 			}
+			i = next
 		}
 	}
 	// The places left: the rare byte of a hit starting at i is at i+at.
@@ -88,18 +78,28 @@ func (f *finder) index(s string, wordStart bool) int {
 		if k < 0 {
 			return -1
 		}
-		p += k
-		i := p - f.at
-		switch {
-		case s[i:i+n] != f.term:
-			p++
-		case !wordStart || words.StartAt(s, i):
-			return i
-		default:
-			p = skip(i) + f.at
+		hit, next := f.hitAt(s, p+k-f.at, wordStart)
+		if hit {
+			return p + k - f.at
 		}
+		p = next + f.at
 	}
 	return -1
+}
+
+// hitAt reports whether a hit of the term starts at i, where s holds
+// enough bytes for one; when none does, next is the first place after i
+// that may start one: i+1, or as words.Index goes on from a place whose
+// text is the term but does not start a word, the next rune.
+func (f *finder) hitAt(s string, i int, wordStart bool) (hit bool, next int) {
+	switch {
+	case s[i:i+len(f.term)] != f.term:
+		return false, i + 1
+	case !wordStart || words.StartAt(s, i):
+		return true, i
+	}
+	_, size := utf8.DecodeRuneInString(s[i:])
+	return false, i + max(size, 1)
 }
 
 // byteRank ranks bytes by how often they occur in folded conversation
