@@ -2,9 +2,7 @@ package dshlog
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
-	"math/bits"
 	"unicode/utf8"
 
 	"github.com/dsh-refls/dsh-refls/sessionref/internal/jsjson"
@@ -226,31 +224,6 @@ func validString(b []byte, i int) int {
 			return -1
 		}
 	}
-}
-
-// plainStringRun returns the index of the first byte of b at or after j
-// that is a quote, a backslash or a control character (below 0x20), or
-// len(b).
-func plainStringRun(b []byte, j int) int {
-	for j+8 <= len(b) {
-		x := binary.LittleEndian.Uint64(b[j:])
-		q, s := x^swarQuote, x^swarBack
-		// A byte of the mask is set where q or s has a zero byte or x a
-		// byte below 0x20: the lowest such mark is exact (borrows only
-		// run upwards).
-		m := ((q-swarOnes)&^q | (s-swarOnes)&^s | (x-swarSpace)&^x) & swarHighs
-		if m != 0 {
-			return j + bits.TrailingZeros64(m)>>3
-		}
-		j += 8
-	}
-	for j < len(b) {
-		if c := b[j]; c == '"' || c == '\\' || c < 0x20 {
-			return j
-		}
-		j++
-	}
-	return j
 }
 
 // plainStringValue is the text of the string token val when it holds no
