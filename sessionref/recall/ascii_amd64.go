@@ -1,7 +1,9 @@
 package recall
 
 // The functions below are written in assembly (ascii_amd64.s), with SSE2,
-// which every amd64 processor has; ascii_other.go has them in Go.
+// which every amd64 processor has; ascii.go holds them in Go
+// (spaceMasks64Go, lowerASCII16Go, indexPair16Go), which ascii_other.go
+// calls on other processors.
 
 // spaceMasks64 writes the masks of spaceMasks for chunks runs of 64
 // bytes from p to out, and reports false at the first run holding a byte
