@@ -242,6 +242,54 @@ func TestASCIITokensMatchFields(t *testing.T) {
 	}
 }
 
+// A session of many distinct tokens grows both tables of its token set
+// (the short one before each run of 64 bytes, the other as it fills),
+// keeps them at most half full and loses none of its tokens, in ASCII
+// text and in text that is not.
+func TestTokenSetGrowsAndKeepsEveryToken(t *testing.T) {
+	// First 700 distinct short tokens in one message that ends in a long
+	// token, so that every short one is added by shortTokens, which must
+	// find the table grown before it.
+	var b strings.Builder
+	for i := range 700 {
+		b.WriteString(string([]byte{'a' + byte(i/26/26%26), 'a' + byte(i/26%26), 'a' + byte(i%26), ' '}))
+	}
+	b.WriteString(strings.Repeat("z", 20) + " ")
+	msgs := []string{b.String()}
+	r := rand.New(rand.NewPCG(31, 31))
+	for range 40 {
+		var b strings.Builder
+		for range 200 {
+			for range 1 + r.IntN(20) { // short and long tokens alike
+				b.WriteByte(byte('a' + r.IntN(26)))
+			}
+			b.WriteByte(" \n"[r.IntN(2)])
+		}
+		msgs = append(msgs, b.String())
+	}
+	msgs = append(msgs, msgs[3]+"é") // a message that is not ASCII
+	ts, gs := newTokenSet(), newGramSet()
+	short0, slots0 := len(ts.short), len(ts.slots)
+	for i, m := range msgs {
+		ts.startMessage()
+		ts.add([]byte(m), gs)
+		if 2*ts.shortUsed > len(ts.short) || 2*ts.used > len(ts.slots) {
+			t.Fatalf("after message %d: tables more than half full: %d of %d, %d of %d", i, ts.shortUsed, len(ts.short), ts.used, len(ts.slots))
+		}
+	}
+	want, _ := spaceSeparatedTokens(msgs...)
+	got, twice := listedTokens(ts)
+	if len(twice) > 0 {
+		t.Fatalf("token %q listed twice", twice[0])
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("%d tokens listed, want %d", len(got), len(want))
+	}
+	if len(ts.short) <= short0 || len(ts.slots) <= slots0 {
+		t.Fatalf("tables of %d and %d slots: the test grew neither past %d and %d", len(ts.short), len(ts.slots), short0, slots0)
+	}
+}
+
 // spaceSeparatedTokens is what the tokeniser must list for texts: every
 // run between white space of at most maxTokenBytes, and whether a longer
 // one is among them.
