@@ -276,7 +276,10 @@ func (d *doc) setRefs(refs []blockRef) error {
 type view struct {
 	tok, grams *postings
 	overlay    map[int32]overlayDoc
-	dict       []string
+	// dict is the dictionary's tokens when the view was made, of
+	// dictionary dicts (which joins them for containing).
+	dict  []string
+	dicts *dictionary
 	// order is every current document, newest first (createdAt
 	// descending, then id).
 	order []*doc
@@ -995,7 +998,8 @@ func (ix *Index) mergedOrder(below int32) []*doc {
 func (ix *Index) publishWith(tok, grams *postings, overlay map[int32]overlayDoc, pending int, below int32) {
 	all, left := ix.orderOf(below)
 	pending += left
-	v := &view{tok: tok, grams: grams, overlay: make(map[int32]overlayDoc, len(overlay)), dict: ix.dict.list(),
+	d := ix.dict
+	v := &view{tok: tok, grams: grams, overlay: make(map[int32]overlayDoc, len(overlay)), dict: d.list(), dicts: d,
 		order: all}
 	var overlayBytes int64
 	for s, o := range overlay {

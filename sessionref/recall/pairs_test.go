@@ -22,8 +22,9 @@ func planOver(dict []string, phrase string) (pairPlan, bool) { return planOverAt
 // tokens up.
 func planOverAt(dict []string, phrase string, wordStart bool) (pairPlan, bool) {
 	var ids [][]uint32
+	d := &dictionary{tokens: dict}
 	for _, piece := range strings.FieldsFunc(phrase, unicode.IsSpace) {
-		ids = append(ids, containing(dict, piece, wordStart))
+		ids = append(ids, d.containing(dict, piece, wordStart))
 	}
 	return planPairs(dict, ids, phrase)
 }

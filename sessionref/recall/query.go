@@ -286,7 +286,7 @@ func slotIn(set []uint64, slot int32) bool { return set[slot/64]&(1<<(uint(slot)
 func (v *view) plan(term string, wordStart bool) termPlan {
 	p := termPlan{term: term, find: newFinder(term)}
 	for _, piece := range strings.FieldsFunc(term, unicode.IsSpace) {
-		p.pieces = append(p.pieces, containing(v.dict, piece, wordStart))
+		p.pieces = append(p.pieces, v.dicts.containing(v.dict, piece, wordStart))
 	}
 	p.spaced = len(p.pieces) != 1 || strings.IndexFunc(term, unicode.IsSpace) >= 0
 	if len(p.pieces) > 0 {

@@ -4,9 +4,11 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"slices"
+	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // A query word holds no white space, so it occurs in a session exactly
@@ -636,6 +638,15 @@ type dictionary struct {
 	mu     sync.RWMutex // guards ids and the growth of tokens
 	ids    map[string]uint32
 	tokens []string
+
+	// joinMu guards joined and ends: the tokens from the first on, each
+	// followed by a space (which no token and no query piece holds), and
+	// the offset of each token's space, extended as views ask for more
+	// (joinedOf). Bytes below the length handed out are never written
+	// again.
+	joinMu sync.Mutex
+	joined []byte
+	ends   []uint32
 }
 
 func newDictionary() *dictionary { return &dictionary{ids: map[string]uint32{}} }
@@ -707,9 +718,44 @@ func (d *dictionary) list() []string {
 	return d.tokens
 }
 
-// containing returns the ids of the tokens of dict that hold piece (at a
-// word start, with wordStart).
-func containing(dict []string, piece string, wordStart bool) []uint32 {
+// containing returns the ids of the tokens of dict, a view's tokens of d
+// (nil: a view of no dictionary), that hold piece (at a word start, with
+// wordStart). A piece holds no white space, so it is searched for in the
+// joined tokens (joinedOf) by its two rarest bytes, as in a block's text
+// (finder), and each hit names its token: scanning the tokens one by one
+// took 15 ns each, 14.7 ms a word at 890,000 tokens, strings.Index over
+// the joined tokens 5.3 ms (BenchmarkSearchVocabulary).
+func (d *dictionary) containing(dict []string, piece string, wordStart bool) []uint32 {
+	if d == nil || piece == "" || strings.ContainsFunc(piece, unicode.IsSpace) {
+		return containingScan(dict, piece, wordStart)
+	}
+	text, ends := d.joinedOf(dict)
+	var out []uint32
+	id, find := 0, newFinder(piece)
+	for at := 0; at < len(text); {
+		k := find.index(text[at:], false)
+		if k < 0 {
+			break
+		}
+		hit := at + k
+		for int(ends[id]) < hit {
+			id++
+		}
+		start := 0
+		if id > 0 {
+			start = int(ends[id-1]) + 1
+		}
+		if !wordStart || containsAt(text[start:ends[id]], piece, true) {
+			out = append(out, uint32(id))
+		}
+		at = int(ends[id]) + 1
+		id++
+	}
+	return out
+}
+
+// containingScan is containing by a scan of every token.
+func containingScan(dict []string, piece string, wordStart bool) []uint32 {
 	var out []uint32
 	for i, t := range dict {
 		if len(t) >= len(piece) && containsAt(t, piece, wordStart) {
@@ -717,6 +763,23 @@ func containing(dict []string, piece string, wordStart bool) []uint32 {
 		}
 	}
 	return out
+}
+
+// joinedOf returns the tokens of dict, a prefix of d's tokens, each
+// followed by a space, and the offset of each one's space, joining the
+// tokens d has not joined yet.
+func (d *dictionary) joinedOf(dict []string) (string, []uint32) {
+	d.joinMu.Lock()
+	defer d.joinMu.Unlock()
+	for _, t := range dict[min(len(d.ends), len(dict)):] {
+		d.joined = append(append(d.joined, t...), ' ')
+		d.ends = append(d.ends, uint32(len(d.joined)-1))
+	}
+	n := 0
+	if len(dict) > 0 {
+		n = int(d.ends[len(dict)-1]) + 1
+	}
+	return unsafe.String(unsafe.SliceData(d.joined), n), d.ends[:len(dict):len(dict)]
 }
 
 // intersects reports whether two sorted id lists share an id.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -287,6 +288,50 @@ func TestTokenSetGrowsAndKeepsEveryToken(t *testing.T) {
 	}
 	if len(ts.short) <= short0 || len(ts.slots) <= slots0 {
 		t.Fatalf("tables of %d and %d slots: the test grew neither past %d and %d", len(ts.short), len(ts.slots), short0, slots0)
+	}
+}
+
+// containing finds in the joined tokens what a scan of every token finds,
+// for pieces inside tokens, across them, at word starts or not, as the
+// dictionary grows between lookups (each view joins what it holds).
+func TestContainingFindsWhatAScanOfEveryTokenFinds(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 41))
+	alphabet := []rune("abcab-_./:0123éΣσ登录")
+	token := func() string {
+		n := 1 + r.IntN(12)
+		b := make([]rune, n)
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	for round := range 200 {
+		d := newDictionary()
+		var views [][]string
+		for range 1 + r.IntN(4) { // the dictionary grows; each view is a prefix
+			for range r.IntN(300) {
+				d.mu.Lock()
+				d.idLocked([]byte(token()))
+				d.mu.Unlock()
+			}
+			views = append(views, d.list())
+		}
+		for _, dict := range views {
+			for range 30 {
+				piece := token()
+				if len(dict) > 0 && r.IntN(2) == 0 { // a piece of a token
+					tok := []rune(dict[r.IntN(len(dict))])
+					i := r.IntN(len(tok))
+					piece = string(tok[i : i+1+r.IntN(len(tok)-i)])
+				}
+				for _, wordStart := range []bool{false, true} {
+					got, want := d.containing(dict, piece, wordStart), containingScan(dict, piece, wordStart)
+					if !slices.Equal(got, want) {
+						t.Fatalf("round %d: %q (word start %v) in %d tokens: %v, a scan finds %v", round, piece, wordStart, len(dict), got, want)
+					}
+				}
+			}
+		}
 	}
 }
 
