@@ -348,7 +348,7 @@ func New(opts Options) *Index {
 		lg = zap.NewNop()
 	}
 	ix := &Index{opts: opts, log: lg, cache: newBlockCache(opts.CacheBytes), docs: map[string]*doc{},
-		failed: map[string]entryKey{}, dict: newDictionary(), tokBase: emptyPostings(), gramBase: emptyPostings(),
+		failed: map[string]entryKey{}, dict: newDictionary(), tokBase: emptyDensePostings(), gramBase: emptyPostings(),
 		overlay: map[int32]overlayDoc{}, broken: map[string]bool{}}
 	ix.cur.Store(&view{tok: ix.tokBase, grams: ix.gramBase})
 	return ix
@@ -835,7 +835,7 @@ func (ix *Index) seed(extra int) (tokens, grams *builder) {
 	for i, d := range cur {
 		remap[d.slot] = int32(i)
 	}
-	tokens, grams = newBuilder(), newBuilder()
+	tokens, grams = newDenseBuilder(), newBuilder()
 	tokens.expect(len(cur) + extra)
 	grams.expect(len(cur) + extra)
 	tokens.seed(ix.tokBase, remap[:min(len(remap), ix.tokBase.n)])
@@ -1015,7 +1015,7 @@ func (ix *Index) publishWith(tok, grams *postings, overlay map[int32]overlayDoc,
 	}
 	v.stats.Sessions, v.stats.Failed, v.stats.Projected = len(all), len(ix.failed), ix.projected
 	v.stats.PostingBytes = tok.bytes + grams.bytes + overlayBytes
-	v.stats.Tokens, v.stats.Grams, v.stats.Unposted = len(v.dict), len(grams.m), len(overlay)
+	v.stats.Tokens, v.stats.Grams, v.stats.Unposted = len(v.dict), grams.size(), len(overlay)
 	v.stats.Resumed = ix.resumed.Load()
 	v.stats.Pending = pending
 	v.stats.Synced = time.Now()

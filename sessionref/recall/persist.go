@@ -339,14 +339,12 @@ func (ix *Index) writeStore(w io.Writer, root string) error {
 // writePostings lays out the keys of p in order, each with a bitset or a
 // delta-coded slot list.
 func (sw *storeWriter) writePostings(p *postings) {
-	keys := make([]uint32, 0, len(p.m))
-	for x := range p.m {
-		keys = append(keys, x)
-	}
+	keys := make([]uint32, 0, p.size())
+	p.each(func(x uint32, _ plist) { keys = append(keys, x) })
 	slices.Sort(keys)
 	b := binary.AppendUvarint(sw.b, uint64(len(keys)))
 	for _, x := range keys {
-		pl := p.m[x]
+		pl, _ := p.get(x)
 		b = binary.AppendUvarint(b, uint64(x))
 		if pl.bits != nil {
 			b = append(b, 1)
@@ -641,8 +639,8 @@ func decodeStore(raw []byte, root string) (*decoded, error) {
 		st.dict.ids[t] = uint32(i)
 		st.dict.tokens = append(st.dict.tokens, t)
 	}
-	st.tokens = r.postings(int(nSlots), uint64(nTokens))
-	st.grams = r.postings(int(nSlots), 1<<24)
+	st.tokens = r.postings(int(nSlots), uint64(nTokens), true)
+	st.grams = r.postings(int(nSlots), 1<<24, false)
 	if r.err == nil && len(r.b) != 0 {
 		r.fail("%d bytes after the postings", len(r.b))
 	}
@@ -654,9 +652,14 @@ func decodeStore(raw []byte, root string) (*decoded, error) {
 }
 
 // postings reads what appendPostings wrote, over nSlots slots, with keys
-// below maxKey.
-func (r *reader) postings(nSlots int, maxKey uint64) *postings {
+// below maxKey, by key (dense: token ids) or by map.
+func (r *reader) postings(nSlots int, maxKey uint64, dense bool) *postings {
 	b := &postings{n: nSlots, m: map[uint32]plist{}}
+	if dense {
+		// maxKey is the dictionary's length, which the store held.
+		b = &postings{n: nSlots, dense: make([]plist, maxKey)}
+	}
+	prev := int64(-1)
 	words := (nSlots + 63) / 64
 	n := r.count(3)
 	for i := 0; i < n && r.err == nil; i++ {
@@ -694,6 +697,16 @@ func (r *reader) postings(nSlots int, maxKey uint64) *postings {
 			b.bytes += int64(n * 4)
 		default:
 			r.fail("posting kind %d", kind)
+		}
+		if dense {
+			// The keys were written in increasing order.
+			if int64(x) <= prev || x >= uint64(len(b.dense)) {
+				r.fail("key %#x out of order", x)
+				break
+			}
+			prev = int64(x)
+			b.dense[x] = pl
+			continue
 		}
 		if _, dup := b.m[uint32(x)]; dup {
 			r.fail("key %#x twice", x)

@@ -1,11 +1,88 @@
 package recall
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"hash/crc32"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
+
+// Token postings are held by key: built, frozen, cut at a step (prefix),
+// written to a store and read back, each key keeps its slots, a key no
+// slot holds has no posting, and a stored list of keys out of order, with
+// a key twice or past the dictionary is refused.
+func TestDensePostingsKeepEveryKeysSlots(t *testing.T) {
+	want := map[uint32][]int{}
+	b := newDenseBuilder()
+	b.expect(300)
+	for slot := range 300 {
+		ids := []uint32{2, uint32(3 + slot%5), 40} // key 0, 1 and 8..39: none
+		if slot%50 == 0 {
+			ids = append(ids, 60) // a sparse list
+		}
+		b.add(slot, ids)
+		for _, x := range ids {
+			want[x] = append(want[x], slot)
+		}
+	}
+	check := func(name string, p *postings, below int) {
+		t.Helper()
+		for x := range uint32(70) {
+			var w []int
+			for _, s := range want[x] {
+				if s < below {
+					w = append(w, s)
+				}
+			}
+			pl, ok := p.get(x)
+			var got []int
+			pl.each(func(s int) { got = append(got, s) })
+			if ok != (len(w) > 0) || !slices.Equal(got, w) {
+				t.Fatalf("%s: key %d: %v (posted %v), want %v", name, x, got, ok, w)
+			}
+		}
+	}
+	p := b.postings()
+	check("frozen", p, 300)
+	check("a step", b.prefix(128), 128)
+	if p.size() != 8 {
+		t.Errorf("%d keys posted, want 8", p.size())
+	}
+
+	var buf bytes.Buffer
+	bw := bufio.NewWriter(&buf)
+	sw := &storeWriter{w: bw, crc: crc32.New(castagnoli)}
+	sw.writePostings(p)
+	sw.flush(0)
+	if err := errors.Join(sw.err, bw.Flush()); err != nil {
+		t.Fatal(err)
+	}
+	r := &reader{b: buf.Bytes(), s: buf.String()}
+	back := r.postings(300, 70, true)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	check("stored", back, 300)
+
+	for name, keys := range map[string][]uint64{"out of order": {5, 2}, "twice": {5, 5}, "past the dictionary": {70}} {
+		raw := binary.AppendUvarint(nil, uint64(len(keys)))
+		for _, x := range keys {
+			raw = binary.AppendUvarint(raw, x)
+			raw = append(raw, 0, 1, 7) // a list of one slot, 7
+		}
+		r := &reader{b: raw, s: string(raw)}
+		r.postings(300, 70, true)
+		if r.err == nil || !strings.Contains(r.err.Error(), "key") {
+			t.Errorf("keys %v (%s): %v, want an error", keys, name, r.err)
+		}
+	}
+}
 
 // Frozen postings hold arrays of their length: a builder's lists and
 // bitsets grow by appending, and the spare capacity stayed allocated.

@@ -294,7 +294,7 @@ func (v *view) plan(term string, wordStart bool) termPlan {
 		for k, ids := range p.pieces {
 			set := make([]uint64, words)
 			for _, id := range ids {
-				pl := v.tok.m[id]
+				pl, _ := v.tok.get(id)
 				if pl.bits != nil {
 					for w, x := range pl.bits {
 						set[w] |= x
