@@ -657,7 +657,8 @@ func (r *reader) postings(nSlots int, maxKey uint64, dense bool) *postings {
 	b := &postings{n: nSlots, m: map[uint32]plist{}}
 	if dense {
 		// maxKey is the dictionary's length, which the store held.
-		b = &postings{n: nSlots, dense: make([]plist, maxKey)}
+		b = &postings{n: nSlots}
+		b.initDense(int(maxKey))
 	}
 	prev := int64(-1)
 	words := (nSlots + 63) / 64
@@ -700,12 +701,14 @@ func (r *reader) postings(nSlots int, maxKey uint64, dense bool) *postings {
 		}
 		if dense {
 			// The keys were written in increasing order.
-			if int64(x) <= prev || x >= uint64(len(b.dense)) {
+			if int64(x) <= prev || x >= maxKey {
 				r.fail("key %#x out of order", x)
 				break
 			}
 			prev = int64(x)
-			b.dense[x] = pl
+			if !pl.empty() {
+				b.setDense(uint32(x), pl)
+			}
 			continue
 		}
 		if _, dup := b.m[uint32(x)]; dup {

@@ -15,15 +15,21 @@ const gramLen = 3
 // bitset when that is smaller (a gram in more than one slot in 32). They
 // never change once built; sessions that change later get new slots in an
 // overlay (view) until the next merge. The keys of the token postings are
-// the dictionary's ids, numbered from 0: they are dense, and held in a
-// slice by key rather than a map (at 890,000 tokens the map took 16 bytes
-// more per token, and a build's lookups in it a fifth of its CPU).
+// the dictionary's ids, numbered from 0: they are dense, and held in
+// slices by key rather than a map (at 890,000 tokens a map of both slice
+// headers kept 42 bytes more per token than one slice of them, and a
+// build's lookups in it and copies of it took a third of its CPU; one
+// slice header per token, the few bitsets aside, 24 bytes less again).
 type postings struct {
 	n int
-	// dense holds the posting of key k at dense[k], an empty plist for
-	// none, when m is nil; m holds them by key otherwise.
-	dense []plist
-	m     map[uint32]plist
+	// By key, when m is nil: lists[k] is key k's slot list (nil: none),
+	// unless bit k of isBits is set, when bits[k] is its bitset (the
+	// tokens in more than one slot in 32, the common words, are few).
+	// Otherwise m holds the postings by key.
+	lists  [][]uint32
+	isBits []uint64
+	bits   map[uint32][]uint64
+	m      map[uint32]plist
 	// bytes is the memory the lists and bitsets hold.
 	bytes int64
 }
@@ -35,29 +41,47 @@ type plist struct {
 	bits []uint64
 }
 
-// empty reports whether pl is no posting: what a dense postings holds for
+// empty reports whether pl is no posting: what a builder by key holds for
 // a key no slot has.
 func (pl plist) empty() bool { return pl.list == nil && pl.bits == nil }
 
 // emptyPostings are postings by map (sparse keys: grams) of no slot;
 // emptyDensePostings by key (dense keys: token ids).
 func emptyPostings() *postings      { return &postings{m: map[uint32]plist{}} }
-func emptyDensePostings() *postings { return &postings{} }
+func emptyDensePostings() *postings { p := &postings{}; p.initDense(0); return p }
+
+// initDense makes p a postings by key, for keys below n, with none.
+func (p *postings) initDense(n int) {
+	p.lists, p.isBits, p.bits, p.m = make([][]uint32, n), make([]uint64, (n+63)/64), map[uint32][]uint64{}, nil
+}
+
+// setDense sets the posting of key x of a postings by key: pl, which is
+// not empty.
+func (p *postings) setDense(x uint32, pl plist) {
+	if pl.bits != nil {
+		p.isBits[x/64] |= 1 << (x % 64)
+		p.bits[x] = pl.bits
+		return
+	}
+	p.lists[x] = pl.list
+}
 
 // get returns the posting of key x, and whether there is one.
 func (p *postings) get(x uint32) (plist, bool) {
-	if p.m != nil {
+	switch {
+	case p.m != nil:
 		pl, ok := p.m[x]
 		return pl, ok
+	case int64(x) >= int64(len(p.lists)):
+		return plist{}, false
+	case p.isBits[x/64]&(1<<(x%64)) != 0:
+		return plist{bits: p.bits[x]}, true
 	}
-	if int64(x) < int64(len(p.dense)) && !p.dense[x].empty() {
-		return p.dense[x], true
-	}
-	return plist{}, false
+	return plist{list: p.lists[x]}, p.lists[x] != nil
 }
 
 // each calls fn with every posting of p and its key: in increasing order
-// of keys when p is dense, in no order otherwise.
+// of keys when p is by key, in no order otherwise.
 func (p *postings) each(fn func(x uint32, pl plist)) {
 	if p.m != nil {
 		for x, pl := range p.m {
@@ -65,8 +89,8 @@ func (p *postings) each(fn func(x uint32, pl plist)) {
 		}
 		return
 	}
-	for x, pl := range p.dense {
-		if !pl.empty() {
+	for x := range p.lists {
+		if pl, ok := p.get(uint32(x)); ok {
 			fn(uint32(x), pl)
 		}
 	}
@@ -77,9 +101,9 @@ func (p *postings) size() int {
 	if p.m != nil {
 		return len(p.m)
 	}
-	n := 0
-	for _, pl := range p.dense {
-		if !pl.empty() {
+	n := len(p.bits)
+	for _, l := range p.lists {
+		if l != nil {
 			n++
 		}
 	}
@@ -254,9 +278,11 @@ func (b *builder) prefix(n int) *postings {
 		return c
 	}
 	if b.dense {
-		p.dense = make([]plist, len(b.d))
+		p.initDense(len(b.d))
 		for x := range b.d {
-			p.dense[x] = below(&b.d[x])
+			if c := below(&b.d[x]); !c.empty() {
+				p.setDense(uint32(x), c)
+			}
 		}
 		return p
 	}
@@ -297,10 +323,10 @@ func (b *builder) postings() *postings {
 		return pl
 	}
 	if b.dense {
-		p.dense = make([]plist, len(b.d))
+		p.initDense(len(b.d))
 		for x, pl := range b.d {
 			if !pl.empty() {
-				p.dense[x] = frozen(pl)
+				p.setDense(uint32(x), frozen(pl))
 			}
 		}
 		return p
