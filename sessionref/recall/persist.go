@@ -564,10 +564,8 @@ func (st *decoded) keepStrings() {
 		d.lens = cut(d.lens)
 		byID[d.id] = d
 	}
-	clear(st.dict.ids)
 	for i, t := range st.dict.tokens {
-		st.dict.tokens[i] = cut(t)
-		st.dict.ids[st.dict.tokens[i]] = uint32(i)
+		st.dict.tokens[i] = cut(t) // the same bytes: the ids still find it
 	}
 	st.docs = byID
 }
@@ -633,11 +631,12 @@ func decodeStore(raw []byte, root string) (*decoded, error) {
 	nTokens := r.count(1)
 	for i := 0; i < nTokens && r.err == nil; i++ {
 		t := r.str()
-		if _, dup := st.dict.ids[t]; dup || len(t) > maxTokenBytes {
+		if _, dup := st.dict.ids.find(st.dict.tokens, t); dup || len(t) > maxTokenBytes {
 			r.fail("token %d repeated or too long", i)
+			break
 		}
-		st.dict.ids[t] = uint32(i)
 		st.dict.tokens = append(st.dict.tokens, t)
+		st.dict.ids.add(st.dict.tokens, uint32(i))
 	}
 	st.tokens = r.postings(int(nSlots), uint64(nTokens), true)
 	st.grams = r.postings(int(nSlots), 1<<24, false)

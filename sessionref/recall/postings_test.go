@@ -170,8 +170,8 @@ func TestDictionaryIdsFromSeveralWorkers(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for _, tok := range d.list() {
-		if seen[tok] || d.ids[tok] != uint32(len(seen)) {
-			t.Fatalf("token %q twice or with id %d", tok, d.ids[tok])
+		if id, ok := d.ids.find(d.tokens, tok); seen[tok] || !ok || id != uint32(len(seen)) {
+			t.Fatalf("token %q twice or with id %d (%v)", tok, id, ok)
 		}
 		seen[tok] = true
 	}

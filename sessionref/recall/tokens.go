@@ -636,7 +636,7 @@ func spaceAt(s []byte, i int) int {
 // 100,000 sessions.
 type dictionary struct {
 	mu     sync.RWMutex // guards ids and the growth of tokens
-	ids    map[string]uint32
+	ids    idTable
 	tokens []string
 
 	// joinMu guards joined and ends: the tokens from the first on, each
@@ -649,7 +649,7 @@ type dictionary struct {
 	ends   []uint32
 }
 
-func newDictionary() *dictionary { return &dictionary{ids: map[string]uint32{}} }
+func newDictionary() *dictionary { return &dictionary{ids: newIDTable()} }
 
 // idsOfSet returns the sorted ids of the tokens of ts, adding the new ones.
 // It may be called from several goroutines at once.
@@ -668,7 +668,7 @@ func (d *dictionary) appendIDsOfSet(dst []uint32, ts *tokenSet) []uint32 {
 		if sl.n == 0 {
 			continue
 		}
-		if id, ok := d.ids[string(ts.arena[sl.off:sl.off+int(sl.n)])]; ok {
+		if id, ok := d.ids.find(d.tokens, bytesView(ts.arena[sl.off:sl.off+int(sl.n)])); ok {
 			out = append(out, id)
 		} else {
 			missing = append(missing, sl)
@@ -678,7 +678,7 @@ func (d *dictionary) appendIDsOfSet(dst []uint32, ts *tokenSet) []uint32 {
 		if key == 0 {
 			continue
 		}
-		if id, ok := d.ids[string(shortToken(&buf, key))]; ok {
+		if id, ok := d.ids.find(d.tokens, bytesView(shortToken(&buf, key))); ok {
 			out = append(out, id)
 		} else {
 			missingShort = append(missingShort, key)
@@ -701,15 +701,18 @@ func (d *dictionary) appendIDsOfSet(dst []uint32, ts *tokenSet) []uint32 {
 
 // idLocked returns the id of t, adding it; the caller holds mu.
 func (d *dictionary) idLocked(t []byte) uint32 {
-	id, ok := d.ids[string(t)]
+	id, ok := d.ids.find(d.tokens, bytesView(t))
 	if !ok {
 		id = uint32(len(d.tokens))
-		s := string(t)
-		d.ids[s] = id
-		d.tokens = append(d.tokens, s)
+		d.tokens = append(d.tokens, string(t))
+		d.ids.add(d.tokens, id)
 	}
 	return id
 }
+
+// bytesView is b as a string, for a lookup that does not keep it: b must
+// not change while the string is used.
+func bytesView(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // list returns the tokens so far, the token of id at index id.
 func (d *dictionary) list() []string {
