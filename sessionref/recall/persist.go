@@ -657,9 +657,16 @@ func (r *reader) postings(nSlots int, maxKey uint64, dense bool) *postings {
 	if dense {
 		// maxKey is the dictionary's length, which the store held.
 		b = &postings{n: nSlots}
-		b.initDense(int(maxKey))
+		b.initDense(int(maxKey), true)
 	}
 	prev := int64(-1)
+	// closeTo closes the keys of dense postings below k: their lists end
+	// where slots ends now.
+	closeTo := func(k int64) {
+		for ; prev+1 < k; prev++ {
+			b.offs[prev+2] = uint32(len(b.slots))
+		}
+	}
 	words := (nSlots + 63) / 64
 	n := r.count(3)
 	for i := 0; i < n && r.err == nil; i++ {
@@ -704,16 +711,23 @@ func (r *reader) postings(nSlots int, maxKey uint64, dense bool) *postings {
 				r.fail("key %#x out of order", x)
 				break
 			}
-			prev = int64(x)
-			if !pl.empty() {
-				b.setDense(uint32(x), pl)
+			closeTo(int64(x))
+			if pl.bits != nil {
+				b.setBits(uint32(x), pl.bits)
+			} else {
+				b.slots = append(b.slots, pl.list...)
 			}
+			b.offs[x+1] = uint32(len(b.slots))
+			prev = int64(x)
 			continue
 		}
 		if _, dup := b.m[uint32(x)]; dup {
 			r.fail("key %#x twice", x)
 		}
 		b.m[uint32(x)] = pl
+	}
+	if dense && r.err == nil {
+		closeTo(int64(maxKey))
 	}
 	return b
 }

@@ -15,18 +15,23 @@ const gramLen = 3
 // bitset when that is smaller (a gram in more than one slot in 32). They
 // never change once built; sessions that change later get new slots in an
 // overlay (view) until the next merge. The keys of the token postings are
-// the dictionary's ids, numbered from 0: they are dense, and held in
-// slices by key rather than a map (at 890,000 tokens a map of both slice
-// headers kept 42 bytes more per token than one slice of them, and a
+// the dictionary's ids, numbered from 0: they are dense, and held by key
+// rather than in a map. At 890,000 tokens, a map of list and bitset
+// headers kept 42 bytes more per token than a slice of them, and a
 // build's lookups in it and copies of it took a third of its CPU; one
-// slice header per token, the few bitsets aside, 24 bytes less again).
+// list header per token, the few bitsets aside, took 24 bytes less again,
+// and frozen postings keep every list in one array (24 more).
 type postings struct {
 	n int
-	// By key, when m is nil: lists[k] is key k's slot list (nil: none),
-	// unless bit k of isBits is set, when bits[k] is its bitset (the
-	// tokens in more than one slot in 32, the common words, are few).
-	// Otherwise m holds the postings by key.
+	// By key, when m is nil, the slots of key k are
+	// slots[offs[k]:offs[k+1]] in frozen postings (offs set), lists[k] in
+	// a step's, which share the builders' arrays (none: empty), unless bit
+	// k of isBits is set, when bits[k] is its bitset (the tokens in more
+	// than one slot in 32, the common words, are few). Otherwise m holds
+	// the postings by key.
 	lists  [][]uint32
+	offs   []uint32
+	slots  []uint32
 	isBits []uint64
 	bits   map[uint32][]uint64
 	m      map[uint32]plist
@@ -48,23 +53,37 @@ func (pl plist) empty() bool { return pl.list == nil && pl.bits == nil }
 // emptyPostings are postings by map (sparse keys: grams) of no slot;
 // emptyDensePostings by key (dense keys: token ids).
 func emptyPostings() *postings      { return &postings{m: map[uint32]plist{}} }
-func emptyDensePostings() *postings { p := &postings{}; p.initDense(0); return p }
+func emptyDensePostings() *postings { p := &postings{}; p.initDense(0, false); return p }
 
-// initDense makes p a postings by key, for keys below n, with none.
-func (p *postings) initDense(n int) {
-	p.lists, p.isBits, p.bits, p.m = make([][]uint32, n), make([]uint64, (n+63)/64), map[uint32][]uint64{}, nil
-}
-
-// setDense sets the posting of key x of a postings by key: pl, which is
-// not empty.
-func (p *postings) setDense(x uint32, pl plist) {
-	if pl.bits != nil {
-		p.isBits[x/64] |= 1 << (x % 64)
-		p.bits[x] = pl.bits
+// initDense makes p a postings by key, for keys below n, with none, as
+// a step's (lists); frozen adds offs.
+func (p *postings) initDense(n int, frozen bool) {
+	p.isBits, p.bits, p.m = make([]uint64, (n+63)/64), map[uint32][]uint64{}, nil
+	if frozen {
+		p.offs = make([]uint32, n+1)
 		return
 	}
-	p.lists[x] = pl.list
+	p.lists = make([][]uint32, n)
 }
+
+// keys is how many keys a postings by key has room for.
+func (p *postings) keys() int {
+	if p.offs != nil {
+		return len(p.offs) - 1
+	}
+	return len(p.lists)
+}
+
+// setBits sets the posting of key x of a postings by key to the bitset
+// bs; setList, of a step's postings, to the list l. Frozen postings take
+// their lists in slots, in the order of their keys, each key x closed by
+// offs[x+1].
+func (p *postings) setBits(x uint32, bs []uint64) {
+	p.isBits[x/64] |= 1 << (x % 64)
+	p.bits[x] = bs
+}
+
+func (p *postings) setList(x uint32, l []uint32) { p.lists[x] = l }
 
 // get returns the posting of key x, and whether there is one.
 func (p *postings) get(x uint32) (plist, bool) {
@@ -72,10 +91,13 @@ func (p *postings) get(x uint32) (plist, bool) {
 	case p.m != nil:
 		pl, ok := p.m[x]
 		return pl, ok
-	case int64(x) >= int64(len(p.lists)):
+	case int64(x) >= int64(p.keys()):
 		return plist{}, false
 	case p.isBits[x/64]&(1<<(x%64)) != 0:
 		return plist{bits: p.bits[x]}, true
+	case p.offs != nil:
+		from, to := p.offs[x], p.offs[x+1]
+		return plist{list: p.slots[from:to:to]}, to > from
 	}
 	return plist{list: p.lists[x]}, p.lists[x] != nil
 }
@@ -89,7 +111,7 @@ func (p *postings) each(fn func(x uint32, pl plist)) {
 		}
 		return
 	}
-	for x := range p.lists {
+	for x := range p.keys() {
 		if pl, ok := p.get(uint32(x)); ok {
 			fn(uint32(x), pl)
 		}
@@ -101,12 +123,8 @@ func (p *postings) size() int {
 	if p.m != nil {
 		return len(p.m)
 	}
-	n := len(p.bits)
-	for _, l := range p.lists {
-		if l != nil {
-			n++
-		}
-	}
+	n := 0
+	p.each(func(uint32, plist) { n++ })
 	return n
 }
 
@@ -278,10 +296,13 @@ func (b *builder) prefix(n int) *postings {
 		return c
 	}
 	if b.dense {
-		p.initDense(len(b.d))
+		p.initDense(len(b.d), false)
 		for x := range b.d {
-			if c := below(&b.d[x]); !c.empty() {
-				p.setDense(uint32(x), c)
+			switch c := below(&b.d[x]); {
+			case c.bits != nil:
+				p.setBits(uint32(x), c.bits)
+			case c.list != nil:
+				p.setList(uint32(x), c.list)
 			}
 		}
 		return p
@@ -323,12 +344,27 @@ func (b *builder) postings() *postings {
 		return pl
 	}
 	if b.dense {
-		p.initDense(len(b.d))
-		for x, pl := range b.d {
-			if !pl.empty() {
-				p.setDense(uint32(x), frozen(pl))
+		// One array for every list: a key's list is copied there, not
+		// trimmed in an array of its own.
+		total := 0
+		for _, pl := range b.d {
+			if pl.bits == nil && len(pl.list)*32 <= words*64 {
+				total += len(pl.list)
 			}
 		}
+		p.initDense(len(b.d), true)
+		p.slots = make([]uint32, 0, total)
+		for x, pl := range b.d {
+			switch {
+			case pl.empty():
+			case pl.bits != nil || len(pl.list)*32 > words*64:
+				p.setBits(uint32(x), frozen(pl).bits)
+			default:
+				p.slots = append(p.slots, pl.list...)
+			}
+			p.offs[x+1] = uint32(len(p.slots))
+		}
+		p.bytes += int64(len(p.slots)*4 + len(p.offs)*4)
 		return p
 	}
 	p.m = make(map[uint32]plist, len(b.m))
