@@ -672,6 +672,14 @@ func (r *reader) postings(nSlots int, maxKey uint64, dense bool) *postings {
 	for i := 0; i < n && r.err == nil; i++ {
 		x := r.uvarint()
 		kind := r.fixed(1)[0]
+		if dense && x < maxKey {
+			// The keys were written in increasing order.
+			if int64(x) <= prev {
+				r.fail("key %#x out of order", x)
+				break
+			}
+			closeTo(int64(x))
+		}
 		var pl plist
 		switch {
 		case x >= maxKey:
@@ -688,7 +696,15 @@ func (r *reader) postings(nSlots int, maxKey uint64, dense bool) *postings {
 			b.bytes += int64(n * 8)
 		case kind == 0:
 			n := r.count(1)
-			pl.list = make([]uint32, n)
+			if dense {
+				// Straight into the one array of lists, after the keys
+				// before it.
+				at := len(b.slots)
+				b.slots = slices.Grow(b.slots, n)[:at+n]
+				pl.list = b.slots[at:]
+			} else {
+				pl.list = make([]uint32, n)
+			}
 			s := uint64(0)
 			for k := range pl.list {
 				delta := r.uvarint()
@@ -706,16 +722,11 @@ func (r *reader) postings(nSlots int, maxKey uint64, dense bool) *postings {
 			r.fail("posting kind %d", kind)
 		}
 		if dense {
-			// The keys were written in increasing order.
-			if int64(x) <= prev || x >= maxKey {
-				r.fail("key %#x out of order", x)
+			if r.err != nil {
 				break
 			}
-			closeTo(int64(x))
 			if pl.bits != nil {
 				b.setBits(uint32(x), pl.bits)
-			} else {
-				b.slots = append(b.slots, pl.list...)
 			}
 			b.offs[x+1] = uint32(len(b.slots))
 			prev = int64(x)
