@@ -574,7 +574,7 @@ func decodeStore(raw []byte, root string) (*decoded, error) {
 	if len(raw) > maxStoreBytes {
 		return nil, fmt.Errorf("larger than %d bytes", maxStoreBytes)
 	}
-	if !strings.HasPrefix(string(raw), storeMagic) {
+	if len(raw) < len(storeMagic) || string(raw[:len(storeMagic)]) != storeMagic { // no copy of raw
 		return nil, errors.New("not a dsh-refls recall index")
 	}
 	body := raw[len(storeMagic):]
