@@ -56,6 +56,26 @@ func spaceMasks64Go(p *byte, chunks int, out *uint64) bool {
 // a time: a few KB, so that a huge message needs no masks of its size.
 const maskRuns = 64
 
+// spaceBits returns the ASCII white space (' ', '\t', '\n', '\v', '\f',
+// '\r') among the eight bytes of x, all below 0x80, as bit k for byte k,
+// and the spaces (' ') alone.
+func spaceBits(x uint64) (all, blank uint64) {
+	const (
+		ones  = 0x0101010101010101
+		high  = 0x8080808080808080
+		low7  = 0x7f7f7f7f7f7f7f7f
+		space = 0x20 * ones
+	)
+	// No sum below carries into the next byte: every byte is below 0x80.
+	t := x ^ space
+	isSpace := ^(t + low7) & high                                      // t == 0
+	inRange := (x + (0x80-0x09)*ones) &^ (x + (0x80-0x0e)*ones) & high // 0x09 <= b <= 0x0d
+	m := isSpace | inRange
+	// Gather the high bits: the bit of byte k lands on bit 56+k.
+	const gather = 0x0102040810204080
+	return (m >> 7) * gather >> 56, (isSpace >> 7) * gather >> 56
+}
+
 // tailMasks is spaceMasks of s, shorter than 64 bytes: the bits past its
 // end are set in sp (white space) and clear in one (spaces).
 func tailMasks(s []byte) (sp, one uint64, ascii bool) {
