@@ -321,6 +321,8 @@ func (b *builder) prefix(n int) *postings {
 func (b *builder) postings() *postings {
 	p := &postings{n: b.n}
 	words := (b.n + 63) / 64
+	// asBits: a list of n slots is frozen as a bitset, which is smaller.
+	asBits := func(n int) bool { return n*32 > words*64 }
 	frozen := func(pl plist) plist {
 		switch {
 		case pl.bits != nil && len(pl.list) == 0:
@@ -328,7 +330,7 @@ func (b *builder) postings() *postings {
 				pl.bits = append(make([]uint64, 0, len(pl.bits)), pl.bits...)
 			}
 			p.bytes += int64(len(pl.bits) * 8)
-		case len(pl.list)*32 > words*64:
+		case asBits(len(pl.list)):
 			bs := make([]uint64, words)
 			for _, s := range pl.list {
 				bs[s/64] |= 1 << (s % 64)
@@ -348,7 +350,7 @@ func (b *builder) postings() *postings {
 		// trimmed in an array of its own.
 		total := 0
 		for _, pl := range b.d {
-			if pl.bits == nil && len(pl.list)*32 <= words*64 {
+			if pl.bits == nil && !asBits(len(pl.list)) {
 				total += len(pl.list)
 			}
 		}
@@ -357,7 +359,7 @@ func (b *builder) postings() *postings {
 		for x, pl := range b.d {
 			switch {
 			case pl.empty():
-			case pl.bits != nil || len(pl.list)*32 > words*64:
+			case pl.bits != nil || asBits(len(pl.list)):
 				p.setBits(uint32(x), frozen(pl).bits)
 			default:
 				p.slots = append(p.slots, pl.list...)
