@@ -496,8 +496,8 @@ func (ix *Index) result(f *folder, sc *blockScratch, d *doc, sp *searchPlan, pen
 		} else {
 			hit = walk(f, b, sp, pending, &left, &r)
 		}
-		if scratch && hit && ix.cache.keeps(b.size()) { // not copied only to be dropped
-			ix.cache.put(cacheKey{file: d.data.id, off: ref.off}, b.clone())
+		if k := (cacheKey{file: d.data.id, off: ref.off}); scratch && hit && ix.cache.wants(k, b.size()) { // not copied only to be dropped
+			ix.cache.offer(k, b.clone())
 		}
 	}
 	return r, left == 0, nil
