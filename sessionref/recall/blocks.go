@@ -236,6 +236,8 @@ func (d *dataFile) recordInto(dst []byte, ref blockRef) ([]byte, error) {
 type blockScratch struct {
 	rec, raw, folded []byte
 	b                textBlock
+	refs             []blockRef // the block list of the session being read
+	f                *folder    // the search's foldings, and excerptOf's space
 }
 
 // maxKeptScratch bounds the scratch space a search leaves to the next:
@@ -244,6 +246,10 @@ type blockScratch struct {
 // every search allocated anew: 234 KB per search of `"session poll"`.
 const maxKeptScratch = 1 << 20
 
+// maxKeptFoldings bounds the foldings of runes a search leaves to the next
+// (folder.cache): text in many scripts would grow it without end.
+const maxKeptFoldings = 4096
+
 // takeScratch returns the scratch space a finished search left, or a new
 // one; keepScratch leaves it to the next search. Nothing a search returns
 // points into it (excerpts and roles are copies; the cache keeps clones).
@@ -251,14 +257,19 @@ func (ix *Index) takeScratch() *blockScratch {
 	if sc, ok := ix.scratches.Get().(*blockScratch); ok {
 		return sc
 	}
-	return new(blockScratch)
+	return &blockScratch{f: newFolder()}
 }
 
 // keepScratch: see takeScratch.
 func (ix *Index) keepScratch(sc *blockScratch) {
-	if cap(sc.rec)+cap(sc.raw)+cap(sc.folded) <= maxKeptScratch {
-		ix.scratches.Put(sc)
+	if cap(sc.rec)+cap(sc.raw)+cap(sc.folded)+cap(sc.refs)*int(unsafe.Sizeof(blockRef{}))+
+		4*cap(sc.f.u16s)+cap(sc.f.excerpt) > maxKeptScratch {
+		return
 	}
+	if len(sc.f.cache) > maxKeptFoldings {
+		clear(sc.f.cache)
+	}
+	ix.scratches.Put(sc)
 }
 
 // decode decodes rec, the record at ref read with its header, into the

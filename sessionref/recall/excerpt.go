@@ -53,7 +53,7 @@ func excerptOf(f *folder, text, folded string, ascii bool, hit int, terms []stri
 	// byte i (its rune's, for a byte inside a rune); one more for wEnd.
 	u16s := slices.Grow(f.u16s[:0], wEnd-wStart+1)[:wEnd-wStart+1]
 	f.u16s = u16s
-	b := make([]byte, 0, wEnd-wStart+2*len(ellipsis))
+	b := slices.Grow(f.excerpt[:0], wEnd-wStart+2*len(ellipsis))
 	u16 := int32(0)
 	if wStart > 0 {
 		b = append(b, ellipsis...)
@@ -96,6 +96,7 @@ func excerptOf(f *folder, text, folded string, ascii bool, hit int, terms []stri
 	if wEnd < len(text) {
 		b = append(b, ellipsis...)
 	}
+	f.excerpt = b
 	toU16 := func(orig int) int { return int(u16s[min(max(orig-wStart, 0), wEnd-wStart)]) }
 	var ranges [][2]int
 	for _, t := range terms {

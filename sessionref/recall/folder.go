@@ -18,9 +18,10 @@ import (
 type folder struct {
 	cache map[rune]string
 	caser cases.Caser
-	// u16s is excerptOf's scratch space, kept across the excerpts of one
-	// search.
-	u16s []int32
+	// u16s and excerpt are excerptOf's scratch space, kept across the
+	// excerpts of a search and the searches that share a blockScratch.
+	u16s    []int32
+	excerpt []byte
 }
 
 func newFolder() *folder {

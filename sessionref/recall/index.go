@@ -228,17 +228,22 @@ type doc struct {
 func size32(n int64) uint32 { return uint32(min(max(n, 0), 1<<32-1)) }
 
 // refs returns where the blocks of d lie.
-func (d *doc) refs() ([]blockRef, error) {
+func (d *doc) refs() ([]blockRef, error) { return d.refsInto(nil) }
+
+// refsInto is refs into the array of dst: a search reads a block list
+// into its scratch space, where a list of its own per session came to a
+// fifth of what a search for a word allocates.
+func (d *doc) refsInto(dst []blockRef) ([]blockRef, error) {
+	out := dst[:0]
 	if d.lens == "" {
 		if d.stored == 0 {
-			return nil, nil
+			return out, nil
 		}
 		if d.stored < recordHeaderLen || d.stored-recordHeaderLen > maxBlockBytes {
 			return nil, fmt.Errorf("%w: the block list of session %s is damaged", errBlock, d.id)
 		}
-		return []blockRef{{off: d.first, n: uint32(d.stored - recordHeaderLen)}}, nil
+		return append(out, blockRef{off: d.first, n: uint32(d.stored - recordHeaderLen)}), nil
 	}
-	out := make([]blockRef, 0, 8)
 	off, end := d.first, d.first+d.stored
 	for s := d.lens; s != ""; {
 		n, k := binary.Uvarint([]byte(s[:min(len(s), binary.MaxVarintLen64)]))

@@ -388,3 +388,23 @@ func TestSearchesShareScratchSpace(t *testing.T) {
 		t.Errorf("a search decoded %d blocks of about %d bytes and allocated %d bytes, want less than the blocks take", blocks, blockTarget, perSearch)
 	}
 }
+
+// The foldings of runes a search leaves to the next are bounded: text in
+// many scripts does not grow them without end.
+func TestScratchSpaceKeepsBoundedFoldings(t *testing.T) {
+	ix := New(Options{})
+	for _, n := range []int{maxKeptFoldings, maxKeptFoldings + 1} {
+		sc := ix.takeScratch()
+		clear(sc.f.cache)
+		for r := rune(0x4e00); len(sc.f.cache) < n; r++ {
+			sc.f.rune(r)
+		}
+		ix.keepScratch(sc)
+		// Under -race a sync.Pool may drop what it is given; a new
+		// scratch space holds no foldings either.
+		got := len(ix.takeScratch().f.cache)
+		if n > maxKeptFoldings && got != 0 || n == maxKeptFoldings && got != n && got != 0 {
+			t.Errorf("a scratch space left with %d foldings came back with %d", n, got)
+		}
+	}
+}

@@ -136,7 +136,9 @@ func parseQuery(f *folder, text string) ([]string, error) {
 // a phrase with spaces, or a word that may lie inside a long token, is
 // checked in the session's text. A bad query is a *QueryError.
 func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
-	f := newFolder()
+	sc := ix.takeScratch()
+	defer ix.keepScratch(sc)
+	f := sc.f
 	terms, err := parseQuery(f, q.Text)
 	if err != nil {
 		return nil, err
@@ -160,8 +162,6 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Result, error) {
 	// pending[i] is set for the terms the postings could not decide for
 	// the session at hand: they are looked for in its text.
 	pending := make([]bool, len(terms))
-	sc := ix.takeScratch()
-	defer ix.keepScratch(sc)
 	// check returns the result for d when its text holds every term,
 	// reading d's blocks once (result).
 	check := func(d *doc) (Result, bool) {
@@ -449,10 +449,11 @@ func (ix *Index) result(f *folder, sc *blockScratch, d *doc, sp *searchPlan, pen
 		}
 	}
 	r := Result{SessionID: d.id, CreatedAt: d.createdAt}
-	refs, err := d.refs()
+	refs, err := d.refsInto(sc.refs)
 	if err != nil {
 		return Result{}, false, err
 	}
+	sc.refs = refs
 	// needs reports whether a block whose pair filter is filter may hold a
 	// term still looked for: a pending one, or any while excerpts are cut;
 	// blind whether one of those has no pair plan.
