@@ -11,5 +11,8 @@ import "time"
 // Process is not measured on this platform: it reads as zero.
 func Process() time.Duration { return 0 }
 
+// ProcessUsage is not measured on this platform: it reads as zero.
+func ProcessUsage() Usage { return Usage{} }
+
 // Measured reports whether Process reads real figures on this platform.
 const Measured = false

@@ -14,12 +14,22 @@ import (
 // Process is the user and system CPU time this process has used so far,
 // every thread's (the collector's included). It is zero where the platform
 // does not say (see Measured).
-func Process() time.Duration {
+func Process() time.Duration { return ProcessUsage().CPU() }
+
+// ProcessUsage is what this process has used so far, every thread's: CPU
+// time split into user and system time, and page faults. It is zero where
+// the platform does not say (see Measured).
+func ProcessUsage() Usage {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
+		return Usage{}
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return Usage{
+		User:        time.Duration(ru.Utime.Nano()),
+		System:      time.Duration(ru.Stime.Nano()),
+		MinorFaults: int64(ru.Minflt),
+		MajorFaults: int64(ru.Majflt),
+	}
 }
 
 // Measured reports whether Process reads real figures on this platform.
