@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"sync"
 	"time"
@@ -156,6 +157,35 @@ type timings struct {
 	// rows: sessions (dsh-refls) or messages (FTS5) answered; excerpts:
 	// the excerpts cut for them.
 	rows, excerpts int
+	// slowest is dsh-refls's sample of the most CPU time, with what it
+	// used beside its CPU time: what makes a p99 of 50 samples.
+	slowest slowSample
+}
+
+// slowSample is one search of dsh-refls and what the process used while
+// it ran: its CPU time split into user and system time, page faults, and
+// the collections of the Go heap that ran during it (their marking, on
+// any thread, counts in the process's CPU time).
+type slowSample struct {
+	term        string
+	round       int
+	usage       cputime.Usage
+	collections uint64
+}
+
+func (s slowSample) String() string {
+	if s.term == "" {
+		return "none"
+	}
+	return fmt.Sprintf("`%s` in round %d: %s ms CPU (user %s, system %s), %d page faults, %d collections",
+		s.term, s.round, ms(s.usage.CPU()), ms(s.usage.User), ms(s.usage.System), s.usage.MinorFaults+s.usage.MajorFaults, s.collections)
+}
+
+// collections is the number of collections of the Go heap finished so far.
+func collections() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 func (t *timings) add(wall, cpu time.Duration, term int) {
@@ -454,13 +484,17 @@ func runFTS5(ctx context.Context, c config, workers, rounds int) error {
 	for round := 0; round <= rounds; round++ {
 		for k, cl := range classes {
 			for j, term := range cl.terms {
-				c0, t0 := cputime.Process(), time.Now()
+				g0, u0, t0 := collections(), cputime.ProcessUsage(), time.Now()
 				res, err := ix.Search(ctx, recall.Query{Text: cl.recallText(term), Limit: c.limit})
-				wall, cpu := time.Since(t0), cputime.Process()-c0
+				wall, used, gcs := time.Since(t0), cputime.ProcessUsage().Sub(u0), collections()-g0
+				cpu := used.CPU()
 				if err != nil {
 					return fmt.Errorf("recall search %q: %w", term, err)
 				}
 				if round > 0 {
+					if cpu > recallT[k].slowest.usage.CPU() {
+						recallT[k].slowest = slowSample{term: cl.recallText(term), round: round, usage: used, collections: gcs}
+					}
 					recallT[k].add(wall, cpu, j)
 					recallT[k].rows += len(res)
 					for _, r := range res {
@@ -583,6 +617,10 @@ func runFTS5(ctx context.Context, c config, workers, rounds int) error {
 			fmt.Sprintf("%s ms", ms(pct(ours.cpu, 50))), cells...)
 	}
 	fmt.Println()
+	fmt.Println("dsh-refls's slowest search of each class (of 100 samples or fewer, the p99 is the slowest):")
+	for k, cl := range classes {
+		fmt.Printf("  %s: %s\n", cl.name, recallT[k].slowest)
+	}
 	fmt.Printf("FTS5's build reads rows already projected (staged in SQLite; reading them back alone: %.2f CPU-s per GiB); ratios are FTS5 ÷ dsh-refls.\n",
 		perGiB(stage.ReadCPU))
 	for _, cl := range classes {
