@@ -76,15 +76,13 @@ func (c *blockCache) wants(k cacheKey, n int64) bool {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.admits(k, n)
+	_, held := c.byKey[k]
+	return !held && c.admits(k, n)
 }
 
 // admits reports whether a block of n bytes at k, not held, may push out
 // what it must; c.mu is held.
 func (c *blockCache) admits(k cacheKey, n int64) bool {
-	if _, ok := c.byKey[k]; ok {
-		return false
-	}
 	need := c.bytes + n - c.max
 	asked := c.asked.estimate(k)
 	for e := c.lru.Back(); need > 0 && e != nil; e = e.Prev() {
@@ -106,7 +104,7 @@ func (c *blockCache) store(k cacheKey, b *textBlock, admitted bool) bool {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.byKey[k]; ok || admitted && !c.admits(k, n) {
+	if _, held := c.byKey[k]; held || admitted && !c.admits(k, n) {
 		return false
 	}
 	c.byKey[k] = c.lru.PushFront(&cached{key: k, b: b, n: n})
