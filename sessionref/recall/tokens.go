@@ -690,8 +690,9 @@ func (d *dictionary) idLocked(t []byte) uint32 {
 	return id
 }
 
-// bytesView is b as a string, for a lookup that does not keep it: b must
-// not change while the string is used.
+// bytesView is b as a string, without a copy: the bytes of b must not
+// change while the string is used (a lookup, or joinedOf's bytes, which
+// are never written again).
 func bytesView(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // list returns the tokens so far, the token of id at index id.
@@ -762,7 +763,7 @@ func (d *dictionary) joinedOf(dict []string) (string, []uint32) {
 	if len(dict) > 0 {
 		n = int(d.ends[len(dict)-1]) + 1
 	}
-	return unsafe.String(unsafe.SliceData(d.joined), n), d.ends[:len(dict):len(dict)]
+	return bytesView(d.joined[:n]), d.ends[:len(dict):len(dict)]
 }
 
 // intersects reports whether two sorted id lists share an id.
