@@ -93,8 +93,9 @@ type Index struct {
 	opts  Options
 	log   *zap.Logger
 	cache *blockCache
-	// scratches keeps the scratch space of finished searches for the
-	// next ones (takeScratch).
+	// spare and scratches keep the scratch space of finished searches
+	// for the next ones (takeScratch).
+	spare     atomic.Pointer[blockScratch]
 	scratches sync.Pool
 
 	// unchecked is set by Load and cleared once a Sync has compared the
