@@ -93,6 +93,8 @@ type Index struct {
 	opts  Options
 	log   *zap.Logger
 	cache *blockCache
+	// filters keeps the pair filters searches read lately.
+	filters filterCache
 	// spare and scratches keep the scratch space of finished searches
 	// for the next ones (takeScratch).
 	spare     atomic.Pointer[blockScratch]
@@ -305,6 +307,9 @@ type Stats struct {
 	// CacheBytes what its decoded blocks in memory take.
 	StoredBytes int64 `json:"storedBytes"`
 	CacheBytes  int64 `json:"cacheBytes"`
+	// FilterCacheBytes is what the pair filters kept in memory take (at
+	// most 2 MiB; filtercache.go).
+	FilterCacheBytes int64 `json:"filterCacheBytes"`
 	// PostingBytes is the memory of the posting lists and bitsets.
 	PostingBytes int64 `json:"postingBytes"`
 	// Unposted is how many sessions changed since the postings were
@@ -378,7 +383,7 @@ func (ix *Index) Close() error {
 // Stats returns the statistics of the current view.
 func (ix *Index) Stats() Stats {
 	st := ix.cur.Load().stats
-	st.CacheBytes = ix.cache.size()
+	st.CacheBytes, st.FilterCacheBytes = ix.cache.size(), ix.filters.size()
 	st.Revalidating = ix.unchecked.Load()
 	st.BlocksDecoded, st.BlocksFiltered = ix.decoded.Load(), ix.filtered.Load()
 	return st

@@ -410,10 +410,16 @@ func (ix *Index) block(f *folder, sc *blockScratch, d *doc, ref blockRef, needs 
 		return b, false, nil
 	}
 	if !blind {
-		// The filter first, read alone.
-		var filter []byte
-		if filter, sc.rec, err = d.data.filterInto(sc.rec, ref); err != nil {
-			return nil, false, err
+		// The filter first: kept in memory, or read alone and kept.
+		k := cacheKey{file: d.data.id, off: ref.off}
+		filter, kept := ix.filters.get(k, sc.rec)
+		if kept {
+			sc.rec = filter
+		} else {
+			if filter, sc.rec, err = d.data.filterInto(sc.rec, ref); err != nil {
+				return nil, false, err
+			}
+			ix.filters.put(k, filter)
 		}
 		if !needs(filter) {
 			ix.filtered.Add(1)
