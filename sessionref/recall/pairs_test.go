@@ -247,22 +247,7 @@ func TestBlockWithALongTokenHasNoFilter(t *testing.T) {
 // words but not one after the other; the other sessions, which never
 // hold the phrase, are not decoded at all.
 func TestPhraseSearchDecodesOnlyTheBlocksThatMayHoldIt(t *testing.T) {
-	filler := strings.Repeat("poll the session and session the poll ", blockTarget/38+1)
-	late := dshgen.NewSession("s-late").CreatedAt(3000)
-	for i := range 4 {
-		late.UserText(fmt.Sprintf("%d %s", i, filler))
-	}
-	late.UserText("at last a session poll")
-	var sessions []*dshgen.Session
-	sessions = append(sessions, late)
-	for i := range 3 {
-		s := dshgen.NewSession(fmt.Sprintf("s-other-%d", i)).CreatedAt(int64(2000 - i))
-		for k := range 3 {
-			s.UserText(fmt.Sprintf("%d %s", k, filler))
-		}
-		sessions = append(sessions, s)
-	}
-	st := newStore(t, sessions...)
+	st := newStore(t, lateFiltersSessions(3)...)
 	st.rc.cache = newBlockCache(DefaultCacheBytes) // nothing warm from the build
 	before := st.rc.Stats()
 	res := st.search(`"session poll"`)
@@ -272,6 +257,27 @@ func TestPhraseSearchDecodesOnlyTheBlocksThatMayHoldIt(t *testing.T) {
 	if decoded != 1 || filtered != 4+3*3 {
 		t.Errorf("the search decoded %d blocks and filtered %d, want 1 and %d", decoded, filtered, 4+3*3)
 	}
+}
+
+// lateFiltersSessions are s-late, whose last block of five alone holds
+// "session poll", and others s-other-i of three blocks that hold both
+// words in every block but never the phrase.
+func lateFiltersSessions(others int) []*dshgen.Session {
+	filler := strings.Repeat("poll the session and session the poll ", blockTarget/38+1)
+	late := dshgen.NewSession("s-late").CreatedAt(3000)
+	for i := range 4 {
+		late.UserText(fmt.Sprintf("%d %s", i, filler))
+	}
+	late.UserText("at last a session poll")
+	sessions := []*dshgen.Session{late}
+	for i := range others {
+		s := dshgen.NewSession(fmt.Sprintf("s-other-%d", i)).CreatedAt(int64(2000 - i))
+		for k := range 3 {
+			s.UserText(fmt.Sprintf("%d %s", k, filler))
+		}
+		sessions = append(sessions, s)
+	}
+	return sessions
 }
 
 // A block read for a search is cached only when it holds a hit, as a
