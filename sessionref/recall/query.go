@@ -402,7 +402,8 @@ func (v *view) gramsMayHold(g *gramPlan, d *doc) bool {
 // block), it returns nil when the block's pair filter shows it holds
 // nothing that matters (needs): only the filter of such a block is read.
 func (ix *Index) block(f *folder, sc *blockScratch, d *doc, ref blockRef, needs func(filter []byte) bool, blind bool) (b *textBlock, scratch bool, err error) {
-	if b := ix.cache.get(cacheKey{file: d.data.id, off: ref.off}); b != nil {
+	k := cacheKey{file: d.data.id, off: ref.off}
+	if b := ix.cache.get(k); b != nil {
 		if !blind && !needs(b.filter) {
 			ix.filtered.Add(1)
 			return nil, false, nil
@@ -411,7 +412,6 @@ func (ix *Index) block(f *folder, sc *blockScratch, d *doc, ref blockRef, needs 
 	}
 	if !blind {
 		// The filter first: kept in memory, or read alone and kept.
-		k := cacheKey{file: d.data.id, off: ref.off}
 		filter, kept := ix.filters.get(k, sc.rec)
 		if kept {
 			sc.rec = filter
